@@ -1,0 +1,221 @@
+"""The ledger's schema, created explicitly through sqlite-utils Migrations.
+
+Each entity table keeps the columns that queries filter and sort on, plus `data`: the
+model's full JSON, so a row always reads back as the exact model that was written.
+Telemetry samples are plain columns: they are many, and read as series.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+MIGRATION_SET = "gpuopt"
+APPLICATION_ID = 0x4750554F  # "GPUO": marks a file as a gpuopt ledger
+
+migrations = Migrations(MIGRATION_SET)
+
+_TABLES = """
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE baselines (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    snapshot_commit TEXT NOT NULL,
+    snapshot_ref TEXT NOT NULL,
+    reproducibility TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX idx_baselines_session ON baselines(session_id);
+CREATE TABLE hypotheses (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    title TEXT NOT NULL,
+    status TEXT NOT NULL,
+    confidence TEXT NOT NULL,
+    search_text TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX idx_hypotheses_session ON hypotheses(session_id);
+CREATE TABLE hypothesis_events (
+    id TEXT PRIMARY KEY,
+    hypothesis_id TEXT NOT NULL REFERENCES hypotheses(id),
+    field TEXT NOT NULL,
+    from_value TEXT,
+    to_value TEXT,
+    why TEXT NOT NULL,
+    at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX idx_hypothesis_events_h ON hypothesis_events(hypothesis_id);
+CREATE TABLE variants (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    name TEXT NOT NULL,
+    hypothesis_id TEXT REFERENCES hypotheses(id),
+    kind TEXT NOT NULL,
+    snapshot_commit TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL,
+    UNIQUE (session_id, name)
+);
+CREATE TABLE evidence (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    hypothesis_id TEXT REFERENCES hypotheses(id),
+    variant_id TEXT REFERENCES variants(id),
+    kind TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX idx_evidence_session ON evidence(session_id);
+CREATE TABLE preflight (
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    question TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (session_id, question)
+);
+CREATE TABLE checklist (
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    number INTEGER NOT NULL,
+    done INTEGER NOT NULL,
+    note TEXT NOT NULL,
+    PRIMARY KEY (session_id, number)
+);
+CREATE TABLE rounds (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    baseline_id TEXT NOT NULL REFERENCES baselines(id),
+    number INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    blocks INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX idx_rounds_session ON rounds(session_id);
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    round_id TEXT REFERENCES rounds(id),
+    baseline_id TEXT REFERENCES baselines(id),
+    arm TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    block INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    warmup INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    value REAL,
+    trust TEXT NOT NULL,
+    started_us INTEGER NOT NULL,
+    ended_us INTEGER NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX idx_runs_round ON runs(round_id);
+CREATE INDEX idx_runs_baseline ON runs(baseline_id);
+CREATE TABLE telemetry (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT,
+    run_id TEXT,
+    t_us INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    gpu INTEGER,
+    sm_clock_mhz REAL,
+    mem_clock_mhz REAL,
+    clock_reasons INTEGER,
+    power_w REAL,
+    power_limit_w REAL,
+    temperature_c REAL,
+    util_gpu REAL,
+    util_mem REAL,
+    mem_used_bytes INTEGER,
+    pcie_tx_kbps REAL,
+    pcie_rx_kbps REAL,
+    pstate INTEGER,
+    cpu_percent REAL,
+    rss_bytes INTEGER,
+    load1 REAL
+);
+CREATE INDEX idx_telemetry_run ON telemetry(run_id);
+CREATE INDEX idx_telemetry_session_t ON telemetry(session_id, t_us);
+CREATE TABLE hooks (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    round_id TEXT REFERENCES rounds(id),
+    variant_id TEXT,
+    kind TEXT NOT NULL,
+    at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE audits (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    arm TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE correctness (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    variant_id TEXT NOT NULL REFERENCES variants(id),
+    workload TEXT NOT NULL,
+    passed INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE comparisons (
+    id TEXT PRIMARY KEY,
+    round_id TEXT NOT NULL REFERENCES rounds(id),
+    variant_id TEXT NOT NULL REFERENCES variants(id),
+    workload TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    ratio REAL,
+    ci_low REAL,
+    ci_high REAL,
+    verdict TEXT NOT NULL,
+    data TEXT NOT NULL,
+    UNIQUE (round_id, variant_id, workload)
+);
+CREATE TABLE residuals (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    variant_id TEXT NOT NULL REFERENCES variants(id),
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE dispositions (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    variant_id TEXT NOT NULL REFERENCES variants(id),
+    choice TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+"""
+
+
+@migrations(name="m001_initial")
+def m001_initial(db: Database) -> None:
+    for statement in _TABLES.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    # Full-text search over what a hypothesis says, kept in step by triggers.
+    db["hypotheses"].enable_fts(
+        ["title", "search_text"], fts_version="FTS5", create_triggers=True
+    )
+
+
+KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)

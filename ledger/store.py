@@ -1,0 +1,473 @@
+"""Reads and writes of the ledger's entities.
+
+`Ledger.put(model)` upserts any entity and `Ledger.get / list` read it back as the same
+model. Every write is one BEGIN IMMEDIATE transaction; group several with `ledger.write()`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from ledger.db import LedgerConnection, LedgerError, default_ledger_path, open_connection
+from session import models as m
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def _iso(value: Any) -> str:
+    return value.isoformat() if value is not None else ""
+
+
+@dataclass(frozen=True)
+class _Table:
+    name: str
+    key: tuple[str, ...]
+    columns: Callable[[Any], dict[str, Any]]
+
+
+def _hypothesis_text(h: m.Hypothesis) -> str:
+    return "\n".join(
+        [h.symptom, h.mechanism, h.preconditions, h.predicted_effect, h.predicted_evidence,
+         h.falsifier, h.confounders, h.reopen_when]
+    )  # fmt: skip
+
+
+TABLES: dict[type[BaseModel], _Table] = {
+    m.Session: _Table(
+        "sessions",
+        ("id",),
+        lambda s: {"id": s.id, "title": s.title, "repo": s.repo, "created_at": _iso(s.created_at)},
+    ),
+    m.Baseline: _Table(
+        "baselines",
+        ("id",),
+        lambda b: {
+            "id": b.id,
+            "session_id": b.session_id,
+            "snapshot_commit": b.snapshot.commit,
+            "snapshot_ref": b.snapshot.ref,
+            "reproducibility": b.reproducibility.value,
+            "created_at": _iso(b.created_at),
+        },
+    ),
+    m.Hypothesis: _Table(
+        "hypotheses",
+        ("id",),
+        lambda h: {
+            "id": h.id,
+            "session_id": h.session_id,
+            "title": h.title,
+            "status": h.status.value,
+            "confidence": h.confidence.value,
+            "search_text": _hypothesis_text(h),
+            "created_at": _iso(h.created_at),
+        },
+    ),
+    m.HypothesisEvent: _Table(
+        "hypothesis_events",
+        ("id",),
+        lambda e: {
+            "id": e.id,
+            "hypothesis_id": e.hypothesis_id,
+            "field": e.field,
+            "from_value": e.from_value,
+            "to_value": e.to_value,
+            "why": e.why,
+            "at": _iso(e.at),
+        },
+    ),
+    m.Variant: _Table(
+        "variants",
+        ("id",),
+        lambda v: {
+            "id": v.id,
+            "session_id": v.session_id,
+            "name": v.name,
+            "hypothesis_id": v.hypothesis_id,
+            "kind": v.kind.value,
+            "snapshot_commit": v.snapshot.commit,
+            "created_at": _iso(v.created_at),
+        },
+    ),
+    m.Evidence: _Table(
+        "evidence",
+        ("id",),
+        lambda e: {
+            "id": e.id,
+            "session_id": e.session_id,
+            "hypothesis_id": e.hypothesis_id,
+            "variant_id": e.variant_id,
+            "kind": e.kind.value,
+            "created_at": _iso(e.created_at),
+        },
+    ),
+    m.PreflightAnswer: _Table(
+        "preflight",
+        ("session_id", "question"),
+        lambda p: {
+            "session_id": p.session_id,
+            "question": p.question.value,
+            "kind": p.kind.value,
+            "updated_at": _iso(p.updated_at),
+        },
+    ),
+    m.Round: _Table(
+        "rounds",
+        ("id",),
+        lambda r: {
+            "id": r.id,
+            "session_id": r.session_id,
+            "baseline_id": r.baseline_id,
+            "number": r.number,
+            "status": r.status.value,
+            "blocks": r.blocks,
+            "started_at": _iso(r.started_at),
+        },
+    ),
+    m.Run: _Table(
+        "runs",
+        ("id",),
+        lambda r: {
+            "id": r.id,
+            "session_id": r.session_id,
+            "round_id": r.round_id,
+            "baseline_id": r.baseline_id,
+            "arm": r.arm,
+            "workload": r.workload,
+            "block": r.block,
+            "attempt": r.attempt,
+            "warmup": int(r.warmup),
+            "status": r.status.value,
+            "value": r.value,
+            "trust": r.trust.value,
+            "started_us": r.started_us,
+            "ended_us": r.ended_us,
+        },
+    ),
+    m.HookRecord: _Table(
+        "hooks",
+        ("id",),
+        lambda h: {
+            "id": h.id,
+            "session_id": h.session_id,
+            "round_id": h.round_id,
+            "variant_id": h.variant_id,
+            "kind": h.kind.value,
+            "at": _iso(h.at),
+        },
+    ),
+    m.Audit: _Table(
+        "audits",
+        ("id",),
+        lambda a: {
+            "id": a.id,
+            "session_id": a.session_id,
+            "arm": a.arm,
+            "workload": a.workload,
+            "created_at": _iso(a.created_at),
+        },
+    ),
+    m.CorrectnessResult: _Table(
+        "correctness",
+        ("id",),
+        lambda c: {
+            "id": c.id,
+            "session_id": c.session_id,
+            "variant_id": c.variant_id,
+            "workload": c.workload,
+            "passed": int(c.passed),
+            "created_at": _iso(c.created_at),
+        },
+    ),
+    m.Comparison: _Table(
+        "comparisons",
+        ("id",),
+        lambda c: {
+            "id": c.id,
+            "round_id": c.round_id,
+            "variant_id": c.variant_id,
+            "workload": c.workload,
+            "n": c.n,
+            "ratio": c.ratio,
+            "ci_low": c.ci_low,
+            "ci_high": c.ci_high,
+            "verdict": c.verdict.value,
+        },
+    ),
+    m.Residual: _Table(
+        "residuals",
+        ("id",),
+        lambda r: {
+            "id": r.id,
+            "session_id": r.session_id,
+            "variant_id": r.variant_id,
+            "created_at": _iso(r.created_at),
+        },
+    ),
+    m.Disposition: _Table(
+        "dispositions",
+        ("id",),
+        lambda d: {
+            "id": d.id,
+            "session_id": d.session_id,
+            "variant_id": d.variant_id,
+            "choice": d.choice.value,
+            "created_at": _iso(d.created_at),
+        },
+    ),
+}
+
+TELEMETRY_COLUMNS: tuple[str, ...] = tuple(
+    name for name in m.TelemetrySample.model_fields if name != "session_id"
+)
+_TELEMETRY_INSERT = (
+    f"INSERT INTO telemetry (session_id, {', '.join(TELEMETRY_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * (len(TELEMETRY_COLUMNS) + 1))})"
+)
+
+
+class AmbiguousSessionError(LedgerError):
+    pass
+
+
+class SessionNotFoundError(LedgerError):
+    pass
+
+
+class Ledger:
+    """The gpuopt ledger: one SQLite file, opened under the durability rules."""
+
+    def __init__(self, connection: LedgerConnection):
+        self._c = connection
+
+    @classmethod
+    def open(cls, path: Path | str | None = None, readonly: bool = False) -> Ledger:
+        return cls(open_connection(path or default_ledger_path(), readonly=readonly))
+
+    @property
+    def path(self) -> Path:
+        return self._c.path
+
+    @property
+    def readonly(self) -> bool:
+        return self._c.readonly
+
+    @property
+    def newer(self) -> bool:
+        return self._c.newer
+
+    @property
+    def db(self) -> Any:
+        return self._c.db
+
+    def close(self) -> None:
+        self._c.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        with self._c.write() as db:
+            yield db
+
+    # ------------------------------------------------------------------ generic
+
+    def put(self, *items: BaseModel) -> None:
+        """Insert or replace entities, all in one transaction."""
+        with self.write():
+            for item in items:
+                table = TABLES[type(item)]
+                row = table.columns(item)
+                row["data"] = item.model_dump_json()
+                cols = ", ".join(row)
+                marks = ", ".join("?" * len(row))
+                updates = ", ".join(f"{c} = excluded.{c}" for c in row if c not in table.key)
+                # An upsert, not INSERT OR REPLACE: the row keeps its rowid (the full-text
+                # index points at it) and no child row ever sees its parent deleted.
+                self._c.conn.execute(
+                    f"INSERT INTO {table.name} ({cols}) VALUES ({marks}) "
+                    f"ON CONFLICT({', '.join(table.key)}) DO UPDATE SET {updates}",
+                    tuple(row.values()),
+                )
+
+    def get(self, cls: type[T], key: str | tuple[str, ...]) -> T | None:
+        table = TABLES[cls]
+        keys = (key,) if isinstance(key, str) else key
+        where = " AND ".join(f"{k} = ?" for k in table.key)
+        row = self._c.conn.execute(
+            f"SELECT data FROM {table.name} WHERE {where}", tuple(keys)
+        ).fetchone()
+        return cls.model_validate_json(row[0]) if row else None
+
+    def list(self, cls: type[T], order_by: str = "rowid", **where: Any) -> list[T]:
+        table = TABLES[cls]
+        clauses = []
+        params: list[Any] = []
+        for col, value in where.items():
+            if value is None:
+                clauses.append(f"{col} IS NULL")
+            else:
+                clauses.append(f"{col} = ?")
+                params.append(value.value if hasattr(value, "value") else value)
+        sql = f"SELECT data FROM {table.name}"
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        sql += f" ORDER BY {order_by}"
+        return [cls.model_validate_json(r[0]) for r in self._c.conn.execute(sql, params)]
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cur = self._c.conn.execute(sql, params)
+        names = [d[0] for d in cur.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in cur]
+
+    # ------------------------------------------------------------------ sessions
+
+    def session_rows(self) -> list[dict[str, Any]]:
+        """One summary row per session, newest first, for listings."""
+        return self.query(
+            """
+            SELECT s.id, s.title, s.repo, s.created_at,
+                   (SELECT COUNT(*) FROM baselines b WHERE b.session_id = s.id) AS baselines,
+                   (SELECT COUNT(*) FROM hypotheses h WHERE h.session_id = s.id) AS hypotheses,
+                   (SELECT COUNT(*) FROM variants v WHERE v.session_id = s.id) AS variants,
+                   (SELECT COUNT(*) FROM rounds r WHERE r.session_id = s.id) AS rounds
+            FROM sessions s ORDER BY s.created_at DESC, s.rowid DESC
+            """
+        )
+
+    def resolve_session(self, ref: str) -> m.Session:
+        """A session by its id or a unique prefix of it."""
+        ref = ref.strip()
+        if not ref:
+            raise SessionNotFoundError("no session given")
+        rows = self._c.conn.execute(
+            "SELECT id FROM sessions WHERE id = ? OR substr(id, 1, ?) = ? LIMIT 3",
+            (ref, len(ref), ref),
+        ).fetchall()
+        ids = sorted({r[0] for r in rows})
+        if ref in ids:
+            ids = [ref]
+        if not ids:
+            raise SessionNotFoundError(f"no session {ref!r} in {self.path}")
+        if len(ids) > 1:
+            raise AmbiguousSessionError(
+                f"{ref!r} matches several sessions ({', '.join(ids)}…): give more characters"
+            )
+        session = self.get(m.Session, ids[0])
+        assert session is not None
+        return session
+
+    def variant(self, session_id: str, ref: str) -> m.Variant:
+        """A variant of a session by name, id, or unique id prefix."""
+        found = [
+            v
+            for v in self.list(m.Variant, session_id=session_id)
+            if v.name == ref or v.id == ref or v.id.startswith(ref)
+        ]
+        exact = [v for v in found if v.name == ref or v.id == ref]
+        if exact:
+            return exact[0]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise LedgerError(f"no variant {ref!r} in session {session_id}")
+        raise LedgerError(f"{ref!r} matches several variants: give its name")
+
+    def latest_baseline(self, session_id: str) -> m.Baseline | None:
+        rows = self.list(m.Baseline, session_id=session_id, order_by="created_at DESC, rowid DESC")
+        return rows[0] if rows else None
+
+    # ------------------------------------------------------------------ telemetry
+
+    def insert_samples(self, samples: Iterable[m.TelemetrySample | tuple[Any, ...]]) -> int:
+        """Write a batch of telemetry samples in one transaction; returns the count.
+
+        Tuples are taken as (session_id, *TELEMETRY_COLUMNS), the fast path for samplers.
+        """
+        rows = [
+            s if isinstance(s, tuple) else (s.session_id, *(getattr(s, c) for c in TELEMETRY_COLUMNS))
+            for s in samples
+        ]
+        if not rows:
+            return 0
+        with self.write():
+            self._c.conn.executemany(_TELEMETRY_INSERT, rows)
+        return len(rows)
+
+    def samples(self, run_id: str | None = None, session_id: str | None = None) -> list[m.TelemetrySample]:
+        sql = f"SELECT session_id, {', '.join(TELEMETRY_COLUMNS)} FROM telemetry"
+        params: list[Any] = []
+        if run_id is not None:
+            sql += " WHERE run_id = ?"
+            params.append(run_id)
+        elif session_id is not None:
+            sql += " WHERE session_id = ?"
+            params.append(session_id)
+        sql += " ORDER BY t_us, id"
+        names = ("session_id", *TELEMETRY_COLUMNS)
+        return [
+            m.TelemetrySample(**{k: v for k, v in zip(names, r, strict=True) if v is not None})
+            for r in self._c.conn.execute(sql, params)
+        ]
+
+    # ------------------------------------------------------------------ hypotheses
+
+    def search_hypotheses(self, text: str, limit: int = 10, **where: Any) -> list[m.Hypothesis]:
+        """Full-text search over hypothesis text, best match first."""
+        words = [w for w in "".join(c if c.isalnum() else " " for c in text).split() if len(w) > 2]
+        if not words:
+            return []
+        match = " OR ".join(f'"{w}"' for w in words[:32])
+        sql = (
+            "SELECT h.data FROM hypotheses_fts f JOIN hypotheses h ON h.rowid = f.rowid "
+            "WHERE hypotheses_fts MATCH ?"
+        )
+        params: list[Any] = [match]
+        for col, value in where.items():
+            sql += f" AND h.{col} = ?"
+            params.append(value.value if hasattr(value, "value") else value)
+        sql += " ORDER BY bm25(hypotheses_fts) LIMIT ?"
+        params.append(limit)
+        try:
+            rows = self._c.conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [m.Hypothesis.model_validate_json(r[0]) for r in rows]
+
+    # ------------------------------------------------------------------ health
+
+    def check(self) -> list[str]:
+        """Integrity and foreign-key problems, empty when the ledger is sound."""
+        problems = [
+            r[0] for r in self._c.conn.execute("PRAGMA integrity_check") if r[0] != "ok"
+        ]
+        for table, rowid, parent, _ in self._c.conn.execute("PRAGMA foreign_key_check"):
+            problems.append(f"{table} row {rowid}: missing {parent} row")
+        return problems
+
+    def counts(self) -> dict[str, int]:
+        names = [t.name for t in TABLES.values()] + ["telemetry"]
+        return {
+            n: self._c.conn.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0]
+            for n in sorted(set(names))
+        }
+
+    def backup(self, target: Path | str) -> None:
+        """A consistent copy through VACUUM INTO (never a copy of the .db file alone)."""
+        self._c.conn.execute("VACUUM INTO ?", (str(target),))
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=2, default=str)

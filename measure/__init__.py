@@ -1,0 +1,1 @@
+"""The machine side: git snapshots, processes, statistics, telemetry, torch harness."""

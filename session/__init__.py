@@ -1,0 +1,1 @@
+"""The method gpuopt encodes: models, steps and gates, and the code that conducts a session."""

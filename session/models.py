@@ -1,0 +1,771 @@
+"""The vocabulary of gpuopt as pydantic models.
+
+A leaf module: it imports nothing from the project, so the ledger, the engine and the UI
+can all depend on it. Every closed set is an enum; every free-text field accepts any
+unicode. Validation errors name the field, so a form can show each message under it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+def new_id() -> str:
+    """A short random id: 12 hex digits, unique enough for one ledger."""
+    return secrets.token_hex(6)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
+
+
+# ---------------------------------------------------------------------------- enums
+
+
+class Direction(StrEnum):
+    LOWER = "lower"
+    HIGHER = "higher"
+
+
+class MetricSource(StrEnum):
+    WALL = "wall"
+    REGEX = "regex"
+    JSON = "json"
+
+
+class WorkloadKind(StrEnum):
+    COMMAND = "command"
+    TORCH = "torch"
+    KERNELBENCH = "kernelbench"
+
+
+class WorkloadScope(StrEnum):
+    ISOLATED = "isolated"
+    END_TO_END = "end_to_end"
+
+
+class HypothesisStatus(StrEnum):
+    PROPOSED = "proposed"
+    SUPPORTED = "supported"
+    WEAKENED = "weakened"
+    REJECTED = "rejected"
+    REOPENABLE = "reopenable"
+
+
+class Confidence(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+class Verdict(StrEnum):
+    FASTER = "FASTER"
+    SLOWER = "SLOWER"
+    SAME = "SAME"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+
+class DispositionChoice(StrEnum):
+    KEEP_DEFAULT = "keep-default"
+    KEEP_GUARDED = "keep-guarded"
+    KEEP_LOCAL = "keep-local"
+    REJECT = "reject"
+    NEED_EVIDENCE = "need-evidence"
+
+
+class OptimizationClass(StrEnum):
+    """C1 bit-identical; C2 reordered arithmetic, same precision; C3 changed precision or
+    approximate math; C4 changed semantics at boundaries, special values, determinism or
+    aliasing; NA no floating-point effect."""
+
+    C1 = "C1"
+    C2 = "C2"
+    C3 = "C3"
+    C4 = "C4"
+    NA = "NA"
+
+
+class ResidualClass(StrEnum):
+    AS_PREDICTED = "as_predicted"  # metric and mechanism moved as predicted
+    NOTHING_MOVED = "nothing_moved"  # mechanism wrong, or the change never reached the machine
+    MECHANISM_ONLY = "mechanism_only"  # a compensating cost or a downstream bottleneck
+    METRIC_ONLY = "metric_only"  # a confounder; write a new mechanism
+    OPPOSITE_SIGN = "opposite_sign"  # keep as evidence and investigate
+
+
+class Trust(StrEnum):
+    CLEAN = "clean"
+    WARN = "warn"
+    UNTRUSTED = "untrusted"
+    UNKNOWN = "unknown"
+
+
+class RunStatus(StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    NO_METRIC = "no_metric"
+    QUARANTINED = "quarantined"
+
+
+class RoundStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+
+class Reproducibility(StrEnum):
+    REPRODUCIBLE = "reproducible"
+    NOT_REPRODUCIBLE = "not_reproducible"
+    UNJUDGED = "unjudged"
+
+
+class VariantKind(StrEnum):
+    CHANGE = "change"
+    PROBE = "probe"
+
+
+class StepName(StrEnum):
+    CONTRACT = "contract"
+    BASELINE = "baseline"
+    PREFLIGHT = "preflight"
+    HYPOTHESES = "hypotheses"
+    ROUND = "round"
+    RESULTS = "results"
+    DISPOSITION = "disposition"
+    RECORD = "record"
+
+
+class StepState(StrEnum):
+    NOT_STARTED = "not_started"
+    IN_PROGRESS = "in_progress"
+    DONE = "done"
+    BLOCKED = "blocked"
+
+
+class PreflightQuestion(StrEnum):
+    LIFETIME = "lifetime"
+    BACKING = "backing"
+    RESIDENCY = "residency"
+    IDENTITY = "identity"
+    MUTATION = "mutation"
+    SCHEDULE = "schedule"
+
+
+class PreflightAnswerKind(StrEnum):
+    MEASURED = "measured"
+    HANDED_OFF = "handed_off"
+    NOT_APPLICABLE = "not_applicable"
+    UNKNOWN = "unknown"
+
+
+class BottleneckClass(StrEnum):
+    LAUNCH_BOUND = "launch-bound"
+    BANDWIDTH_BOUND = "bandwidth-bound"
+    COMPUTE_BOUND = "compute-bound"
+    LATENCY_BOUND = "latency-bound"
+    HOST_BOUND = "host-bound"
+    CAPACITY_BOUND = "capacity-bound"
+    UNKNOWN = "unknown"
+
+
+class ConcernArea(StrEnum):
+    PERFORMANCE_EVIDENCE = "performance_evidence"
+    NUMERICAL_SAFETY = "numerical_safety"
+    FUSION_AND_LAYOUT = "fusion_and_layout"
+    LIFETIME_AND_ALLOCATION = "lifetime_and_allocation"
+    VIRTUAL_MEMORY = "virtual_memory"
+    TIERING_AND_MIGRATION = "tiering_and_migration"
+    STATE_REUSE = "state_reuse"
+    PERSISTENT_STATE = "persistent_state"
+    MEMORY_SCHEDULING = "memory_scheduling"
+    KERNEL_EXECUTION = "kernel_execution"
+    COMPILER_AND_RUNTIME = "compiler_and_runtime"
+    REDUCTIONS_AND_SCANS = "reductions_and_scans"
+    TRAINING_PATH = "training_path"
+    VALIDATION = "validation"
+
+
+class EvidenceKind(StrEnum):
+    NOTE = "note"
+    MEASUREMENT = "measurement"
+    FILE = "file"
+    NCU_CSV = "ncu_csv"
+    TORCH_PROFILE = "torch_profile"
+
+
+class HookKind(StrEnum):
+    SETUP = "setup"
+    PREPARE = "prepare"
+    CLEANUP = "cleanup"
+    CHECK = "check"
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _non_blank(value: str, what: str) -> str:
+    if not value or not value.strip():
+        raise ValueError(f"{what} must not be empty")
+    return value
+
+
+# ---------------------------------------------------------------------------- contract
+
+
+class Metric(Model):
+    """What is measured and which way is better."""
+
+    name: str = "wall time"
+    source: MetricSource = MetricSource.WALL
+    pattern: str | None = Field(
+        default=None,
+        description="regex with a named group `value` (source=regex) or a JSON key (source=json)",
+    )
+    unit: str = "s"
+    direction: Direction = Direction.LOWER
+
+    @model_validator(mode="after")
+    def _pattern_matches_source(self) -> Metric:
+        if self.source is MetricSource.WALL:
+            if self.pattern:
+                raise ValueError("a wall-time metric takes no pattern")
+            return self
+        if not self.pattern:
+            raise ValueError(f"a {self.source.value} metric needs a pattern")
+        if self.source is MetricSource.REGEX:
+            import re
+
+            try:
+                compiled = re.compile(self.pattern)
+            except re.error as exc:
+                raise ValueError(f"invalid regex: {exc}") from None
+            if "value" not in compiled.groupindex:
+                raise ValueError("the regex needs a named group `value`, e.g. (?P<value>[0-9.]+)")
+        return self
+
+    @classmethod
+    def parse(cls, spec: str, unit: str | None = None, direction: str | None = None) -> Metric:
+        """Read `wall`, `regex:PATTERN` or `json:KEY` as the command line writes them."""
+        kind, _, rest = spec.partition(":")
+        fields: dict[str, Any] = {}
+        if kind == "wall" and not rest:
+            fields = {"name": "wall time", "source": MetricSource.WALL, "unit": unit or "s"}
+        elif kind == "regex":
+            fields = {"name": "printed value", "source": MetricSource.REGEX, "pattern": rest}
+        elif kind == "json":
+            fields = {"name": rest or "json", "source": MetricSource.JSON, "pattern": rest}
+        else:
+            raise ValueError(f"metric must be wall, regex:PATTERN or json:KEY, not {spec!r}")
+        if unit:
+            fields["unit"] = unit
+        elif kind != "wall":
+            fields["unit"] = ""
+        if direction:
+            fields["direction"] = Direction(direction)
+        return cls(**fields)
+
+
+class Workload(Model):
+    """One named case of the workload matrix."""
+
+    name: str
+    kind: WorkloadKind = WorkloadKind.COMMAND
+    command: str = Field(description="shell command, torch:MODULE:CALLABLE, or kernelbench:PATH")
+    env: dict[str, str] = Field(default_factory=dict)
+    scope: WorkloadScope = WorkloadScope.END_TO_END
+    training: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, value: str) -> str:
+        _non_blank(value, "workload name")
+        if any(c in value for c in "=,\n\t") or value != value.strip():
+            raise ValueError("workload name must not contain '=', ',', tabs, newlines or edges")
+        return value
+
+    @field_validator("command")
+    @classmethod
+    def _command_ok(cls, value: str) -> str:
+        return _non_blank(value, "workload command")
+
+    @classmethod
+    def parse(cls, spec: str) -> Workload:
+        """Read NAME=COMMAND; the command's prefix chooses the kind."""
+        name, sep, command = spec.partition("=")
+        if not sep:
+            raise ValueError(f"workload must be NAME=COMMAND, not {spec!r}")
+        kind = WorkloadKind.COMMAND
+        if command.startswith("torch:"):
+            kind = WorkloadKind.TORCH
+        elif command.startswith("kernelbench:"):
+            kind = WorkloadKind.KERNELBENCH
+        scope = WorkloadScope.ISOLATED if kind is not WorkloadKind.COMMAND else WorkloadScope.END_TO_END
+        return cls(name=name.strip(), kind=kind, command=command, scope=scope)
+
+
+class Hooks(Model):
+    """Commands run around measurements, as hyperfine users expect."""
+
+    setup: str | None = None  # once per round, before
+    prepare: str | None = None  # before every run: the reset/restore procedure
+    cleanup: str | None = None  # once per round, after
+
+
+class Contract(Model):
+    metric: Metric = Field(default_factory=Metric)
+    workloads: list[Workload]
+    check: str | None = Field(default=None, description="correctness command; exit 0 passes")
+    hooks: Hooks = Field(default_factory=Hooks)
+    timeout_s: float = Field(default=600.0, gt=0, le=7 * 24 * 3600)
+    launcher: str | None = Field(default=None, description="prefix such as `srun -N1 --gpus=1`")
+    python: str | None = Field(default=None, description="interpreter for torch workloads")
+    threshold: float = Field(default=0.02, gt=0, lt=1)
+
+    @field_validator("workloads")
+    @classmethod
+    def _workloads_ok(cls, value: list[Workload]) -> list[Workload]:
+        if not value:
+            raise ValueError("at least one workload is needed")
+        names = [w.name for w in value]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"workload names must be unique: {', '.join(dupes)}")
+        return value
+
+    def stable_hash(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+class Session(Model):
+    id: str = Field(default_factory=new_id)
+    title: str
+    repo: str
+    contract: Contract
+    created_at: datetime = Field(default_factory=utcnow)
+    bottleneck: BottleneckClass = BottleneckClass.UNKNOWN
+    bottleneck_evidence: str = ""
+
+    @field_validator("title")
+    @classmethod
+    def _title_ok(cls, value: str) -> str:
+        return _non_blank(value, "title")
+
+    @field_validator("repo")
+    @classmethod
+    def _repo_ok(cls, value: str) -> str:
+        return _non_blank(value, "repository path")
+
+
+# ---------------------------------------------------------------------------- baseline
+
+
+class Snapshot(Model):
+    id: str = Field(default_factory=new_id)
+    commit: str = Field(pattern=r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+    ref: str
+    head: str | None = None  # the HEAD commit the snapshot was taken on (None: unborn)
+    dirty: bool = False
+    warnings: list[str] = Field(default_factory=list)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class GpuInfo(Model):
+    index: int = 0
+    name: str = ""
+    uuid: str = ""
+    driver: str = ""
+    max_sm_clock_mhz: int | None = None
+    max_mem_clock_mhz: int | None = None
+    persistence_mode: bool | None = None
+    mig_mode: bool | None = None
+    memory_total_bytes: int | None = None
+
+
+class EnvironmentFingerprint(Model):
+    gpus: list[GpuInfo] = Field(default_factory=list)
+    gpu_note: str = ""  # why there is no GPU information, in one line
+    cuda_runtime: str | None = None
+    nvcc: str | None = None
+    torch: str | None = None
+    torch_cuda: str | None = None
+    python: str = ""
+    os: str = ""
+    kernel: str = ""
+    cpu_model: str = ""
+    cpu_count: int = 0
+    hostname: str = ""
+    variables: dict[str, str] = Field(default_factory=dict)  # allowlisted only
+
+    def stable_hash(self) -> str:
+        """Hash of the fields that define the machine, not its live state."""
+        import hashlib
+
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+class Baseline(Model):
+    id: str  # the Baseline ID: hash of snapshot commit + fingerprint + contract
+    session_id: str
+    snapshot: Snapshot
+    environment: EnvironmentFingerprint
+    contract_hash: str
+    runs_per_workload: int = Field(default=10, ge=2)
+    reference: dict[str, float] = Field(default_factory=dict)  # workload -> median metric
+    reproducibility: Reproducibility = Reproducibility.UNJUDGED
+    reproducibility_detail: str = ""
+    reset_procedure: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+# ---------------------------------------------------------------------------- method
+
+
+class ChecklistItem(Model):
+    number: int = Field(ge=1, le=14)
+    done: bool = False
+    note: str = ""
+
+
+class PreflightAnswer(Model):
+    session_id: str
+    question: PreflightQuestion
+    kind: PreflightAnswerKind = PreflightAnswerKind.UNKNOWN
+    text: str = ""
+    evidence_id: str | None = None
+    concern_area: ConcernArea | None = None
+    updated_at: datetime = Field(default_factory=utcnow)
+
+    @model_validator(mode="after")
+    def _answer_complete(self) -> PreflightAnswer:
+        if self.kind is PreflightAnswerKind.HANDED_OFF and self.concern_area is None:
+            raise ValueError("a handed-off question needs the concern area it goes to")
+        if self.kind is PreflightAnswerKind.NOT_APPLICABLE and not self.text.strip():
+            raise ValueError("say why the question does not apply")
+        if self.kind is PreflightAnswerKind.MEASURED and not (
+            self.evidence_id or self.text.strip()
+        ):
+            raise ValueError("a measured answer needs its evidence or the measurement")
+        return self
+
+
+class Hypothesis(Model):
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    title: str
+    symptom: str = ""
+    mechanism: str = ""
+    preconditions: str = ""
+    predicted_effect: str = ""
+    predicted_direction: Direction | None = None  # the metric moves down or up
+    predicted_evidence: str = ""
+    falsifier: str = ""
+    confounders: str = ""
+    cost: str = ""
+    confidence: Confidence = Confidence.MEDIUM
+    confidence_update: str = ""  # the observation that would change the confidence
+    status: HypothesisStatus = HypothesisStatus.PROPOSED
+    reopen_when: str = ""
+    concern_areas: list[ConcernArea] = Field(default_factory=list)
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @field_validator("title")
+    @classmethod
+    def _title_ok(cls, value: str) -> str:
+        return _non_blank(value, "title")
+
+
+class HypothesisEvent(Model):
+    """One entry of a hypothesis's append-only history."""
+
+    id: str = Field(default_factory=new_id)
+    hypothesis_id: str
+    field: Literal["status", "confidence", "created", "edited"]
+    from_value: str | None = None
+    to_value: str | None = None
+    why: str = ""
+    at: datetime = Field(default_factory=utcnow)
+
+
+class Variant(Model):
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    name: str
+    hypothesis_id: str | None = None
+    snapshot: Snapshot
+    kind: VariantKind = VariantKind.CHANGE
+    source: str = ""  # the git ref or patch file it came from
+    diff_stat: str = ""
+    files_changed: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, value: str) -> str:
+        _non_blank(value, "variant name")
+        if value in {"baseline"} or any(c in value for c in ", \n\t"):
+            raise ValueError("variant name must not be 'baseline' or contain spaces or commas")
+        return value
+
+    @property
+    def probe(self) -> bool:
+        return self.kind is VariantKind.PROBE
+
+
+class Evidence(Model):
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    hypothesis_id: str | None = None
+    variant_id: str | None = None
+    kind: EvidenceKind = EvidenceKind.NOTE
+    title: str = ""
+    text: str = ""
+    path: str | None = None
+    summary: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+# ---------------------------------------------------------------------------- rounds
+
+
+class Round(Model):
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    baseline_id: str
+    number: int = Field(default=1, ge=1)
+    variant_ids: list[str] = Field(default_factory=list)
+    seed: int = 0
+    min_blocks: int = Field(default=10, ge=2)
+    max_blocks: int = Field(default=30, ge=2)
+    threshold: float = Field(default=0.02, gt=0, lt=1)
+    budget_s: float | None = Field(default=None, gt=0)
+    status: RoundStatus = RoundStatus.RUNNING
+    blocks: int = 0
+    baseline_check: float | None = None  # ratio of baseline in round vs reference
+    baseline_reproduced: bool | None = None
+    summary: dict[str, Any] = Field(default_factory=dict)  # the method's search-round fields
+    started_at: datetime = Field(default_factory=utcnow)
+    ended_at: datetime | None = None
+
+    @model_validator(mode="after")
+    def _blocks_ordered(self) -> Round:
+        if self.max_blocks < self.min_blocks:
+            raise ValueError("max_blocks must be at least min_blocks")
+        return self
+
+
+class Run(Model):
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    round_id: str | None = None  # None for baseline reference runs
+    baseline_id: str | None = None
+    arm: str  # "baseline" or a variant id
+    workload: str
+    block: int = 0
+    attempt: int = 0
+    warmup: bool = False
+    status: RunStatus = RunStatus.OK
+    value: float | None = None
+    exit_code: int | None = None
+    wall_s: float | None = None
+    user_s: float | None = None
+    sys_s: float | None = None
+    peak_rss_bytes: int | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    trust: Trust = Trust.UNKNOWN
+    trust_reasons: list[str] = Field(default_factory=list)
+    telemetry: dict[str, Any] = Field(default_factory=dict)  # per-run deltas (energy, ...)
+    started_us: int = 0
+    ended_us: int = 0
+
+
+class TelemetrySample(Model):
+    session_id: str | None = None
+    run_id: str | None = None
+    t_us: int  # epoch microseconds
+    source: Literal["nvml", "host", "replay"] = "host"
+    gpu: int | None = None
+    sm_clock_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    clock_reasons: int | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    temperature_c: float | None = None
+    util_gpu: float | None = None
+    util_mem: float | None = None
+    mem_used_bytes: int | None = None
+    pcie_tx_kbps: float | None = None
+    pcie_rx_kbps: float | None = None
+    pstate: int | None = None
+    cpu_percent: float | None = None
+    rss_bytes: int | None = None
+    load1: float | None = None
+
+
+class HookRecord(Model):
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    round_id: str | None = None
+    variant_id: str | None = None
+    kind: HookKind
+    command: str
+    exit_code: int | None = None
+    output_tail: str = ""
+    at: datetime = Field(default_factory=utcnow)
+
+
+class Audit(Model):
+    """Mechanism evidence measured in a separate pass from timing."""
+
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    arm: str  # "baseline" or a variant id
+    workload: str
+    device: str = "cpu"
+    dtype: str = ""
+    kernel_launches: int | None = None
+    operator_count: int | None = None
+    allocation_count: int | None = None
+    peak_bytes: int | None = None
+    top_ops: list[dict[str, Any]] = Field(default_factory=list)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ErrorStats(Model):
+    """How one output (or gradient) of a variant differs from the reference."""
+
+    output: str = "out"
+    shape_equal: bool = True
+    dtype_equal: bool = True
+    ref_shape: list[int] = Field(default_factory=list)
+    new_shape: list[int] = Field(default_factory=list)
+    ref_dtype: str = ""
+    new_dtype: str = ""
+    max_abs: float | None = None
+    mean_abs: float | None = None
+    max_rel: float | None = None
+    ulp_max: float | None = None
+    ulp_p50: float | None = None
+    ulp_p99: float | None = None
+    mismatches: int = 0
+    mismatch_share: float = 0.0
+    atol: float | None = None
+    rtol: float | None = None
+    nan_ref: int = 0
+    nan_new: int = 0
+    inf_ref: int = 0
+    inf_new: int = 0
+    nonfinite_positions_match: bool = True
+    signed_zero_diffs: int = 0
+    worst_index: list[int] = Field(default_factory=list)
+    bit_identical: bool = False
+
+
+class CorrectnessResult(Model):
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    variant_id: str
+    workload: str
+    passed: bool
+    trials: int = 1
+    seeds: list[int] = Field(default_factory=list)
+    exact: bool = False
+    stats: list[ErrorStats] = Field(default_factory=list)
+    suggested_class: OptimizationClass | None = None
+    output_tail: str = ""
+    exit_code: int | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Comparison(Model):
+    id: str = Field(default_factory=new_id)
+    round_id: str
+    variant_id: str
+    workload: str
+    n: int = Field(ge=0)
+    ratio: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    verdict: Verdict = Verdict.INCONCLUSIVE
+    blocks_needed: int | None = None  # for INCONCLUSIVE: estimated more blocks to decide
+    untrusted_runs: int = 0
+    failed_runs: int = 0
+
+
+class Residual(Model):
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    variant_id: str
+    hypothesis_id: str | None = None
+    round_id: str | None = None
+    suggested: ResidualClass
+    confirmed: ResidualClass | None = None
+    note: str = ""
+    confidence_from: Confidence | None = None
+    confidence_to: Confidence | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Disposition(Model):
+    id: str = Field(default_factory=new_id)
+    session_id: str
+    variant_id: str
+    choice: DispositionChoice
+    optimization_class: OptimizationClass | None = None
+    accepted_semantics: bool = False  # explicit acceptance of a C3/C4 change
+    guards: list[str] = Field(default_factory=list)
+    fallback: str = ""
+    failure_cases: list[str] = Field(default_factory=list)
+    remaining_bottlenecks: list[str] = Field(default_factory=list)
+    reason: str = ""
+    reopen_when: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class StepStatus(Model):
+    step: StepName
+    state: StepState = StepState.NOT_STARTED
+    reason: str = ""
+
+
+ALL_MODELS: tuple[type[BaseModel], ...] = (
+    Metric,
+    Workload,
+    Hooks,
+    Contract,
+    Session,
+    Snapshot,
+    GpuInfo,
+    EnvironmentFingerprint,
+    Baseline,
+    ChecklistItem,
+    PreflightAnswer,
+    Hypothesis,
+    HypothesisEvent,
+    Variant,
+    Evidence,
+    Round,
+    Run,
+    TelemetrySample,
+    HookRecord,
+    Audit,
+    ErrorStats,
+    CorrectnessResult,
+    Comparison,
+    Residual,
+    Disposition,
+    StepStatus,
+)

@@ -1,0 +1,1 @@
+"""The Textual app and the `gpuopt` command line."""

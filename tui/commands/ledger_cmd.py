@@ -1,0 +1,66 @@
+"""`gpuopt ledger check|backup|path`: the health of the ledger file."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ledger", help="check, back up or locate the ledger file")
+    lsub = p.add_subparsers(dest="ledger_command", metavar="ACTION", required=True)
+    c = lsub.add_parser("check", help="integrity and foreign-key check, row counts")
+    c.add_argument("--json", action="store_true", help="print JSON")
+    c.set_defaults(handler=check)
+    b = lsub.add_parser("backup", help="write a consistent copy (VACUUM INTO)")
+    b.add_argument("target", metavar="FILE")
+    b.set_defaults(handler=backup)
+    w = lsub.add_parser("path", help="print the ledger path in use")
+    w.set_defaults(handler=path)
+
+
+def check(args: argparse.Namespace) -> int:
+    from tui.commands.common import open_ledger, print_json
+
+    with open_ledger(args, readonly=True) as ledger:
+        problems = ledger.check()
+        counts = ledger.counts()
+        report = {
+            "path": str(ledger.path),
+            "ok": not problems,
+            "problems": problems,
+            "newer": ledger.newer,
+            "counts": counts,
+        }
+    if args.json:
+        print_json(report)
+    else:
+        state = "ok" if not problems else f"{len(problems)} problem(s)"
+        print(f"{report['path']}: {state}")
+        if ledger.newer:
+            print("written by a newer gpuopt: opened read-only")
+        for p in problems:
+            print(f"  {p}")
+        print("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0 if not problems else 1
+
+
+def backup(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tui.cli import UsageError
+    from tui.commands.common import open_ledger
+
+    target = Path(args.target)
+    if target.exists():
+        raise UsageError(f"{target}: already exists; choose a new file")
+    with open_ledger(args, readonly=True) as ledger:
+        ledger.backup(target)
+    print(target)
+    return 0
+
+
+def path(args: argparse.Namespace) -> int:
+    from ledger import default_ledger_path
+
+    print(args.ledger or default_ledger_path())
+    return 0

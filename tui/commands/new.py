@@ -1,0 +1,114 @@
+"""`gpuopt new`: start a session with its correctness contract."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "new",
+        help="start a session: repository, workloads, metric and correctness check",
+        description="Start a session. Prints only the new session's id on stdout.",
+    )
+    p.add_argument("--repo", required=True, metavar="DIR", help="the git repository to optimize")
+    p.add_argument("--title", required=True, metavar="TEXT", help="what this session is about")
+    p.add_argument(
+        "--workload",
+        action="append",
+        required=True,
+        metavar="NAME=COMMAND",
+        help="a workload: a shell command, torch:MODULE:CALLABLE or kernelbench:PATH (repeat)",
+    )
+    p.add_argument(
+        "--metric",
+        default="wall",
+        metavar="wall|regex:PATTERN|json:KEY",
+        help="wall time of the process (default), a regex with a named group `value`, "
+        "or a key of a JSON line the workload prints",
+    )
+    p.add_argument("--unit", metavar="UNIT", help="unit of the metric (default s for wall)")
+    p.add_argument("--direction", choices=("lower", "higher"), help="which way is better")
+    p.add_argument("--check", metavar="COMMAND", help="correctness command: exit 0 passes")
+    p.add_argument("--setup", metavar="CMD", help="run once per round, before")
+    p.add_argument("--prepare", metavar="CMD", help="run before every run (reset/restore)")
+    p.add_argument("--cleanup", metavar="CMD", help="run once per round, after")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-run limit (default 600)")
+    p.add_argument("--launcher", metavar="PREFIX", help="prefix every run, e.g. 'srun -N1 --gpus=1'")
+    p.add_argument("--python", metavar="PATH", help="interpreter for torch workloads")
+    p.add_argument(
+        "--isolated",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="mark a workload as an isolated benchmark (others are end-to-end)",
+    )
+    p.add_argument(
+        "--training", action="append", default=[], metavar="NAME", help="mark a training path"
+    )
+    p.set_defaults(handler=run)
+
+
+def build_session(args: argparse.Namespace) -> object:
+    """The Session the arguments describe; raises UsageError with one clear line."""
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    from session import models as m
+    from tui.cli import UsageError
+
+    repo = Path(args.repo).expanduser()
+    if not repo.is_dir():
+        raise UsageError(f"--repo {args.repo}: no such directory")
+    try:
+        workloads = [m.Workload.parse(spec) for spec in args.workload]
+        metric = m.Metric.parse(args.metric, unit=args.unit, direction=args.direction)
+    except (ValueError, ValidationError) as exc:
+        raise UsageError(_one_line(exc)) from None
+    names = {w.name for w in workloads}
+    for flag, marked in (("--isolated", args.isolated), ("--training", args.training)):
+        unknown = sorted(set(marked) - names)
+        if unknown:
+            raise UsageError(f"{flag}: no workload named {', '.join(unknown)}")
+    for w in workloads:
+        if w.name in args.isolated:
+            w.scope = m.WorkloadScope.ISOLATED
+        if w.name in args.training:
+            w.training = True
+    contract_fields: dict[str, object] = {
+        "metric": metric,
+        "workloads": workloads,
+        "check": args.check,
+        "hooks": m.Hooks(setup=args.setup, prepare=args.prepare, cleanup=args.cleanup),
+        "launcher": args.launcher,
+        "python": args.python,
+    }
+    if args.timeout is not None:
+        contract_fields["timeout_s"] = args.timeout
+    try:
+        contract = m.Contract(**contract_fields)
+        return m.Session(title=args.title, repo=str(repo.resolve()), contract=contract)
+    except ValidationError as exc:
+        raise UsageError(_one_line(exc)) from None
+
+
+def _one_line(exc: Exception) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
+    return str(exc).removeprefix("Value error, ")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tui.commands.common import open_ledger
+
+    session = build_session(args)
+    with open_ledger(args) as ledger:
+        ledger.put(session)
+    print(session.id)  # type: ignore[attr-defined]
+    return 0

@@ -1,0 +1,38 @@
+"""`gpuopt sessions`: list the sessions of a ledger."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sessions", help="list the sessions in the ledger")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tui.commands.common import open_ledger, print_json
+
+    with open_ledger(args, readonly=True) as ledger:
+        rows = ledger.session_rows()
+    if args.json:
+        print_json(rows)
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not rows:
+        console.print("No sessions yet. Start one with [bold]gpuopt new[/] or [bold]gpuopt demo[/].")
+        return 0
+    table = Table(box=None, header_style="bold")
+    for col in ("id", "title", "repo", "created", "baselines", "hypotheses", "variants", "rounds"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(
+            r["id"], r["title"], r["repo"], r["created_at"][:16].replace("T", " "),
+            str(r["baselines"]), str(r["hypotheses"]), str(r["variants"]), str(r["rounds"]),
+        )  # fmt: skip
+    console.print(table)
+    return 0
