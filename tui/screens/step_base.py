@@ -1,0 +1,74 @@
+"""What every step pane has: its guidance, the action it expects next, and its body."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from session import models as m
+from tui.bridge import SessionView
+
+if TYPE_CHECKING:
+    from tui.screens.session import SessionScreen
+
+
+class StepPane(VerticalScroll):
+    """One step of the session, shown in the content switcher."""
+
+    step: ClassVar[m.StepName]
+    GUIDANCE: ClassVar[str] = ""
+
+    can_focus = True
+
+    def __init__(self) -> None:
+        super().__init__(id=f"step-{self.step.value}", classes="step-pane")
+        self.view: SessionView | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.GUIDANCE, classes="guidance")
+        yield Static("", classes="next")
+        yield from self.body()
+
+    def body(self) -> ComposeResult:
+        yield from ()
+
+    @property
+    def session_screen(self) -> SessionScreen:
+        from tui.screens.session import SessionScreen
+
+        screen = self.screen
+        assert isinstance(screen, SessionScreen)
+        return screen
+
+    @property
+    def readonly(self) -> bool:
+        return self.session_screen.readonly
+
+    def show(self, view: SessionView | None) -> None:
+        """Redraw from a fresh view of the ledger."""
+        self.view = view
+        hint = self.next_hint(view)
+        nxt = self.query_one(".next", Static)
+        if self.readonly:
+            nxt.update(Text("Read-only: this ledger is open for review.", style="dim"))
+        else:
+            nxt.update(Text.assemble(("Next: ", "bold"), hint) if hint else "")
+        self.refresh_body(view)
+
+    def on_resize(self) -> None:
+        if self.view is not None and self.display:
+            self.refresh_body(self.view)
+
+    def next_hint(self, view: SessionView | None) -> str:
+        return ""
+
+    def refresh_body(self, view: SessionView | None) -> None:
+        pass
+
+    def focus_first(self) -> None:
+        """Put the keyboard where the step expects it."""
+        self.focus()
