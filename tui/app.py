@@ -71,6 +71,9 @@ class GpuoptApp(App[None]):
         self.gpu_name = ""
         self._feed: Any = None
         self._make_monitor_fn = make_monitor_fn
+        self._busy = False
+        self.monitor: Any = None
+        self._sink_ledger = None
         self.ledger: Any = None
 
     # ------------------------------------------------------------------ start
@@ -83,10 +86,12 @@ class GpuoptApp(App[None]):
             self.ledger_path = self.ledger.path
         if self.telemetry_mode == "replay":
             self.telemetry_note = "replayed telemetry"
-            self.gpu_name = "NVIDIA H200" if any(s.util_gpu is not None for s in self.replay) else ""
+            self.gpu_name = (
+                "NVIDIA H200" if any(s.util_gpu is not None for s in self.replay) else ""
+            )
             self.telemetry_history.extend(self.replay)
         elif self.telemetry_mode == "live":
-            self._run_feed()
+            self._start_telemetry()
         else:
             self.telemetry_note = "telemetry is off"
         self.push_screen(self.first_screen())
@@ -108,10 +113,63 @@ class GpuoptApp(App[None]):
     def on_unmount(self) -> None:
         if self._feed is not None:
             self._feed.stop.set()
+        if self.monitor is not None:
+            try:
+                self.monitor.close()
+            except Exception:
+                pass
+        if self._sink_ledger is not None:
+            self._sink_ledger.close()
         if self.ledger is not None:
             self.ledger.close()
 
     # ------------------------------------------------------------------ telemetry
+
+    def _start_telemetry(self) -> None:
+        """One sampler for the whole process: the telemetry monitor where installed (it
+        also judges each run for the engine), else the app's own small feed."""
+        try:
+            from measure.telemetry import make_monitor
+        except ImportError:
+            self._run_feed()
+            return
+        self._sink_ledger: Any = None
+        self.monitor = make_monitor(self._sink, None, on_sample=self._on_samples)
+        self._probe_monitor()
+
+    def _sink(self, rows: list[Any]) -> None:
+        """Samples go to the ledger only while a baseline or round runs (sampler thread)."""
+        if not self._busy or self.readonly or not rows:
+            return
+        if self._sink_ledger is None:
+            from ledger import Ledger
+
+            self._sink_ledger = Ledger.open(self.ledger_path)
+        self._sink_ledger.insert_samples(rows)
+
+    def _on_samples(self, samples: list[Any]) -> None:
+        """From the sampler thread: one message per GPU 0 or host sample."""
+        merged: dict[str, Any] = {}
+        for s in samples:
+            if s.gpu not in (None, 0):
+                continue
+            for k, v in s.as_dict().items():
+                if v is not None and k in m.TelemetrySample.model_fields:
+                    merged.setdefault(k, v)
+        if "t_us" in merged:
+            merged["source"] = (
+                merged.get("source")
+                if merged.get("source") in ("nvml", "host", "replay")
+                else "host"
+            )
+            self.post_message(TelemetryTick(m.TelemetrySample(**merged)))
+
+    @work(thread=True, exit_on_error=False, group="telemetry", name="telemetry-probe")
+    def _probe_monitor(self) -> None:
+        status = self.monitor.status
+        devices = self.monitor.devices
+        name = getattr(devices[0], "name", "") if devices else ""
+        self.post_message(FeedReady("" if status == "ok" else status, name))
 
     @work(thread=True, exit_on_error=False, group="telemetry", name="telemetry")
     def _run_feed(self) -> None:
@@ -140,20 +198,25 @@ class GpuoptApp(App[None]):
             return
 
     def set_busy(self, busy: bool) -> None:
+        self._busy = busy
         if self._feed is not None:
             self._feed.busy = busy
+        if not busy and self.monitor is not None:
+            try:
+                self.monitor.flush()
+            except Exception:
+                pass
 
     def make_monitor(self, ledger: Any, session_id: str) -> Any:
         """The run monitor the engine uses: real telemetry where installed, else none."""
         if self._make_monitor_fn is not None:
             return self._make_monitor_fn(ledger, session_id)
-        try:
-            from measure.telemetry import make_monitor  # type: ignore[import-not-found]
-        except ImportError:
-            from measure.monitor import NullMonitor
+        if self.monitor is not None:
+            self.monitor.sampler.session_id = session_id
+            return self.monitor
+        from measure.monitor import NullMonitor
 
-            return NullMonitor()
-        return make_monitor(ledger.insert_samples, session_id)
+        return NullMonitor()
 
     # ------------------------------------------------------------------ palette
 
@@ -164,13 +227,27 @@ class GpuoptApp(App[None]):
 
         if isinstance(screen, SessionScreen):
             for i, step in enumerate(STEP_ORDER):
-                yield SystemCommand(f"Go to {STEP_TITLES[step]}", f"step {i + 1}", lambda i=i: screen.action_goto(i))
-            yield SystemCommand("Record the baseline", "measure the pinned snapshot", lambda: screen.pane(m.StepName.BASELINE).action_record())  # type: ignore[attr-defined]
+                yield SystemCommand(
+                    f"Go to {STEP_TITLES[step]}", f"step {i + 1}", lambda i=i: screen.action_goto(i)
+                )
+            yield SystemCommand(
+                "Record the baseline",
+                "measure the pinned snapshot",
+                lambda: screen.pane(m.StepName.BASELINE).action_record(),
+            )  # type: ignore[attr-defined]
             yield SystemCommand("Add a variant", "from a git ref", screen.ask_variant)
-            yield SystemCommand("Run a round", "interleaved blocks", lambda: screen.pane(m.StepName.ROUND).action_run())  # type: ignore[attr-defined]
+            yield SystemCommand(
+                "Run a round",
+                "interleaved blocks",
+                lambda: screen.pane(m.StepName.ROUND).action_run(),
+            )  # type: ignore[attr-defined]
             yield SystemCommand("Stop the running work", "after the current run", screen.stop_work)
-            yield SystemCommand("Export the decision record", "markdown and JSON", screen.export_record)
-        yield SystemCommand("Review this ledger", "sessions, rounds, rejected ideas", self._open_review)
+            yield SystemCommand(
+                "Export the decision record", "markdown and JSON", screen.export_record
+            )
+        yield SystemCommand(
+            "Review this ledger", "sessions, rounds, rejected ideas", self._open_review
+        )
 
     def _open_review(self) -> None:
         from tui.screens.review import ReviewScreen

@@ -67,6 +67,7 @@ class SessionView:
     preflight: list[m.PreflightAnswer] = field(default_factory=list)
     steps: list[m.StepStatus] = field(default_factory=list)
     baseline_runs: int = 0
+    suggestions: dict[str, tuple[m.ResidualClass, str]] = field(default_factory=dict)
 
     @property
     def baseline(self) -> m.Baseline | None:
@@ -137,7 +138,9 @@ def load_view(ledger: Any, session_id: str) -> SessionView:
 # ---------------------------------------------------------------------------- steps
 
 
-def step_states(ledger: Any, session: m.Session, view: SessionView | None = None) -> list[m.StepStatus]:
+def step_states(
+    ledger: Any, session: m.Session, view: SessionView | None = None
+) -> list[m.StepStatus]:
     real = _optional("session.steps", "step_states")
     if real is not None:
         try:
@@ -165,8 +168,12 @@ def _fallback_steps(v: SessionView) -> list[m.StepStatus]:
     answered = len(v.preflight)
     out[S.PREFLIGHT] = m.StepStatus(
         step=S.PREFLIGHT,
-        state=T.DONE if answered >= len(m.PreflightQuestion) else (T.IN_PROGRESS if answered else T.NOT_STARTED),
-        reason="" if answered >= len(m.PreflightQuestion) else f"{answered} of {len(m.PreflightQuestion)} questions answered",
+        state=T.DONE
+        if answered >= len(m.PreflightQuestion)
+        else (T.IN_PROGRESS if answered else T.NOT_STARTED),
+        reason=""
+        if answered >= len(m.PreflightQuestion)
+        else f"{answered} of {len(m.PreflightQuestion)} questions answered",
     )
     out[S.HYPOTHESES] = m.StepStatus(
         step=S.HYPOTHESES,
@@ -174,7 +181,9 @@ def _fallback_steps(v: SessionView) -> list[m.StepStatus]:
         reason="" if v.hypotheses else "write a hypothesis before any variant",
     )
     if b is None or b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
-        out[S.ROUND] = m.StepStatus(step=S.ROUND, state=T.BLOCKED, reason="needs a reproducible baseline")
+        out[S.ROUND] = m.StepStatus(
+            step=S.ROUND, state=T.BLOCKED, reason="needs a reproducible baseline"
+        )
     elif not v.variants:
         out[S.ROUND] = m.StepStatus(step=S.ROUND, state=T.BLOCKED, reason="add a variant first")
     else:
@@ -195,13 +204,22 @@ def _fallback_steps(v: SessionView) -> list[m.StepStatus]:
     todo = [x for x in v.variants if x.id not in disposed]
     out[S.DISPOSITION] = m.StepStatus(
         step=S.DISPOSITION,
-        state=(T.DONE if v.variants and not todo else T.IN_PROGRESS if disposed else T.BLOCKED if not has_cmp else T.NOT_STARTED),
+        state=(
+            T.DONE
+            if v.variants and not todo
+            else T.IN_PROGRESS
+            if disposed
+            else T.BLOCKED
+            if not has_cmp
+            else T.NOT_STARTED
+        ),
         reason="" if not todo else f"{len(todo)} variant(s) without a decision",
     )
     out[S.RECORD] = m.StepStatus(
-        step=S.RECORD, state=T.DONE if v.dispositions else T.NOT_STARTED,
+        step=S.RECORD,
+        state=T.DONE if v.dispositions else T.NOT_STARTED,
         reason="" if v.dispositions else "decide at least one variant first",
-    )  # fmt: skip
+    )
     return [out[s] for s in STEP_ORDER]
 
 
@@ -228,6 +246,7 @@ def engine_errors() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [Unavailable]
     for mod, name in (
         ("session.conduct", "ConductError"),
+        ("session.hypotheses", "HypothesisError"),
         ("session.gates", "GateRefusal"),
         ("ledger", "LedgerError"),
     ):
@@ -245,7 +264,9 @@ def gate_refusal_type() -> tuple[type[BaseException], ...]:
 # ---------------------------------------------------------------------------- method
 
 
-def add_hypothesis(ledger: Any, session: m.Session, **fields: Any) -> tuple[m.Hypothesis, list[m.Hypothesis]]:
+def add_hypothesis(
+    ledger: Any, session: m.Session, **fields: Any
+) -> tuple[m.Hypothesis, list[m.Hypothesis]]:
     real = _optional("session.hypotheses", "add_hypothesis")
     if real is not None:
         return real(ledger, session, **fields)  # type: ignore[no-any-return]
@@ -269,58 +290,101 @@ def similar_rejected(ledger: Any, h: m.Hypothesis, limit: int = 5) -> list[m.Hyp
     return [x for x in found if x.id != h.id][:limit]
 
 
-def set_hypothesis_status(ledger: Any, h: m.Hypothesis, status: m.HypothesisStatus, why: str) -> None:
+def set_hypothesis_status(
+    ledger: Any, h: m.Hypothesis, status: m.HypothesisStatus, why: str, reopen_when: str = ""
+) -> None:
     real = _optional("session.hypotheses", "set_status")
     if real is not None:
-        real(ledger, h, status, why)
+        real(ledger, h, status, why, reopen_when=reopen_when or None)
         return
+    if reopen_when:
+        h = h.model_copy(update={"reopen_when": reopen_when})
     event = m.HypothesisEvent(
-        hypothesis_id=h.id, field="status", from_value=h.status.value, to_value=status.value, why=why
+        hypothesis_id=h.id,
+        field="status",
+        from_value=h.status.value,
+        to_value=status.value,
+        why=why,
     )
     h2 = h.model_copy(update={"status": status})
     ledger.put(h2, event)
 
 
-def suggest_residual(view: SessionView, variant: m.Variant) -> m.ResidualClass | None:
+def edit_hypothesis(ledger: Any, h: m.Hypothesis, fields: dict[str, Any]) -> m.Hypothesis:
+    real = _optional("session.hypotheses", "edit_hypothesis")
+    if real is not None:
+        return real(ledger, h, "edited in the app", **fields)  # type: ignore[no-any-return]
+    new = m.Hypothesis.model_validate({**h.model_dump(), **fields})
+    ledger.put(new, m.HypothesisEvent(hypothesis_id=h.id, field="edited", why="edited in the app"))
+    return new
+
+
+def suggest_residual(
+    view: SessionView, variant: m.Variant, ledger: Any = None
+) -> m.ResidualClass | None:
     """The residual class the round suggests for a variant, for the person to confirm."""
+    got = residual_suggestion(view, variant, ledger)
+    return got[0] if got else None
+
+
+def residual_suggestion(
+    view: SessionView, variant: m.Variant, ledger: Any = None
+) -> tuple[m.ResidualClass, str] | None:
+    """(class, explanation) for a measured variant; None before any comparison."""
     rnd = view.last_round
     if rnd is None:
         return None
+    if variant.id in view.suggestions:
+        return view.suggestions[variant.id]
     rows = [c for c in view.comparisons.get(rnd.id, []) if c.variant_id == variant.id]
     if not rows:
         return None
     real = _optional("session.residuals", "suggest_residual")
+    result: tuple[m.ResidualClass, str] | None = None
+    if real is not None and ledger is not None:
+        try:
+            sug = real(ledger, view.session, variant)
+            result = (m.ResidualClass(sug.suggested), str(getattr(sug, "explanation", "")))
+        except Exception:
+            result = None
+    if result is None:
+        result = _fallback_residual(view, variant, rows)
+    if result is not None:
+        view.suggestions[variant.id] = result
+    return result
+
+
+def _fallback_residual(
+    view: SessionView, variant: m.Variant, rows: list[m.Comparison]
+) -> tuple[m.ResidualClass, str] | None:
     hyp = view.hypothesis(variant.hypothesis_id)
-    if real is not None:
-        for call in (
-            lambda: real(hypothesis=hyp, comparisons=rows, audits=view.audits, variant=variant),
-            lambda: real(hyp, rows),
-        ):
-            try:
-                got = call()
-                if got is not None:
-                    return m.ResidualClass(got)
-            except Exception:
-                continue
-    # stand-in: compare the verdict with the predicted direction
     verdicts = {c.verdict for c in rows}
-    predicted = hyp.predicted_direction if hyp else m.Direction.LOWER
-    better = m.Verdict.FASTER
-    worse = m.Verdict.SLOWER
-    if predicted is m.Direction.HIGHER and view.session.contract.metric.direction is m.Direction.LOWER:
+    better, worse = m.Verdict.FASTER, m.Verdict.SLOWER
+    if (
+        hyp is not None
+        and hyp.predicted_direction is not None
+        and hyp.predicted_direction is not view.session.contract.metric.direction
+    ):
         better, worse = worse, better
     if verdicts == {better}:
-        return m.ResidualClass.AS_PREDICTED
+        return m.ResidualClass.AS_PREDICTED, "the metric moved the predicted way"
     if worse in verdicts:
-        return m.ResidualClass.OPPOSITE_SIGN
+        return m.ResidualClass.OPPOSITE_SIGN, "the metric moved against the prediction"
     if verdicts <= {m.Verdict.SAME}:
-        return m.ResidualClass.NOTHING_MOVED
+        return m.ResidualClass.NOTHING_MOVED, "the metric did not move"
     return None
 
 
-def confirm_residual(ledger: Any, view: SessionView, variant: m.Variant, cls: m.ResidualClass, note: str = "") -> m.Residual:
+def confirm_residual(
+    ledger: Any, view: SessionView, variant: m.Variant, cls: m.ResidualClass, note: str = ""
+) -> m.Residual:
+    record = _optional("session.residuals", "record_residual")
+    confirm = _optional("session.residuals", "confirm_residual")
+    if record is not None and confirm is not None:
+        residual = view.residual_of(variant.id) or record(ledger, view.session, variant)
+        return confirm(ledger, residual, cls, why=note)  # type: ignore[no-any-return]
     rnd = view.last_round
-    suggested = suggest_residual(view, variant) or cls
+    suggested = suggest_residual(view, variant, ledger) or cls
     r = m.Residual(
         session_id=view.session.id,
         variant_id=variant.id,
@@ -334,7 +398,9 @@ def confirm_residual(ledger: Any, view: SessionView, variant: m.Variant, cls: m.
     return r
 
 
-def dispose(ledger: Any, session: m.Session, variant: m.Variant, choice: m.DispositionChoice, **fields: Any) -> m.Disposition:
+def dispose(
+    ledger: Any, session: m.Session, variant: m.Variant, choice: m.DispositionChoice, **fields: Any
+) -> m.Disposition:
     real = _optional("session.dispositions", "dispose")
     if real is not None:
         return real(ledger, session, variant, choice, **fields)  # type: ignore[no-any-return]
@@ -354,7 +420,9 @@ class DispositionRefused(Exception):
         return str(self)
 
 
-def gate_problems(ledger: Any, session: m.Session, variant: m.Variant, choice: m.DispositionChoice, **fields: Any) -> list[str]:
+def gate_problems(
+    ledger: Any, session: m.Session, variant: m.Variant, choice: m.DispositionChoice, **fields: Any
+) -> list[str]:
     """What a disposition still lacks (the stand-in gate; the method's gates replace it)."""
     problems: list[str] = []
     keep = choice in (
@@ -368,45 +436,56 @@ def gate_problems(ledger: Any, session: m.Session, variant: m.Variant, choice: m
             problems.append("no correctness result for this variant")
         elif not all(c.passed for c in checks):
             problems.append("its correctness check failed")
-        cmps = [
-            c
-            for c in ledger.list(m.Comparison, variant_id=variant.id)
-        ]
+        cmps = [c for c in ledger.list(m.Comparison, variant_id=variant.id)]
         if not any(c.verdict is m.Verdict.FASTER for c in cmps):
             problems.append("no round found it faster")
         cls = fields.get("optimization_class")
         if cls is None:
             problems.append("choose its optimization class")
-        elif cls in (m.OptimizationClass.C3, m.OptimizationClass.C4) and not fields.get("accepted_semantics"):
+        elif cls in (m.OptimizationClass.C3, m.OptimizationClass.C4) and not fields.get(
+            "accepted_semantics"
+        ):
             problems.append(f"a {cls.value} change needs your explicit acceptance")
         if choice is m.DispositionChoice.KEEP_GUARDED and not fields.get("guards"):
             problems.append("name the guard or flag")
     if choice is m.DispositionChoice.REJECT and not (fields.get("reason") or "").strip():
         problems.append("say why it is rejected")
-    if choice is m.DispositionChoice.NEED_EVIDENCE and not (fields.get("reopen_when") or "").strip():
+    if (
+        choice is m.DispositionChoice.NEED_EVIDENCE
+        and not (fields.get("reopen_when") or "").strip()
+    ):
         problems.append("say what evidence would settle it")
     return problems
 
 
-def disposition_gates(ledger: Any, view: SessionView, variant: m.Variant) -> dict[m.DispositionChoice, list[str]]:
-    """Per choice, what is missing before it can be recorded (empty: open)."""
-    real = _optional("session.dispositions", "gate_reasons")
+def disposition_gates(
+    ledger: Any, view: SessionView, variant: m.Variant
+) -> dict[m.DispositionChoice, list[str]]:
+    """Per choice, what the measurements still lack (the form's own fields aside)."""
+    check = _optional("session.gates", "check_disposition")
+    suggested = next(
+        (c.suggested_class for c in view.correctness_of(variant.id) if c.suggested_class), None
+    )
     out: dict[m.DispositionChoice, list[str]] = {}
     for choice in m.DispositionChoice:
-        if real is not None:
+        probe: dict[str, Any] = {
+            "optimization_class": suggested or m.OptimizationClass.NA,
+            "guards": ["(guard)"],
+            "fallback": "(fallback)",
+            "reason": "(reason)",
+            "reopen_when": "(condition)",
+            "accepted_semantics": True,
+        }
+        if check is not None:
             try:
-                out[choice] = list(real(ledger, view.session, variant, choice))
+                d = m.Disposition(
+                    session_id=view.session.id, variant_id=variant.id, choice=choice, **probe
+                )
+                out[choice] = list(check(ledger, view.session, d))
                 continue
             except Exception:
                 pass
-        probe_fields: dict[str, Any] = {
-            "optimization_class": m.OptimizationClass.NA,
-            "guards": ["x"],
-            "reason": "x",
-            "reopen_when": "x",
-            "accepted_semantics": True,
-        }
-        out[choice] = gate_problems(ledger, view.session, variant, choice, **probe_fields)
+        out[choice] = gate_problems(ledger, view.session, variant, choice, **probe)
     return out
 
 

@@ -88,13 +88,19 @@ class GpuProbe:
         util = self._get("util", lambda: nv.nvmlDeviceGetUtilizationRates(h))
         if util is not None:
             sample["util_gpu"], sample["util_mem"] = float(util.gpu), float(util.memory)
-        sample["sm_clock_mhz"] = self._get("sm", lambda: float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)))
-        sample["mem_clock_mhz"] = self._get("memclk", lambda: float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)))
+        sample["sm_clock_mhz"] = self._get(
+            "sm", lambda: float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM))
+        )
+        sample["mem_clock_mhz"] = self._get(
+            "memclk", lambda: float(nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM))
+        )
         p = self._get("power", lambda: nv.nvmlDeviceGetPowerUsage(h))
         sample["power_w"] = None if p is None else p / 1000.0
         lim = self._get("limit", lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h))
         sample["power_limit_w"] = None if lim is None else lim / 1000.0
-        sample["temperature_c"] = self._get("temp", lambda: float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)))
+        sample["temperature_c"] = self._get(
+            "temp", lambda: float(nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU))
+        )
         mem = self._get("mem", lambda: nv.nvmlDeviceGetMemoryInfo(h))
         sample["mem_used_bytes"] = None if mem is None else int(mem.used)
         getter = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
@@ -116,7 +122,11 @@ class GpuProbe:
 
 def _nvml_reason(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
-    if "Driver Not Loaded" in text or "LibraryNotFound" in type(exc).__name__ or "not found" in text.lower():
+    if (
+        "Driver Not Loaded" in text
+        or "LibraryNotFound" in type(exc).__name__
+        or "not found" in text.lower()
+    ):
         return "the NVIDIA driver or its NVML library is not present"
     return text
 
@@ -124,8 +134,14 @@ def _nvml_reason(exc: BaseException) -> str:
 class LiveFeed:
     """Samples at `busy_hz` while work runs and `idle_hz` otherwise, calling `emit`."""
 
-    def __init__(self, emit: Callable[[m.TelemetrySample], None], *, gpu: bool = True,
-                 idle_hz: float = 1.0, busy_hz: float = 4.0) -> None:
+    def __init__(
+        self,
+        emit: Callable[[m.TelemetrySample], None],
+        *,
+        gpu: bool = True,
+        idle_hz: float = 1.0,
+        busy_hz: float = 4.0,
+    ) -> None:
         self.emit = emit
         self.gpu_enabled = gpu
         self.idle_hz = idle_hz
@@ -161,7 +177,10 @@ def load_replay(path: str | Path) -> list[m.TelemetrySample]:
     """Samples from a JSON file: a list of sample objects, or {"samples": [...]}."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     rows: Iterable[dict[str, Any]] = data["samples"] if isinstance(data, dict) else data
-    return [m.TelemetrySample(**{k: v for k, v in r.items() if k in m.TelemetrySample.model_fields}) for r in rows]
+    return [
+        m.TelemetrySample(**{k: v for k, v in r.items() if k in m.TelemetrySample.model_fields})
+        for r in rows
+    ]
 
 
 def demo_samples(n: int = 48, t0_us: int = 1_780_000_000_000_000) -> list[m.TelemetrySample]:

@@ -11,8 +11,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="browse a ledger read-only: sessions, rounds, variants, rejected hypotheses",
         description="Open any ledger file read-only. Nothing is written and no stored command is run.",
     )
-    p.add_argument("ledger_file", metavar="LEDGER", nargs="?", help="ledger file (default: --ledger or the default ledger)")
-    p.add_argument("--export-dir", metavar="DIR", help="where x writes decision records (default: current directory)")
+    p.add_argument(
+        "ledger_file",
+        metavar="LEDGER",
+        nargs="?",
+        help="ledger file (default: --ledger or the default ledger)",
+    )
+    p.add_argument(
+        "--export-dir",
+        metavar="DIR",
+        help="where x writes decision records (default: current directory)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -26,12 +35,16 @@ def run(args: argparse.Namespace) -> int:
     if path is not None and not Path(path).expanduser().is_file():
         raise UsageError(f"{path}: no such ledger file")
     if not sys.stdin.isatty() or not sys.stderr.isatty():
-        raise UsageError("review is full-screen and needs a terminal; use `gpuopt sessions` or `gpuopt export` in scripts")
+        raise UsageError(
+            "review is full-screen and needs a terminal; use `gpuopt sessions` or `gpuopt export` in scripts"
+        )
     from ledger import Ledger
     from tui.app import GpuoptApp
 
     with Ledger.open(path, readonly=True) as ledger:  # fails early and clearly on a bad file
         resolved = ledger.path
-    app = GpuoptApp(resolved, review=True, readonly=True, telemetry="off", export_dir=args.export_dir)
+    app = GpuoptApp(
+        resolved, review=True, readonly=True, telemetry="off", export_dir=args.export_dir
+    )
     app.run()
     return app.return_code or 0

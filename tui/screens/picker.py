@@ -31,7 +31,9 @@ class PickerScreen(Screen[None]):
 
     def on_mount(self) -> None:
         app: Any = self.app
-        self.query_one("#title-bar", Static).update(Text.assemble((" gpuopt", "bold"), f" · {app.ledger.path}"))
+        self.query_one("#title-bar", Static).update(
+            Text.assemble((" gpuopt", "bold"), f" · {app.ledger.path}")
+        )
         t = self.query_one(DataTable)
         t.add_columns("id", "title", "repository", "created", "hyp", "var", "rounds")
         self.refresh_rows()
@@ -42,10 +44,20 @@ class PickerScreen(Screen[None]):
         t.clear()
         rows = app.ledger.session_rows()
         for r in rows:
-            t.add_row(r["id"][:8], r["title"], r["repo"].rstrip("/").rsplit("/", 1)[-1], r["created_at"][:16].replace("T", " "),
-                      str(r["hypotheses"]), str(r["variants"]), str(r["rounds"]), key=r["id"])  # fmt: skip
+            t.add_row(
+                r["id"][:8],
+                r["title"],
+                r["repo"].rstrip("/").rsplit("/", 1)[-1],
+                r["created_at"][:16].replace("T", " "),
+                str(r["hypotheses"]),
+                str(r["variants"]),
+                str(r["rounds"]),
+                key=r["id"],
+            )
         self.query_one("#empty", Static).update(
-            "" if rows else "No sessions in this ledger yet. Press n to start one, or run `gpuopt demo`."
+            ""
+            if rows
+            else "No sessions in this ledger yet. Press n to start one, or run `gpuopt demo`."
         )
         t.display = bool(rows)
         if rows:

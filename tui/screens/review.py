@@ -41,7 +41,10 @@ class ReviewScreen(Screen[None]):
         yield Static("", id="title-bar")
         with TabbedContent(id="review-tabs", initial="sessions"):
             with TabPane("Sessions", id="sessions"):
-                yield Input(placeholder="filter: words in title, repository or id (press / )", id="review-filter")
+                yield Input(
+                    placeholder="filter: words in title, repository or id (press / )",
+                    id="review-filter",
+                )
                 yield DataTable(id="review-sessions", cursor_type="row", zebra_stripes=True)
                 with Vertical(id="review-detail-box"):
                     yield Static("", id="review-detail")
@@ -63,35 +66,63 @@ class ReviewScreen(Screen[None]):
         self.query_one("#title-bar", Static).update(
             Text.assemble((" gpuopt review", "bold"), f" · {led.path}", (f" · {mode}", "yellow"))
         )
-        self.query_one("#review-sessions", DataTable).add_columns("id", "title", "repository", "created", "var", "rounds", "kept")
-        self.query_one("#review-rejected", DataTable).add_columns("session", "hypothesis", "mechanism", "reopen when")
+        self.query_one("#review-sessions", DataTable).add_columns(
+            "id", "title", "repository", "created", "var", "rounds", "kept"
+        )
+        self.query_one("#review-rejected", DataTable).add_columns(
+            "session", "hypothesis", "mechanism", "reopen when"
+        )
         self.load()
         self.query_one("#review-sessions", DataTable).focus()
 
     def load(self) -> None:
         led = self.ledger
         self.rows = led.session_rows()
-        kept = {r["session_id"]: r["n"] for r in led.query(
-            "SELECT session_id, COUNT(*) AS n FROM dispositions WHERE choice LIKE 'keep%' GROUP BY session_id")}  # fmt: skip
+        kept = {
+            r["session_id"]: r["n"]
+            for r in led.query(
+                "SELECT session_id, COUNT(*) AS n FROM dispositions WHERE choice LIKE 'keep%' GROUP BY session_id"
+            )
+        }
         for r in self.rows:
             r["kept"] = kept.get(r["id"], 0)
         self.fill_sessions()
         titles = {r["id"]: r["title"] for r in self.rows}
         t = self.query_one("#review-rejected", DataTable)
         t.clear()
-        for h in led.list(m.Hypothesis, status=m.HypothesisStatus.REJECTED, order_by="created_at DESC, rowid DESC"):
-            t.add_row(titles.get(h.session_id, h.session_id)[:24], h.title, h.mechanism[:60], h.reopen_when[:40], key=h.id)
+        for h in led.list(
+            m.Hypothesis, status=m.HypothesisStatus.REJECTED, order_by="created_at DESC, rowid DESC"
+        ):
+            t.add_row(
+                titles.get(h.session_id, h.session_id)[:24],
+                h.title,
+                h.mechanism[:60],
+                h.reopen_when[:40],
+                key=h.id,
+            )
 
     def fill_sessions(self) -> None:
         t = self.query_one("#review-sessions", DataTable)
         t.clear()
         words = self.query_one("#review-filter", Input).value.lower().split()
         key = SORT_KEYS[self.sort_index]
-        rows = [r for r in self.rows if all(w in f"{r['id']} {r['title']} {r['repo']}".lower() for w in words)]
+        rows = [
+            r
+            for r in self.rows
+            if all(w in f"{r['id']} {r['title']} {r['repo']}".lower() for w in words)
+        ]
         rows.sort(key=lambda r: r[key], reverse=self.sort_reverse)
         for r in rows:
-            t.add_row(r["id"][:8], r["title"], r["repo"].rstrip("/").rsplit("/", 1)[-1], r["created_at"][:10],
-                      str(r["variants"]), str(r["rounds"]), str(r["kept"]), key=r["id"])  # fmt: skip
+            t.add_row(
+                r["id"][:8],
+                r["title"],
+                r["repo"].rstrip("/").rsplit("/", 1)[-1],
+                r["created_at"][:10],
+                str(r["variants"]),
+                str(r["rounds"]),
+                str(r["kept"]),
+                key=r["id"],
+            )
         t.border_title = f"sorted by {key} {'↓' if self.sort_reverse else '↑'}"
         self.show_detail()
 
@@ -119,7 +150,12 @@ class ReviewScreen(Screen[None]):
         box = self.query_one("#review-detail", Static)
         sid = self.selected_id()
         if sid is None:
-            box.update(Text("No sessions match." if self.rows else "This ledger holds no sessions.", style="dim"))
+            box.update(
+                Text(
+                    "No sessions match." if self.rows else "This ledger holds no sessions.",
+                    style="dim",
+                )
+            )
             return
         view = bridge.load_view(self.ledger, sid)
         box.update(session_summary(view))
@@ -147,7 +183,9 @@ class ReviewScreen(Screen[None]):
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#review-tabs", TabbedContent).active = tab
-        self.query_one(f"#review-{'sessions' if tab == 'sessions' else 'rejected'}", DataTable).focus()
+        self.query_one(
+            f"#review-{'sessions' if tab == 'sessions' else 'rejected'}", DataTable
+        ).focus()
 
     def action_export(self) -> None:
         sid = self.selected_id()
@@ -172,25 +210,42 @@ def session_summary(view: bridge.SessionView) -> Group:
     s = view.session
     head = Text()
     head.append(s.title, style="bold")
-    head.append(f"  {s.id} · {s.repo} · {s.contract.metric.name}, {s.contract.metric.direction.value} is better", style="dim")
+    head.append(
+        f"  {s.id} · {s.repo} · {s.contract.metric.name}, {s.contract.metric.direction.value} is better",
+        style="dim",
+    )
     parts: list[Any] = [head]
     b = view.baseline
     if b is not None:
-        parts.append(Text(f"baseline {b.id[:8]} · {b.reproducibility.value.replace('_', ' ')} · "
-                          f"{', '.join(f'{k}={v:.4g}' for k, v in b.reference.items())}", style="dim"))  # fmt: skip
+        parts.append(
+            Text(
+                f"baseline {b.id[:8]} · {b.reproducibility.value.replace('_', ' ')} · "
+                f"{', '.join(f'{k}={v:.4g}' for k, v in b.reference.items())}",
+                style="dim",
+            )
+        )
     rounds = Table(box=None, padding=(0, 1), header_style="bold", show_edge=False)
     for col in ("round", "variant", "workload", "ratio", "95% CI", "verdict", "decision"):
         rounds.add_column(col, no_wrap=True)
     for r in view.rounds:
         for c in view.comparisons.get(r.id, []):
             d = view.disposition_of(c.variant_id)
-            rounds.add_row(f"{r.number} {r.status.value[:4]}", view.variant_name(c.variant_id), c.workload, fmt_ratio(c.ratio),
-                           fmt_ci(c.ci_low, c.ci_high), verdict_text(c.verdict), d.choice.value if d else "—")  # fmt: skip
+            rounds.add_row(
+                f"{r.number} {r.status.value[:4]}",
+                view.variant_name(c.variant_id),
+                c.workload,
+                fmt_ratio(c.ratio),
+                fmt_ci(c.ci_low, c.ci_high),
+                verdict_text(c.verdict),
+                d.choice.value if d else "—",
+            )
     if view.rounds:
         parts.append(rounds)
     else:
         parts.append(Text("no rounds", style="dim"))
-    untested = [v.name for v in view.variants if not any(v.id in r.variant_ids for r in view.rounds)]
+    untested = [
+        v.name for v in view.variants if not any(v.id in r.variant_ids for r in view.rounds)
+    ]
     if untested:
         parts.append(Text("variants not yet measured: " + ", ".join(untested), style="dim"))
     return Group(*parts)

@@ -26,7 +26,14 @@ from tui import bridge
 from tui.bridge import STEP_ORDER, STEP_TITLES, SessionView
 from tui.screens.modals import ErrorModal, FormModal
 from tui.screens.step_base import StepPane
-from tui.screens.steps_decide import CHOICE_WORDS, RESIDUAL_WORDS, DispositionPane, RecordPane, ResultsPane, RoundPane
+from tui.screens.steps_decide import (
+    CHOICE_WORDS,
+    RESIDUAL_WORDS,
+    DispositionPane,
+    RecordPane,
+    ResultsPane,
+    RoundPane,
+)
 from tui.screens.steps_prepare import BaselinePane, ContractPane, HypothesesPane, PreflightPane
 from tui.widgets.form import Field
 from tui.widgets.rail import StepRail
@@ -54,7 +61,10 @@ class SessionScreen(Screen[None]):
     BINDINGS = [
         Binding("n", "next_step", "next step"),
         Binding("p", "prev_step", "previous"),
-        *[Binding(str(i + 1), f"goto({i})", STEP_TITLES[s], show=False) for i, s in enumerate(STEP_ORDER)],
+        *[
+            Binding(str(i + 1), f"goto({i})", STEP_TITLES[s], show=False)
+            for i, s in enumerate(STEP_ORDER)
+        ],
         Binding("escape", "focus_pane", "leave field", show=False),
         Binding("f6", "focus_rail", "steps", show=False),
         Binding("f5", "reload", "reload", show=False),
@@ -63,7 +73,9 @@ class SessionScreen(Screen[None]):
 
     busy: str | None = None
 
-    def __init__(self, session_id: str | None, *, readonly: bool = False, draft: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, session_id: str | None, *, readonly: bool = False, draft: dict[str, str] | None = None
+    ) -> None:
         super().__init__()
         self.session_id = session_id
         self.readonly = readonly
@@ -140,17 +152,27 @@ class SessionScreen(Screen[None]):
         self._record_md = None
         rail = self.query_one(StepRail)
         if self.view is None:
-            statuses = [m.StepStatus(step=s, state=m.StepState.BLOCKED if s is not m.StepName.CONTRACT else m.StepState.IN_PROGRESS,
-                                     reason="save the contract first" if s is not m.StepName.CONTRACT else "")
-                        for s in STEP_ORDER]  # fmt: skip
+            statuses = [
+                m.StepStatus(
+                    step=s,
+                    state=m.StepState.BLOCKED
+                    if s is not m.StepName.CONTRACT
+                    else m.StepState.IN_PROGRESS,
+                    reason="save the contract first" if s is not m.StepName.CONTRACT else "",
+                )
+                for s in STEP_ORDER
+            ]
             rail.update_steps(statuses)
         else:
             v = self.view
-            rail.update_steps(v.steps, {
-                m.StepName.HYPOTHESES: len(v.hypotheses),
-                m.StepName.ROUND: len(v.rounds),
-                m.StepName.DISPOSITION: len(v.dispositions),
-            })  # fmt: skip
+            rail.update_steps(
+                v.steps,
+                {
+                    m.StepName.HYPOTHESES: len(v.hypotheses),
+                    m.StepName.ROUND: len(v.rounds),
+                    m.StepName.DISPOSITION: len(v.dispositions),
+                },
+            )
         self.update_title()
         self.pane().show(self.view)
 
@@ -165,7 +187,10 @@ class SessionScreen(Screen[None]):
             b = v.baseline
             repo = v.session.repo.rstrip("/").rsplit("/", 1)[-1]
             if b is not None:
-                t.append(f" · {repo}@{b.snapshot.commit[:7]}{'+dirty' if b.snapshot.dirty else ''}", style="dim")
+                t.append(
+                    f" · {repo}@{b.snapshot.commit[:7]}{'+dirty' if b.snapshot.dirty else ''}",
+                    style="dim",
+                )
                 t.append(f" · baseline {b.id[:8]}")
             else:
                 t.append(f" · {repo}", style="dim")
@@ -252,32 +277,67 @@ class SessionScreen(Screen[None]):
             self.show_error("Hypothesis not saved", str(exc))
             return None
         self.reload()
-        self.notify(f"Hypothesis {h.id[:8]} saved." + (f" {len(similar)} similar rejected before." if similar else ""))
+        self.notify(
+            f"Hypothesis {h.id[:8]} saved."
+            + (f" {len(similar)} similar rejected before." if similar else "")
+        )
         return list(similar)
+
+    def edit_hypothesis(self, h: m.Hypothesis, vals: dict[str, Any]) -> None:
+        if not self._guard():
+            return
+        try:
+            new = bridge.edit_hypothesis(self.ledger, h, vals)
+        except bridge.engine_errors() as exc:
+            self.show_error("Hypothesis not saved", str(exc))
+            return
+        self.reload()
+        self.notify(f"Hypothesis {new.id[:8]} updated.")
 
     def ask_hypothesis_status(self, h: m.Hypothesis) -> None:
         fields = [
-            Field("status", "Status", h.status.value, choices=[(s.value, s.value) for s in m.HypothesisStatus]),
+            Field(
+                "status",
+                "Status",
+                h.status.value,
+                choices=[(s.value, s.value) for s in m.HypothesisStatus],
+            ),
             Field("why", "Why (the observation)", placeholder="what you saw"),
+            Field("reopen_when", "Reopen when (needed to reject)", h.reopen_when),
         ]
 
         def submit(vals: dict[str, Any]) -> str:
             if not vals["why"].strip():
                 raise ValueError("say why the status changes")
-            bridge.set_hypothesis_status(self.ledger, h, m.HypothesisStatus(vals["status"]), vals["why"])
+            bridge.set_hypothesis_status(
+                self.ledger, h, m.HypothesisStatus(vals["status"]), vals["why"], vals["reopen_when"]
+            )
             return vals["status"]
 
-        self.app.push_screen(FormModal(f"Status of {h.title}", fields, submit), lambda r: self._after(r, "status updated"))
+        self.app.push_screen(
+            FormModal(f"Status of {h.title}", fields, submit),
+            lambda r: self._after(r, "status updated"),
+        )
 
     def ask_variant(self) -> None:
         view = self.view
         if view is None or not self._guard():
             return
-        hyps = [(h.title[:40], h.id) for h in view.hypotheses if h.status is not m.HypothesisStatus.REJECTED]
+        hyps = [
+            (h.title[:40], h.id)
+            for h in view.hypotheses
+            if h.status is not m.HypothesisStatus.REJECTED
+        ]
         fields = [
             Field("name", "Name (no spaces)", placeholder="e.g. fused"),
             Field("ref", "Git ref, branch or commit", placeholder="e.g. fused-softmax"),
-            Field("hypothesis_id", "Hypothesis it tests", hyps[-1][1] if hyps else "", choices=hyps, allow_blank=True),
+            Field(
+                "hypothesis_id",
+                "Hypothesis it tests",
+                hyps[-1][1] if hyps else "",
+                choices=hyps,
+                allow_blank=True,
+            ),
         ]
 
         def submit(vals: dict[str, Any]) -> m.Variant:
@@ -285,12 +345,24 @@ class SessionScreen(Screen[None]):
                 raise ValueError("give the variant a name")
             if not vals["ref"].strip():
                 raise ValueError("give a git ref (branch, tag or commit) holding the change")
-            return bridge.add_variant(self.ledger, view.session, vals["name"].strip(), ref=vals["ref"].strip(),
-                                      hypothesis_id=vals["hypothesis_id"] or None, probe=bool(vals.get("probe")))  # fmt: skip
+            return bridge.add_variant(
+                self.ledger,
+                view.session,
+                vals["name"].strip(),
+                ref=vals["ref"].strip(),
+                hypothesis_id=vals["hypothesis_id"] or None,
+                probe=bool(vals.get("probe")),
+            )
 
         note = "" if hyps else "No hypothesis yet: a variant without one cannot be kept."
         self.app.push_screen(
-            FormModal("Add a variant", fields, submit, checkboxes=[("probe", "probe (observes, changes nothing)", False)], note=note),
+            FormModal(
+                "Add a variant",
+                fields,
+                submit,
+                checkboxes=[("probe", "probe (observes, changes nothing)", False)],
+                note=note,
+            ),
             lambda r: self._after(r, f"variant {getattr(r, 'name', '')} added"),
         )
 
@@ -300,11 +372,17 @@ class SessionScreen(Screen[None]):
             return
         pending = [v for v in view.variants if view.residual_of(v.id) is None] or view.variants
         first = pending[0]
-        sug = bridge.suggest_residual(view, first)
+        sug = bridge.suggest_residual(view, first, self.ledger)
         fields = [
             Field("variant", "Variant", first.id, choices=[(v.name, v.id) for v in view.variants]),
-            Field("residual", "How the outcome differs from the prediction", sug.value if sug else "",
-                  choices=[(f"{c.value}: {RESIDUAL_WORDS[c]}"[:60], c.value) for c in m.ResidualClass]),  # fmt: skip
+            Field(
+                "residual",
+                "How the outcome differs from the prediction",
+                sug.value if sug else "",
+                choices=[
+                    (f"{c.value}: {RESIDUAL_WORDS[c]}"[:60], c.value) for c in m.ResidualClass
+                ],
+            ),
             Field("note", "Note", placeholder="what you read in the results"),
         ]
 
@@ -312,9 +390,14 @@ class SessionScreen(Screen[None]):
             if not vals["residual"]:
                 raise ValueError("choose a residual class")
             v = next(x for x in view.variants if x.id == vals["variant"])
-            return bridge.confirm_residual(self.ledger, view, v, m.ResidualClass(vals["residual"]), vals["note"])
+            return bridge.confirm_residual(
+                self.ledger, view, v, m.ResidualClass(vals["residual"]), vals["note"]
+            )
 
-        self.app.push_screen(FormModal("Confirm the residual", fields, submit), lambda r: self._after(r, "residual confirmed"))
+        self.app.push_screen(
+            FormModal("Confirm the residual", fields, submit),
+            lambda r: self._after(r, "residual confirmed"),
+        )
 
     def gates_for(self, v: m.Variant) -> dict[m.DispositionChoice, list[str]]:
         if v.id not in self._gates and self.view is not None:
@@ -333,9 +416,19 @@ class SessionScreen(Screen[None]):
         open_choices = [c for c, p in self.gates_for(v).items() if not p]
         default = (open_choices[0] if open_choices else m.DispositionChoice.NEED_EVIDENCE).value
         fields = [
-            Field("choice", "Decision", default, choices=[(CHOICE_WORDS[c], c.value) for c in m.DispositionChoice]),
-            Field("optimization_class", "Numerical class", sug_class,
-                  choices=[(c.value, c.value) for c in m.OptimizationClass], allow_blank=True),  # fmt: skip
+            Field(
+                "choice",
+                "Decision",
+                default,
+                choices=[(CHOICE_WORDS[c], c.value) for c in m.DispositionChoice],
+            ),
+            Field(
+                "optimization_class",
+                "Numerical class",
+                sug_class,
+                choices=[(c.value, c.value) for c in m.OptimizationClass],
+                allow_blank=True,
+            ),
             Field("guards", "Guards or flags (comma separated)"),
             Field("fallback", "Fallback"),
             Field("failure_cases", "Known failure cases (comma separated)"),
@@ -349,7 +442,9 @@ class SessionScreen(Screen[None]):
 
         def submit(vals: dict[str, Any]) -> m.Disposition:
             kw: dict[str, Any] = {
-                "optimization_class": m.OptimizationClass(vals["optimization_class"]) if vals["optimization_class"] else None,
+                "optimization_class": m.OptimizationClass(vals["optimization_class"])
+                if vals["optimization_class"]
+                else None,
                 "accepted_semantics": bool(vals.get("accepted_semantics")),
                 "guards": split(vals["guards"]),
                 "fallback": vals["fallback"],
@@ -358,14 +453,28 @@ class SessionScreen(Screen[None]):
                 "reason": vals["reason"],
                 "reopen_when": vals["reopen_when"],
             }
-            return bridge.dispose(self.ledger, view.session, v, m.DispositionChoice(vals["choice"]), **kw)
+            return bridge.dispose(
+                self.ledger, view.session, v, m.DispositionChoice(vals["choice"]), **kw
+            )
 
         gates = self.gates_for(v)
-        note = "  ".join(f"{c.value}: {'open' if not p else 'needs ' + '; '.join(p)}" for c, p in gates.items())
+        note = "  ".join(
+            f"{c.value}: {'open' if not p else 'needs ' + '; '.join(p)}" for c, p in gates.items()
+        )
         self.app.push_screen(
-            FormModal(f"Decide {v.name}", fields, submit,
-                      checkboxes=[("accepted_semantics", "I accept the changed precision or semantics (C3/C4)", False)],
-                      note=note[:400]),  # fmt: skip
+            FormModal(
+                f"Decide {v.name}",
+                fields,
+                submit,
+                checkboxes=[
+                    (
+                        "accepted_semantics",
+                        "I accept the changed precision or semantics (C3/C4)",
+                        False,
+                    )
+                ],
+                note=note[:400],
+            ),
             lambda r: self._after(r, f"decision recorded for {v.name}"),
         )
 
@@ -445,13 +554,25 @@ class SessionScreen(Screen[None]):
             session = ledger.get(m.Session, session_id)
             try:
                 b = bridge.record_baseline(
-                    ledger, session, runs=runs, warmup=warmup, progress=self._progress("baseline"),
-                    stop=self.stop_event, monitor=self.app.make_monitor(ledger, session_id),  # type: ignore[attr-defined]
-                )  # fmt: skip
+                    ledger,
+                    session,
+                    runs=runs,
+                    warmup=warmup,
+                    progress=self._progress("baseline"),
+                    stop=self.stop_event,
+                    monitor=self.app.make_monitor(ledger, session_id),  # type: ignore[attr-defined]
+                )
             except bridge.engine_errors() as exc:
-                self.post_message(EngineDone("baseline", "", error=str(getattr(exc, "reason", "") or exc)))
+                self.post_message(
+                    EngineDone("baseline", "", error=str(getattr(exc, "reason", "") or exc))
+                )
                 return
-        self.post_message(EngineDone("baseline", f"Baseline {b.id[:8]} recorded: {b.reproducibility.value.replace('_', ' ')}."))
+        self.post_message(
+            EngineDone(
+                "baseline",
+                f"Baseline {b.id[:8]} recorded: {b.reproducibility.value.replace('_', ' ')}.",
+            )
+        )
 
     @work(thread=True, exit_on_error=False, group="engine", name="round")
     def _round_worker(self, session_id: str, min_blocks: int, max_blocks: int) -> None:
@@ -461,14 +582,23 @@ class SessionScreen(Screen[None]):
             session = ledger.get(m.Session, session_id)
             try:
                 r = bridge.run_round(
-                    ledger, session, min_blocks=min_blocks, max_blocks=max_blocks, progress=self._progress("round"),
-                    stop=self.stop_event, monitor=self.app.make_monitor(ledger, session_id),  # type: ignore[attr-defined]
+                    ledger,
+                    session,
+                    min_blocks=min_blocks,
+                    max_blocks=max_blocks,
+                    progress=self._progress("round"),
+                    stop=self.stop_event,
+                    monitor=self.app.make_monitor(ledger, session_id),  # type: ignore[attr-defined]
                     seed=getattr(self.app, "seed", None),
-                )  # fmt: skip
+                )
             except bridge.engine_errors() as exc:
-                self.post_message(EngineDone("round", "", error=str(getattr(exc, "reason", "") or exc)))
+                self.post_message(
+                    EngineDone("round", "", error=str(getattr(exc, "reason", "") or exc))
+                )
                 return
-        self.post_message(EngineDone("round", f"Round {r.number} {r.status.value} after {r.blocks} blocks."))
+        self.post_message(
+            EngineDone("round", f"Round {r.number} {r.status.value} after {r.blocks} blocks.")
+        )
 
     def on_engine_progress(self, msg: EngineProgress) -> None:
         pane = self.pane(m.StepName.BASELINE if msg.kind == "baseline" else m.StepName.ROUND)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Markdown, ProgressBar, Static
 
 from session import models as m
-from tui.bridge import SessionView, suggest_residual
+from tui.bridge import SessionView, residual_suggestion, suggest_residual
 from tui.screens.step_base import StepPane
 from tui.widgets.form import Field
 from tui.widgets.ratio import fmt_ci, fmt_eta, fmt_ratio, ratio_bar, verdict_text
@@ -45,7 +44,9 @@ class RoundPane(StepPane):
         yield Static("", id="round-live")
 
     def on_mount(self) -> None:
-        self.query_one("#variant-table", DataTable).add_columns("variant", "kind", "hypothesis", "from", "files")
+        self.query_one("#variant-table", DataTable).add_columns(
+            "variant", "kind", "hypothesis", "from", "files"
+        )
 
     def next_hint(self, view: SessionView | None) -> str:
         if view is None:
@@ -63,21 +64,31 @@ class RoundPane(StepPane):
         t.clear()
         busy = self.session_screen.busy == "round"
         self.query_one("#round-progress").display = busy
-        self.query_one("#round-settings").display = not busy and not self.readonly and view is not None
+        self.query_one("#round-settings").display = (
+            not busy and not self.readonly and view is not None
+        )
         if view is None:
             return
         t.display = bool(view.variants)
         for v in view.variants:
             h = view.hypothesis(v.hypothesis_id)
             t.add_row(
-                Text(v.name, style="bold"), v.kind.value, h.title if h else Text("none", style="yellow"),
-                v.source or v.snapshot.commit[:10], str(v.files_changed), key=v.id,
-            )  # fmt: skip
+                Text(v.name, style="bold"),
+                v.kind.value,
+                h.title if h else Text("none", style="yellow"),
+                v.source or v.snapshot.commit[:10],
+                str(v.files_changed),
+                key=v.id,
+            )
         if not busy:
             rnd = view.last_round
             live = self.query_one("#round-live", Static)
             if rnd is not None:
-                live.update(comparison_table(view, rnd, view.comparisons.get(rnd.id, []), width=self.content_size.width))
+                live.update(
+                    comparison_table(
+                        view, rnd, view.comparisons.get(rnd.id, []), width=self.content_size.width
+                    )
+                )
             else:
                 live.update("")
 
@@ -92,14 +103,19 @@ class RoundPane(StepPane):
         st = Text()
         st.append(f"{p.phase}: ", style="bold")
         st.append(p.message or "")
-        st.append(f"   block {p.block} of ≤{p.max_blocks}  runs {p.runs_done}/{p.runs_total}  ETA {fmt_eta(p.eta_s)}", style="dim")
+        st.append(
+            f"   block {p.block} of ≤{p.max_blocks}  runs {p.runs_done}/{p.runs_total}  ETA {fmt_eta(p.eta_s)}",
+            style="dim",
+        )
         self.query_one("#round-status", Static).update(st)
         view = self.view
         if view is not None and p.comparisons:
             rnd = view.last_round
             fake = rnd or m.Round(session_id=view.session.id, baseline_id="-")
             self.query_one("#round-live", Static).update(
-                comparison_table(view, fake, list(p.comparisons), width=self.content_size.width, live=True)
+                comparison_table(
+                    view, fake, list(p.comparisons), width=self.content_size.width, live=True
+                )
             )
 
     def action_add_variant(self) -> None:
@@ -125,7 +141,14 @@ class RoundPane(StepPane):
         self.session_screen.stop_work()
 
 
-def comparison_table(view: SessionView, rnd: m.Round, rows: list[m.Comparison], *, width: int = 70, live: bool = False) -> Any:
+def comparison_table(
+    view: SessionView,
+    rnd: m.Round,
+    rows: list[m.Comparison],
+    *,
+    width: int = 70,
+    live: bool = False,
+) -> Any:
     """Two lines per comparison: the numbers, then the interval drawn against the band."""
     threshold = rnd.threshold if rnd.baseline_id != "-" else view.session.contract.threshold
     failed = {c.variant_id for c in view.correctness if not c.passed}
@@ -148,7 +171,10 @@ def comparison_table(view: SessionView, rnd: m.Round, rows: list[m.Comparison], 
         return out
     name_w = min(max(len(view.variant_name(c.variant_id)) for c in rows), 14)
     wl_w = min(max(len(c.workload) for c in rows), 12)
-    out.append(f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>6}  {'95% CI':<16}  verdict\n", style="bold")
+    out.append(
+        f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>6}  {'95% CI':<16}  verdict\n",
+        style="bold",
+    )
     for c in rows:
         broken = c.variant_id in failed
         out.append(f"{view.variant_name(c.variant_id)[:name_w]:<{name_w}}  ", style="bold")
@@ -166,7 +192,16 @@ def comparison_table(view: SessionView, rnd: m.Round, rows: list[m.Comparison], 
         pad = name_w + 2
         bar_w = max(min(width - pad - 14, 48), 15)
         out.append(" " * pad)
-        out.append_text(ratio_bar(c.ratio, c.ci_low, c.ci_high, threshold, bar_w, "BROKEN" if broken else c.verdict.value))
+        out.append_text(
+            ratio_bar(
+                c.ratio,
+                c.ci_low,
+                c.ci_high,
+                threshold,
+                bar_w,
+                "BROKEN" if broken else c.verdict.value,
+            )
+        )
         out.append(f"  band ±{threshold * 100:g}%\n", style="dim")
     return out
 
@@ -196,7 +231,12 @@ class ResultsPane(StepPane):
     def next_hint(self, view: SessionView | None) -> str:
         if view is None or not view.rounds:
             return "run a round first (5, then r)."
-        todo = [v for v in view.variants if view.residual_of(v.id) is None and suggest_residual(view, v)]
+        todo = [
+            v
+            for v in view.variants
+            if view.residual_of(v.id) is None
+            and suggest_residual(view, v, self.session_screen.ledger)
+        ]
         if todo:
             return f"press c to confirm the residual of {todo[0].name}; then decide (n)."
         return "decide each variant (n)."
@@ -216,8 +256,12 @@ class ResultsPane(StepPane):
             return
         rnd = self.current_round(view)
         assert rnd is not None
-        table.update(comparison_table(view, rnd, view.comparisons.get(rnd.id, []), width=self.content_size.width))
-        detail.update(results_detail(view, rnd))
+        table.update(
+            comparison_table(
+                view, rnd, view.comparisons.get(rnd.id, []), width=self.content_size.width
+            )
+        )
+        detail.update(results_detail(view, rnd, self.session_screen.ledger))
 
     def action_round(self, step: int) -> None:
         if self.view is None or not self.view.rounds:
@@ -240,7 +284,7 @@ RESIDUAL_WORDS: dict[m.ResidualClass, str] = {
 }
 
 
-def results_detail(view: SessionView, rnd: m.Round) -> Group:
+def results_detail(view: SessionView, rnd: m.Round, ledger: Any = None) -> Group:
     parts: list[Any] = []
     base_audits = {a.workload: a for a in view.audits if a.arm == "baseline"}
     for v in view.variants:
@@ -258,7 +302,9 @@ def results_detail(view: SessionView, rnd: m.Round) -> Group:
         for c in checks:
             line = Text("  correctness ")
             line.append(f"{c.workload}: ", style="dim")
-            line.append("pass" if c.passed else "FAIL", style="bold green" if c.passed else "bold magenta")
+            line.append(
+                "pass" if c.passed else "FAIL", style="bold green" if c.passed else "bold magenta"
+            )
             if c.exact:
                 line.append(" bit-identical", style="green")
             if c.suggested_class:
@@ -267,28 +313,40 @@ def results_detail(view: SessionView, rnd: m.Round) -> Group:
             for s in c.stats:
                 parts.append(error_line(s))
             if not c.passed and not c.stats and c.output_tail:
-                parts.append(Text("    " + c.output_tail.strip().splitlines()[-1][:100], style="dim"))
+                parts.append(
+                    Text("    " + c.output_tail.strip().splitlines()[-1][:100], style="dim")
+                )
         for a in view.audits:
             if a.arm != v.id:
                 continue
             b = base_audits.get(a.workload)
             parts.append(audit_line(a, b))
         cmps = [c for c in view.comparisons.get(rnd.id, []) if c.variant_id == v.id]
-        flags = [(c.workload, c.untrusted_runs, c.failed_runs) for c in cmps if c.untrusted_runs or c.failed_runs]
+        flags = [
+            (c.workload, c.untrusted_runs, c.failed_runs)
+            for c in cmps
+            if c.untrusted_runs or c.failed_runs
+        ]
         if flags:
             for w, u, f in flags:
-                parts.append(Text(f"  trust {w}: {u} run(s) quarantined, {f} failed", style="yellow"))
+                parts.append(
+                    Text(f"  trust {w}: {u} run(s) quarantined, {f} failed", style="yellow")
+                )
         else:
             parts.append(Text("  trust: no run quarantined or failed", style="dim"))
         res = view.residual_of(v.id)
-        sug = suggest_residual(view, v)
+        got = residual_suggestion(view, v, ledger)
+        sug = got[0] if got else None
         line = Text("  residual ")
         if res is not None and res.confirmed is not None:
             line.append(f"{res.confirmed.value} (confirmed)", style="bold")
             line.append(f"  {RESIDUAL_WORDS[res.confirmed]}", style="dim")
         elif sug is not None:
             line.append(f"{sug.value}? ", style="bold yellow")
-            line.append(f"{RESIDUAL_WORDS[sug]} — press c to confirm", style="dim")
+            line.append(
+                f"{(got[1] if got and got[1] else RESIDUAL_WORDS[sug])} — press c to confirm",
+                style="dim",
+            )
         else:
             line.append("no suggestion yet", style="dim")
         parts.append(line)
@@ -303,7 +361,10 @@ def error_line(s: m.ErrorStats) -> Text:
     t = Text("    ")
     t.append(f"{s.output}: ", style="dim")
     if not s.shape_equal or not s.dtype_equal:
-        t.append(f"shape/dtype differ {s.ref_shape}/{s.ref_dtype} vs {s.new_shape}/{s.new_dtype}", style="bold red")
+        t.append(
+            f"shape/dtype differ {s.ref_shape}/{s.ref_dtype} vs {s.new_shape}/{s.new_dtype}",
+            style="bold red",
+        )
         return t
     if s.bit_identical:
         t.append("bit-identical", style="green")
@@ -313,7 +374,10 @@ def error_line(s: m.ErrorStats) -> Text:
         t.append(f"  {s.mismatches} mismatched ({s.mismatch_share:.1%})", style="yellow")
     nonfinite = s.nan_new + s.inf_new
     if nonfinite or s.nan_ref or s.inf_ref:
-        t.append(f"  NaN {s.nan_ref}→{s.nan_new} Inf {s.inf_ref}→{s.inf_new}", style="bold magenta" if nonfinite > s.nan_ref + s.inf_ref else "dim")
+        t.append(
+            f"  NaN {s.nan_ref}→{s.nan_new} Inf {s.inf_ref}→{s.inf_new}",
+            style="bold magenta" if nonfinite > s.nan_ref + s.inf_ref else "dim",
+        )
     if s.worst_index:
         t.append(f"  worst at {s.worst_index}", style="dim")
     return t
@@ -330,14 +394,20 @@ def audit_line(a: m.Audit, b: m.Audit | None) -> Text:
         if old is None:
             t.append(fmt.format(new) + "  ")
             return
-        t.append(f"{fmt.format(old)}→{fmt.format(new)}", style="green" if new < old else "red" if new > old else "")
+        t.append(
+            f"{fmt.format(old)}→{fmt.format(new)}",
+            style="green" if new < old else "red" if new > old else "",
+        )
         t.append("  ")
 
     delta("launches", a.kernel_launches, b.kernel_launches if b else None)
     delta("ops", a.operator_count, b.operator_count if b else None)
     delta("allocs", a.allocation_count, b.allocation_count if b else None)
-    delta("peak MiB", None if a.peak_bytes is None else a.peak_bytes // 2**20,
-          None if b is None or b.peak_bytes is None else b.peak_bytes // 2**20)  # fmt: skip
+    delta(
+        "peak MiB",
+        None if a.peak_bytes is None else a.peak_bytes // 2**20,
+        None if b is None or b.peak_bytes is None else b.peak_bytes // 2**20,
+    )
     return t
 
 
@@ -366,7 +436,9 @@ class DispositionPane(StepPane):
         yield Static("", id="disp-gates")
 
     def on_mount(self) -> None:
-        self.query_one("#disp-table", DataTable).add_columns("variant", "decision", "class", "why / reopen when")
+        self.query_one("#disp-table", DataTable).add_columns(
+            "variant", "decision", "class", "why / reopen when"
+        )
 
     def next_hint(self, view: SessionView | None) -> str:
         if view is None or not view.variants:
@@ -385,12 +457,24 @@ class DispositionPane(StepPane):
         for v in view.variants:
             d = view.disposition_of(v.id)
             if d is None:
-                t.add_row(Text(v.name, style="bold"), Text("undecided", style="yellow"), "", "", key=v.id)
+                t.add_row(
+                    Text(v.name, style="bold"), Text("undecided", style="yellow"), "", "", key=v.id
+                )
             else:
-                style = "green" if d.choice.value.startswith("keep") else "red" if d.choice is m.DispositionChoice.REJECT else "yellow"
-                t.add_row(Text(v.name, style="bold"), Text(d.choice.value, style=style),
-                          d.optimization_class.value if d.optimization_class else "—",
-                          d.reason or d.reopen_when, key=v.id)  # fmt: skip
+                style = (
+                    "green"
+                    if d.choice.value.startswith("keep")
+                    else "red"
+                    if d.choice is m.DispositionChoice.REJECT
+                    else "yellow"
+                )
+                t.add_row(
+                    Text(v.name, style="bold"),
+                    Text(d.choice.value, style=style),
+                    d.optimization_class.value if d.optimization_class else "—",
+                    d.reason or d.reopen_when,
+                    key=v.id,
+                )
         if t.row_count:
             t.move_cursor(row=min(max(cursor, 0), t.row_count - 1))
         self.show_gates()

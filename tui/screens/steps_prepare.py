@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Input, Label, ProgressBar, Select, Static, TextArea
+from textual.widgets import DataTable, Input, Label, ProgressBar, Static, TextArea
 
 from session import models as m
 from tui.bridge import SessionView, similar_rejected
@@ -42,9 +42,11 @@ class ContractPane(StepPane):
                 yield Field("metric", "Metric", "wall", placeholder="wall | regex:… | json:KEY")
                 yield Field("unit", "Unit", "s")
                 yield Field(
-                    "direction", "Better is", "lower",
+                    "direction",
+                    "Better is",
+                    "lower",
                     choices=[("lower", "lower"), ("higher", "higher")],
-                )  # fmt: skip
+                )
             yield Field("check", "Correctness check (exit 0 passes)", placeholder="python check.py")
             with Horizontal(classes="row"):
                 yield Field("prepare", "Before every run (reset)", placeholder="optional")
@@ -79,7 +81,9 @@ class ContractPane(StepPane):
         values = {
             "title": s.title,
             "repo": s.repo,
-            "metric": "wall" if c.metric.source is m.MetricSource.WALL else f"{c.metric.source.value}:{c.metric.pattern}",
+            "metric": "wall"
+            if c.metric.source is m.MetricSource.WALL
+            else f"{c.metric.source.value}:{c.metric.pattern}",
             "unit": c.metric.unit,
             "direction": c.metric.direction.value,
             "check": c.check or "",
@@ -87,7 +91,9 @@ class ContractPane(StepPane):
             "threshold": f"{c.threshold:g}",
         }
         self.fill_draft(values)
-        self.query_one("#workloads-text", TextArea).text = "\n".join(f"{w.name}={w.command}" for w in c.workloads)
+        self.query_one("#workloads-text", TextArea).text = "\n".join(
+            f"{w.name}={w.command}" for w in c.workloads
+        )
 
     def fill_draft(self, values: dict[str, str]) -> None:
         for f in self.fields():
@@ -104,7 +110,11 @@ class ContractPane(StepPane):
 
     def build(self) -> m.Session:
         vals = {f.field_name: f.value.strip() for f in self.fields()}
-        lines = [ln.strip() for ln in self.query_one("#workloads-text", TextArea).text.splitlines() if ln.strip()]
+        lines = [
+            ln.strip()
+            for ln in self.query_one("#workloads-text", TextArea).text.splitlines()
+            if ln.strip()
+        ]
         errors: dict[str, str] = {}
         workloads: list[m.Workload] = []
         for ln in lines:
@@ -115,7 +125,11 @@ class ContractPane(StepPane):
         if not lines:
             errors["workloads"] = "at least one workload is needed"
         try:
-            metric = m.Metric.parse(vals["metric"] or "wall", unit=vals["unit"] or None, direction=vals["direction"] or None)
+            metric = m.Metric.parse(
+                vals["metric"] or "wall",
+                unit=vals["unit"] or None,
+                direction=vals["direction"] or None,
+            )
         except (ValueError, ValidationError) as exc:
             errors["metric"] = _msg(exc)
             metric = m.Metric()
@@ -144,7 +158,12 @@ class ContractPane(StepPane):
         current = self.view.session if self.view else None
         if current is not None:
             return m.Session.model_validate(
-                {**current.model_dump(), "title": vals["title"], "repo": repo, "contract": contract.model_dump()}
+                {
+                    **current.model_dump(),
+                    "title": vals["title"],
+                    "repo": repo,
+                    "contract": contract.model_dump(),
+                }
             )
         return m.Session(title=vals["title"], repo=repo, contract=contract)
 
@@ -165,8 +184,13 @@ class ContractPane(StepPane):
             werr.update(exc.errors.get("workloads", ""))
             return
         except ValidationError as exc:
-            aliases = {"contract.workloads": "workloads", "contract.check": "check", "contract.threshold": "threshold",
-                       "contract.metric": "metric", "contract.hooks.prepare": "prepare"}  # fmt: skip
+            aliases = {
+                "contract.workloads": "workloads",
+                "contract.check": "check",
+                "contract.threshold": "threshold",
+                "contract.metric": "metric",
+                "contract.hooks.prepare": "prepare",
+            }
             loose = show_errors(fields, exc, aliases)
             workload_msgs = [ln for ln in loose if "workloads" in ln]
             werr.update("\n".join(workload_msgs or loose))
@@ -193,10 +217,19 @@ def contract_table(s: m.Session) -> Table:
     t.add_column(overflow="fold")
     t.add_row("title", Text(s.title, style="bold"))
     t.add_row("repository", s.repo)
-    metric = c.metric.name + (f" ({c.metric.source.value}: {c.metric.pattern})" if c.metric.pattern else "")
-    t.add_row("metric", f"{metric}, {c.metric.unit or 'no unit'}, {c.metric.direction.value} is better")
+    metric = c.metric.name + (
+        f" ({c.metric.source.value}: {c.metric.pattern})" if c.metric.pattern else ""
+    )
+    t.add_row(
+        "metric", f"{metric}, {c.metric.unit or 'no unit'}, {c.metric.direction.value} is better"
+    )
     for w in c.workloads:
-        t.add_row("workload", Text.assemble((w.name, "bold"), f"  {w.command}", (f"  [{w.kind.value}, {w.scope.value}]", "dim")))
+        t.add_row(
+            "workload",
+            Text.assemble(
+                (w.name, "bold"), f"  {w.command}", (f"  [{w.kind.value}, {w.scope.value}]", "dim")
+            ),
+        )
     t.add_row("check", c.check or Text("none: variants are compared on speed only", style="yellow"))
     if c.hooks.prepare:
         t.add_row("before each run", c.hooks.prepare)
@@ -244,7 +277,9 @@ class BaselinePane(StepPane):
         info = self.query_one("#baseline-info", Static)
         busy = self.session_screen.busy == "baseline"
         self.query_one("#baseline-progress").display = busy
-        self.query_one("#baseline-settings").display = not self.readonly and not busy and view is not None
+        self.query_one("#baseline-settings").display = (
+            not self.readonly and not busy and view is not None
+        )
         if view is None or view.baseline is None:
             info.update(Text("No baseline yet.", style="dim"))
             if view is not None and view.session.contract.workloads:
@@ -258,7 +293,11 @@ class BaselinePane(StepPane):
         bar.update(total=total, progress=int(getattr(p, "runs_done", 0) or 0))
         eta = fmt_eta(getattr(p, "eta_s", None))
         self.query_one("#baseline-status", Static).update(
-            Text.assemble((f"{p.phase}: ", "bold"), p.message or "", (f"   runs {p.runs_done}/{p.runs_total}  ETA {eta}", "dim"))
+            Text.assemble(
+                (f"{p.phase}: ", "bold"),
+                p.message or "",
+                (f"   runs {p.runs_done}/{p.runs_total}  ETA {eta}", "dim"),
+            )
         )
 
     def action_record(self) -> None:
@@ -293,15 +332,25 @@ def baseline_table(view: SessionView) -> Table:
         m.Reproducibility.REPRODUCIBLE: "bold green",
         m.Reproducibility.NOT_REPRODUCIBLE: "bold red",
     }.get(b.reproducibility, "yellow")
-    t.add_row("reproducible", Text.assemble((b.reproducibility.value.replace("_", " "), style), f"  {b.reproducibility_detail}"))
+    t.add_row(
+        "reproducible",
+        Text.assemble(
+            (b.reproducibility.value.replace("_", " "), style), f"  {b.reproducibility_detail}"
+        ),
+    )
     unit = view.session.contract.metric.unit
     for name, value in b.reference.items():
         t.add_row(f"ref {name}", f"{value:.6g} {unit}")
     t.add_row("runs", f"{b.runs_per_workload} per workload ({view.baseline_runs} recorded)")
     env = b.environment
     gpus = ", ".join(g.name for g in env.gpus) or (env.gpu_note or "no GPU")
-    t.add_row("machine", f"{gpus}; {env.hostname or 'host'}; {env.cpu_model or ''} ×{env.cpu_count}")
-    t.add_row("software", f"python {env.python or '?'}; torch {env.torch or '—'}; cuda {env.cuda_runtime or '—'}")
+    t.add_row(
+        "machine", f"{gpus}; {env.hostname or 'host'}; {env.cpu_model or ''} ×{env.cpu_count}"
+    )
+    t.add_row(
+        "software",
+        f"python {env.python or '?'}; torch {env.torch or '—'}; cuda {env.cuda_runtime or '—'}",
+    )
     if b.reset_procedure:
         t.add_row("reset", b.reset_procedure)
     return t
@@ -342,8 +391,14 @@ class PreflightPane(StepPane):
                 yield Label(Text.assemble((q.value, "bold"), "  ", text))
                 with Horizontal(classes="row"):
                     yield Field(f"{q.value}.kind", "answer", "unknown", choices=KIND_CHOICES)
-                    yield Field(f"{q.value}.concern_area", "goes to", choices=AREA_CHOICES, allow_blank=True)
-                yield Field(f"{q.value}.text", "what you know", placeholder="measurement, evidence or reason")
+                    yield Field(
+                        f"{q.value}.concern_area", "goes to", choices=AREA_CHOICES, allow_blank=True
+                    )
+                yield Field(
+                    f"{q.value}.text",
+                    "what you know",
+                    placeholder="measurement, evidence or reason",
+                )
 
     def next_hint(self, view: SessionView | None) -> str:
         if view is None:
@@ -372,7 +427,11 @@ class PreflightPane(StepPane):
         answers: list[m.PreflightAnswer] = []
         bad = False
         for q in QUESTIONS:
-            fields = {f.field_name.split(".", 1)[1]: f for f in self.query(Field) if f.field_name.startswith(q.value + ".")}
+            fields = {
+                f.field_name.split(".", 1)[1]: f
+                for f in self.query(Field)
+                if f.field_name.startswith(q.value + ".")
+            }
             clear_errors(fields.values())
             kind = fields["kind"].value or "unknown"
             text = fields["text"].value
@@ -381,7 +440,15 @@ class PreflightPane(StepPane):
             if kind == "unknown" and not text.strip() and existing is None:
                 continue
             try:
-                answers.append(m.PreflightAnswer(session_id=view.session.id, question=q, kind=kind, text=text, concern_area=area))
+                answers.append(
+                    m.PreflightAnswer(
+                        session_id=view.session.id,
+                        question=q,
+                        kind=kind,
+                        text=text,
+                        concern_area=area,
+                    )
+                )
             except ValidationError as exc:
                 bad = True
                 msgs = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
@@ -422,11 +489,19 @@ class HypothesesPane(StepPane):
             yield Field("title", "Title", placeholder="e.g. fuse the max and exp passes")
             yield Field("symptom", "Symptom (what you observe)")
             yield Field("mechanism", "Mechanism (why it happens)")
-            yield Field("predicted_effect", "Predicted effect on the metric", placeholder="e.g. 20-30% less time")
+            yield Field(
+                "predicted_effect",
+                "Predicted effect on the metric",
+                placeholder="e.g. 20-30% less time",
+            )
             with Horizontal(classes="row"):
                 yield Field("predicted_direction", "Direction", "lower", choices=DIRECTION_CHOICES)
                 yield Field("confidence", "Confidence", "medium", choices=CONFIDENCE_CHOICES)
-            yield Field("predicted_evidence", "Independent evidence that should move", placeholder="e.g. fewer kernel launches")
+            yield Field(
+                "predicted_evidence",
+                "Independent evidence that should move",
+                placeholder="e.g. fewer kernel launches",
+            )
             yield Field("falsifier", "Cheapest falsifier")
 
     def on_mount(self) -> None:
@@ -456,7 +531,14 @@ class HypothesesPane(StepPane):
         t.display = bool(view.hypotheses)
         for h in view.hypotheses:
             n = sum(1 for v in view.variants if v.hypothesis_id == h.id)
-            t.add_row(h.id[:8], _clip(h.title, 34 if self.session_screen.has_class("-narrow") else 48), status_text(h.status), h.confidence.value, str(n), key=h.id)
+            t.add_row(
+                h.id[:8],
+                _clip(h.title, 34 if self.session_screen.has_class("-narrow") else 48),
+                status_text(h.status),
+                h.confidence.value,
+                str(n),
+                key=h.id,
+            )
 
     def focus_form(self) -> None:
         if self.query_one("#hyp-form").display:
@@ -482,8 +564,13 @@ class HypothesesPane(StepPane):
             return
         vals = self.values()
         try:
-            probe = m.Hypothesis(session_id=view.session.id, title=vals["title"] or "-", symptom=vals["symptom"],
-                                 mechanism=vals["mechanism"], predicted_effect=vals["predicted_effect"])  # fmt: skip
+            probe = m.Hypothesis(
+                session_id=view.session.id,
+                title=vals["title"] or "-",
+                symptom=vals["symptom"],
+                mechanism=vals["mechanism"],
+                predicted_effect=vals["predicted_effect"],
+            )
         except ValidationError:
             return
         found = similar_rejected(self.session_screen.ledger, probe)
@@ -520,12 +607,11 @@ class HypothesesPane(StepPane):
             if old is None:
                 return
             try:
-                new = m.Hypothesis.model_validate({**old.model_dump(), **vals})
+                m.Hypothesis.model_validate({**old.model_dump(), **vals})
+                screen.edit_hypothesis(old, vals)
             except ValidationError as exc:
                 show_errors(fields, exc)
                 return
-            screen.save_models(new, m.HypothesisEvent(hypothesis_id=new.id, field="edited", why="edited in the app"),
-                               note=f"updated {new.id[:8]}")  # fmt: skip
             self.editing = None
             self.clear_form()
             return

@@ -75,7 +75,9 @@ def clear_errors(fields: Iterable[Field]) -> None:
         f.set_error("")
 
 
-def show_errors(fields: Iterable[Field], exc: ValidationError, aliases: dict[str, str] | None = None) -> list[str]:
+def show_errors(
+    fields: Iterable[Field], exc: ValidationError, aliases: dict[str, str] | None = None
+) -> list[str]:
     """Put each error under its field; returns those that matched no field."""
     by_name = {f.field_name: f for f in fields}
     aliases = aliases or {}

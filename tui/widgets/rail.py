@@ -36,7 +36,9 @@ class StepRail(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.statuses: dict[m.StepName, m.StepStatus] = {s: m.StepStatus(step=s) for s in STEP_ORDER}
+        self.statuses: dict[m.StepName, m.StepStatus] = {
+            s: m.StepStatus(step=s) for s in STEP_ORDER
+        }
         self.counts: dict[m.StepName, int] = {}
         self.current: m.StepName = m.StepName.CONTRACT
 
@@ -58,7 +60,9 @@ class StepRail(Vertical):
             t.append(f" {n}", style="dim")
         return t
 
-    def update_steps(self, statuses: list[m.StepStatus], counts: dict[m.StepName, int] | None = None) -> None:
+    def update_steps(
+        self, statuses: list[m.StepStatus], counts: dict[m.StepName, int] | None = None
+    ) -> None:
         self.statuses = {s.step: s for s in statuses}
         self.counts = counts or {}
         self._redraw()

@@ -23,7 +23,9 @@ VERDICT_STYLE: dict[str, str] = {
 
 
 def verdict_text(verdict: m.Verdict | str, broken: bool = False) -> Text:
-    word = "BROKEN" if broken else (verdict.value if isinstance(verdict, m.Verdict) else str(verdict))
+    word = (
+        "BROKEN" if broken else (verdict.value if isinstance(verdict, m.Verdict) else str(verdict))
+    )
     return Text(word, style=VERDICT_STYLE.get(word, "bold"))
 
 
@@ -79,5 +81,5 @@ def fmt_ci(lo: float | None, hi: float | None) -> str:
 def fmt_eta(seconds: float | None) -> str:
     if seconds is None or seconds != seconds or seconds < 0:
         return "—"
-    s = int(round(seconds))
+    s = round(seconds)
     return f"{s // 60}:{s % 60:02d}"

@@ -113,20 +113,36 @@ class TelemetryPanel(Widget):
         if self.gpu_name:
             t.append(self.gpu_name[:width] + "\n", style="bold")
         if has_gpu:
-            self._line(t, "util", self._series("util_gpu"), sw, 100.0, self._pct(self._last("util_gpu")))
+            self._line(
+                t, "util", self._series("util_gpu"), sw, 100.0, self._pct(self._last("util_gpu"))
+            )
             sm = self._last("sm_clock_mhz")
-            self._line(t, "SM", self._series("sm_clock_mhz"), sw, None, "—" if sm is None else f"{sm:.0f}M")
+            self._line(
+                t, "SM", self._series("sm_clock_mhz"), sw, None, "—" if sm is None else f"{sm:.0f}M"
+            )
             pw, lim = self._last("power_w"), self._last("power_limit_w")
-            self._line(t, "pwr", self._series("power_w"), sw, lim, "—" if pw is None else f"{pw:.0f}W")
+            self._line(
+                t, "pwr", self._series("power_w"), sw, lim, "—" if pw is None else f"{pw:.0f}W"
+            )
             mem = [None if v is None else float(v) for v in self._series("mem_used_bytes")]
             self._line(t, "mem", mem, sw, None, _gib(self._last("mem_used_bytes")))
             tc = self._last("temperature_c")
-            self._line(t, "temp", self._series("temperature_c"), sw, 100.0, "—" if tc is None else f"{tc:.0f}°C")
+            self._line(
+                t,
+                "temp",
+                self._series("temperature_c"),
+                sw,
+                100.0,
+                "—" if tc is None else f"{tc:.0f}°C",
+            )
             last = self.samples[-1] if self.samples else None
             words = reasons_in_words(last.clock_reasons if last else None)
             t.append("why  ", style="dim")
             if not words:
-                t.append("no clock events\n" if last and last.clock_reasons == 0 else "—\n", style="green" if last and last.clock_reasons == 0 else "dim")
+                t.append(
+                    "no clock events\n" if last and last.clock_reasons == 0 else "—\n",
+                    style="green" if last and last.clock_reasons == 0 else "dim",
+                )
             else:
                 for i, (w, style) in enumerate(words):
                     t.append(("" if i == 0 else ", ") + w, style=style)
@@ -135,11 +151,15 @@ class TelemetryPanel(Widget):
             note = self.note or "no GPU telemetry"
             t.append("GPU  ", style="dim")
             t.append(note[: max(width - 5, 8)] + "\n", style="yellow")
-        self._line(t, "cpu", self._series("cpu_percent"), sw, 100.0, self._pct(self._last("cpu_percent")))
+        self._line(
+            t, "cpu", self._series("cpu_percent"), sw, 100.0, self._pct(self._last("cpu_percent"))
+        )
         rss = [None if v is None else float(v) for v in self._series("rss_bytes")]
         self._line(t, "rss", rss, sw, None, _gib(self._last("rss_bytes")))
         if self.trust:
-            style = {"clean": "green", "warn": "yellow", "untrusted": "bold red"}.get(self.trust, "dim")
+            style = {"clean": "green", "warn": "yellow", "untrusted": "bold red"}.get(
+                self.trust, "dim"
+            )
             t.append("trust ", style="dim")
             t.append(self.trust, style=style)
         return t
@@ -170,7 +190,15 @@ class TelemetryPanel(Widget):
     def _pct(v: float | None) -> str:
         return "—" if v is None else f"{v:.0f}%"
 
-    def _line(self, t: Text, label: str, series: list[float | None], width: int, top: float | None, value: str) -> None:
+    def _line(
+        self,
+        t: Text,
+        label: str,
+        series: list[float | None],
+        width: int,
+        top: float | None,
+        value: str,
+    ) -> None:
         t.append(f"{label:<5}", style="dim")
         t.append(spark(series, width, top), style="green" if label in ("util", "cpu") else "cyan")
         t.append(f"{value:>7}\n")
