@@ -24,7 +24,9 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console()
     if not rows:
-        console.print("No sessions yet. Start one with [bold]gpuopt new[/] or [bold]gpuopt demo[/].")
+        console.print(
+            "No sessions yet. Start one with [bold]gpuopt new[/] or [bold]gpuopt demo[/]."
+        )
         return 0
     table = Table(box=None, header_style="bold")
     for col in ("id", "title", "repo", "created", "baselines", "hypotheses", "variants", "rounds"):
