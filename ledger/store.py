@@ -353,11 +353,15 @@ class Ledger:
         ref = ref.strip()
         if not ref:
             raise SessionNotFoundError("no session given")
-        rows = self._c.conn.execute(
-            "SELECT id FROM sessions WHERE id = ? OR substr(id, 1, ?) = ? LIMIT 3",
-            (ref, len(ref), ref),
-        ).fetchall()
-        ids = sorted({r[0] for r in rows})
+        # Ids sharing the prefix are adjacent in id order: walk the primary key from the
+        # prefix on (exact for any text, NUL included; SQL text functions stop at NUL).
+        ids: list[str] = []
+        for (sid,) in self._c.conn.execute(
+            "SELECT id FROM sessions WHERE id >= ? ORDER BY id", (ref,)
+        ):
+            if not sid.startswith(ref) or len(ids) == 3:
+                break
+            ids.append(sid)
         if ref in ids:
             ids = [ref]
         if not ids:

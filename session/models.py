@@ -35,6 +35,20 @@ def utcnow() -> datetime:
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic applies an assignment before the whole-model checks run: when one fails,
+        # put the old value back so the model never stays invalid.
+        old = self.__dict__.get(name, _MISSING)
+        try:
+            super().__setattr__(name, value)
+        except ValidationError:
+            if old is not _MISSING:
+                self.__dict__[name] = old
+            raise
+
+
+_MISSING: Any = object()
+
 
 # ---------------------------------------------------------------------------- enums
 
