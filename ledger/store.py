@@ -461,17 +461,30 @@ class Ledger:
 
     def check(self) -> builtins.list[str]:
         """Integrity and foreign-key problems, empty when the ledger is sound."""
-        problems = [r[0] for r in self._c.conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
-        for table, rowid, parent, _ in self._c.conn.execute("PRAGMA foreign_key_check"):
-            problems.append(f"{table} row {rowid}: missing {parent} row")
+        problems: list[str] = []
+        try:
+            problems += [
+                r[0] for r in self._c.conn.execute("PRAGMA integrity_check") if r[0] != "ok"
+            ]
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"integrity check failed: {exc}")
+        try:
+            for table, rowid, parent, _ in self._c.conn.execute("PRAGMA foreign_key_check"):
+                problems.append(f"{table} row {rowid}: missing {parent} row")
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"foreign-key check failed: {exc}")
         return problems
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, int | None]:
+        """Rows per table (None where the table cannot be read)."""
         names = [t.name for t in TABLES.values()] + ["telemetry"]
-        return {
-            n: self._c.conn.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0]
-            for n in sorted(set(names))
-        }
+        counts: dict[str, int | None] = {}
+        for n in sorted(set(names)):
+            try:
+                counts[n] = self._c.conn.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0]
+            except sqlite3.DatabaseError:
+                counts[n] = None
+        return counts
 
     def backup(self, target: Path | str) -> None:
         """A consistent copy through VACUUM INTO (never a copy of the .db file alone)."""

@@ -162,7 +162,11 @@ def _fail_known(exc: Exception) -> int:
     if isinstance(exc, UnicodeEncodeError):  # e.g. bytes in argv that are not UTF-8
         return _fail(f"text that is not valid UTF-8: {exc.object[exc.start : exc.end]!r}", 2)
     if isinstance(exc, sqlite3.DatabaseError):
-        return _fail(f"ledger: {exc}", EXIT_FAILED)
+        if isinstance(exc, sqlite3.OperationalError):
+            return _fail(f"ledger: {exc}", EXIT_FAILED)
+        return _fail(
+            f"the ledger is damaged ({exc}); `gpuopt ledger check` shows where", EXIT_FAILED
+        )
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{exc.strerror or exc}", EXIT_FAILED)
