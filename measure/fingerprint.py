@@ -89,6 +89,7 @@ def gpu_info() -> tuple[list[dict[str, Any]], str, str | None]:
         )
         cuda_text = f"{cuda // 1000}.{(cuda % 1000) // 10}" if isinstance(cuda, int) else None
         count = _call(pynvml.nvmlDeviceGetCount) or 0
+        sm, memclk = pynvml.NVML_CLOCK_SM, pynvml.NVML_CLOCK_MEM
         for i in range(count):
             h = pynvml.nvmlDeviceGetHandleByIndex(i)
             mig = _call(pynvml.nvmlDeviceGetMigMode, h)
@@ -100,8 +101,8 @@ def gpu_info() -> tuple[list[dict[str, Any]], str, str | None]:
                     "name": _text(_call(pynvml.nvmlDeviceGetName, h)),
                     "uuid": _text(_call(pynvml.nvmlDeviceGetUUID, h)),
                     "driver": _text(driver),
-                    "max_sm_clock_mhz": _call(pynvml.nvmlDeviceGetMaxClockInfo, h, pynvml.NVML_CLOCK_SM),
-                    "max_mem_clock_mhz": _call(pynvml.nvmlDeviceGetMaxClockInfo, h, pynvml.NVML_CLOCK_MEM),
+                    "max_sm_clock_mhz": _call(pynvml.nvmlDeviceGetMaxClockInfo, h, sm),
+                    "max_mem_clock_mhz": _call(pynvml.nvmlDeviceGetMaxClockInfo, h, memclk),
                     "persistence_mode": None if persistence is None else bool(persistence),
                     "mig_mode": None if mig is None else bool(mig[0]),
                     "memory_total_bytes": getattr(mem, "total", None),
@@ -197,7 +198,10 @@ def nvcc_version() -> str | None:
     except Exception:
         return None
     m = re.search(r"release ([0-9.]+), V([0-9.]+)", out)
-    return m.group(2) if m else (out.strip().splitlines() or [None])[-1]
+    if m:
+        return m.group(2)
+    lines = out.strip().splitlines()
+    return lines[-1] if lines else None
 
 
 def cpu_model() -> str:

@@ -38,7 +38,10 @@ def test_fields_describe_this_machine_and_fit_the_model():
 
 
 def test_collect_does_not_import_torch():
-    code = "import sys; from measure import fingerprint as f; f.collect(); print('torch' in sys.modules)"
+    code = (
+        "import sys; from measure import fingerprint as f; f.collect(); "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
