@@ -310,7 +310,9 @@ class Workload(Model):
             kind = WorkloadKind.TORCH
         elif command.startswith("kernelbench:"):
             kind = WorkloadKind.KERNELBENCH
-        scope = WorkloadScope.ISOLATED if kind is not WorkloadKind.COMMAND else WorkloadScope.END_TO_END
+        scope = (
+            WorkloadScope.ISOLATED if kind is not WorkloadKind.COMMAND else WorkloadScope.END_TO_END
+        )
         return cls(name=name.strip(), kind=kind, command=command, scope=scope)
 
 
@@ -590,6 +592,7 @@ class Run(Model):
     telemetry: dict[str, Any] = Field(default_factory=dict)  # per-run deltas (energy, ...)
     started_us: int = 0
     ended_us: int = 0
+    error: str = ""  # one line saying what went wrong, if anything
 
 
 class TelemetrySample(Model):
