@@ -82,9 +82,7 @@ def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
                 **_dump(h),
                 "history": [
                     _dump(e)
-                    for e in ledger.list(
-                        m.HypothesisEvent, hypothesis_id=h.id, order_by="at, rowid"
-                    )
+                    for e in ledger.list(m.HypothesisEvent, hypothesis_id=h.id, order_by="at, rowid")
                 ],
             }
             for h in hypotheses
@@ -95,11 +93,7 @@ def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
                 "id": v.id,
                 "name": v.name,
                 "hypothesis_id": v.hypothesis_id,
-                "snapshot": {
-                    "commit": v.snapshot.commit,
-                    "ref": v.snapshot.ref,
-                    "dirty": v.snapshot.dirty,
-                },
+                "snapshot": {"commit": v.snapshot.commit, "ref": v.snapshot.ref, "dirty": v.snapshot.dirty},
                 "probe": v.probe,
                 "source": v.source,
                 "diff_stat": v.diff_stat,
@@ -243,10 +237,7 @@ def to_markdown(data: dict[str, Any]) -> str:
         [
             ["session", s["id"]],
             ["repository", s["repo"]],
-            [
-                "target metric",
-                f"{s['metric']} ({s['unit'] or 'no unit'}), {s['direction']} is better",
-            ],
+            ["target metric", f"{s['metric']} ({s['unit'] or 'no unit'}), {s['direction']} is better"],
             ["noise threshold", f"±{s['threshold'] * 100:.1f}%"],
             ["correctness check", s["check"]],
         ],
@@ -277,10 +268,7 @@ def to_markdown(data: dict[str, Any]) -> str:
     if data["hypotheses"]:
         lines += md_table(
             ["id", "title", "status", "confidence", "mechanism"],
-            [
-                [h["id"], h["title"], h["status"], h["confidence"], h["mechanism"]]
-                for h in data["hypotheses"]
-            ],
+            [[h["id"], h["title"], h["status"], h["confidence"], h["mechanism"]] for h in data["hypotheses"]],
         )
     else:
         lines.append("No hypotheses recorded.")
@@ -313,14 +301,7 @@ def to_markdown(data: dict[str, Any]) -> str:
         lines += md_table(
             ["variant", "choice", "class", "guards", "fallback", "reopen when"],
             [
-                [
-                    d["variant"],
-                    d["choice"],
-                    d["class"],
-                    "; ".join(d["guards"]),
-                    d["fallback"],
-                    d["reopen_when"],
-                ]
+                [d["variant"], d["choice"], d["class"], "; ".join(d["guards"]), d["fallback"], d["reopen_when"]]
                 for d in data["dispositions"]
             ],
         )
