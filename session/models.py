@@ -310,9 +310,7 @@ class Workload(Model):
             kind = WorkloadKind.TORCH
         elif command.startswith("kernelbench:"):
             kind = WorkloadKind.KERNELBENCH
-        scope = (
-            WorkloadScope.ISOLATED if kind is not WorkloadKind.COMMAND else WorkloadScope.END_TO_END
-        )
+        scope = WorkloadScope.ISOLATED if kind is not WorkloadKind.COMMAND else WorkloadScope.END_TO_END
         return cls(name=name.strip(), kind=kind, command=command, scope=scope)
 
 
