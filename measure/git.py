@@ -348,7 +348,8 @@ def apply_patch(worktree: str | Path, patch: str | Path) -> None:
 
 def diff_stat(repo: str | Path, a: str, b: str) -> tuple[str, int]:
     """`git diff --stat a b` and the number of files changed."""
-    stat = _out(git(["diff", "--no-ext-diff", "--no-color", "--stat=100", a, b, "--"], repo))
+    raw = git(["diff", "--no-ext-diff", "--no-color", "--stat=100", a, b, "--"], repo).stdout
+    stat = raw.decode("utf-8", "replace").rstrip()
     numstat = _out(git(["diff", "--no-ext-diff", "--numstat", "-z", a, b, "--"], repo))
     files = sum(1 for entry in numstat.split("\0") if entry.strip() and "\t" in entry)
     return stat, files

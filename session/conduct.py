@@ -59,6 +59,10 @@ class GateRefused(ConductError):
     """The method refuses the step, e.g. a round without a reproducible baseline."""
 
 
+class BadInput(ConductError):
+    """What was asked for cannot be: an unknown name, a missing file, a bad number."""
+
+
 ProgressFn = Callable[[Progress], None] | None
 
 
@@ -321,9 +325,9 @@ def record_baseline(
     from measure.worktrees import Worktrees
 
     if runs < 2:
-        raise ConductError("a baseline needs at least 2 runs per workload")
+        raise BadInput("a baseline needs at least 2 runs per workload")
     if warmup < 0:
-        raise ConductError("warm-up runs cannot be negative")
+        raise BadInput("warm-up runs cannot be negative")
     cleanup_stale_worktrees(session.repo)
     _say(progress, Progress("snapshot", f"snapshot of {session.repo}"))
     try:
@@ -438,20 +442,29 @@ def add_variant(
     probe: bool = False,
 ) -> m.Variant:
     """Snapshot one variant (a git revision, or a patch on the baseline snapshot)."""
-    from measure.git import GitError, apply_patch, diff_stat, snapshot_of_ref, take_snapshot
+    from measure.git import (
+        GitError,
+        apply_patch,
+        diff_stat,
+        repo_root,
+        require_commits,
+        resolve_commit,
+        snapshot_of_ref,
+        take_snapshot,
+    )
     from measure.worktrees import worktree
 
     if (ref is None) == (patch is None):
-        raise ConductError("give exactly one of --ref GITREF or --patch FILE")
+        raise BadInput("give exactly one of --ref GITREF or --patch FILE")
     try:
         m.Variant.model_validate(
             {"session_id": session.id, "name": name, "snapshot": {"commit": "0" * 40, "ref": "-"}}
         )
     except Exception as exc:
-        raise ConductError(f"variant name {name!r}: {_first_error(exc)}") from None
+        raise BadInput(f"variant name {name!r}: {_first_error(exc)}") from None
     existing = ledger.list(m.Variant, session_id=session.id)
     if any(v.name == name for v in existing):
-        raise ConductError(f"session {session.id} already has a variant named {name!r}")
+        raise BadInput(f"session {session.id} already has a variant named {name!r}")
     if hypothesis_id is not None:
         hyp = _hypothesis(ledger, session, hypothesis_id)
         hypothesis_id = hyp.id
@@ -465,16 +478,23 @@ def add_variant(
                 )
             patch_path = Path(patch).expanduser()
             if not patch_path.is_file():
-                raise ConductError(f"{patch}: no such patch file")
+                raise BadInput(f"{patch}: no such patch file")
             with worktree(session.repo, baseline.snapshot.commit, "patch") as tree:
-                apply_patch(tree, patch_path)
+                try:
+                    apply_patch(tree, patch_path)
+                except GitError as exc:
+                    raise BadInput(str(exc)) from None
                 info = take_snapshot(tree, parent=baseline.snapshot.commit)
             source = f"patch {patch_path.resolve()}"
         else:
             assert ref is not None
+            try:
+                resolve_commit(repo_root(session.repo), ref)
+            except GitError as exc:
+                raise BadInput(str(exc)) from None
             info = snapshot_of_ref(session.repo, ref)
             source = f"ref {ref}"
-        against = baseline.snapshot.commit if baseline else (info.head or info.commit)
+        against = baseline.snapshot.commit if baseline else require_commits(session.repo)
         stat, files = diff_stat(session.repo, against, info.commit)
     except GitError as exc:
         raise ConductError(str(exc)) from None
@@ -509,12 +529,12 @@ def _hypothesis(ledger: Any, session: m.Session, ref: str) -> m.Hypothesis:
         if h.id == ref or h.id.startswith(ref)
     ]
     if not found:
-        raise ConductError(f"no hypothesis {ref!r} in session {session.id}")
+        raise BadInput(f"no hypothesis {ref!r} in session {session.id}")
     exact = [h for h in found if h.id == ref]
     if exact:
         return exact[0]
     if len(found) > 1:
-        raise ConductError(f"{ref!r} matches several hypotheses: give more characters")
+        raise BadInput(f"{ref!r} matches several hypotheses: give more characters")
     return found[0]
 
 
@@ -533,14 +553,14 @@ def _resolve_variants(
     if not refs:
         found = ledger.list(m.Variant, session_id=session.id)
         if not found:
-            raise ConductError("no variants to measure: add one with `gpuopt variant add`")
+            raise GateRefused("no variants to measure: add one with `gpuopt variant add`")
         return list(found)
     out: list[m.Variant] = []
     for ref in refs:
         try:
             v = ledger.variant(session.id, ref.strip())
         except LedgerError as exc:
-            raise ConductError(str(exc)) from None
+            raise BadInput(str(exc)) from None
         if v.id not in {x.id for x in out}:
             out.append(v)
     return out
@@ -603,11 +623,11 @@ def run_round(
     contract = session.contract
     delta = threshold if threshold is not None else contract.threshold
     if not 0 < delta < 1:
-        raise ConductError("the threshold must lie between 0 and 1 (e.g. 0.02 for 2%)")
+        raise BadInput("the threshold must lie between 0 and 1 (e.g. 0.02 for 2%)")
     if min_blocks < 2 or max_blocks < min_blocks:
-        raise ConductError("blocks: need 2 <= min-blocks <= max-blocks")
+        raise BadInput("blocks: need 2 <= min-blocks <= max-blocks")
     if budget_s is not None and budget_s <= 0:
-        raise ConductError("the time budget must be positive")
+        raise BadInput("the time budget must be positive")
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)
