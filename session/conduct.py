@@ -488,8 +488,9 @@ def add_variant(
             source = f"patch {patch_path.resolve()}"
         else:
             assert ref is not None
+            root = repo_root(session.repo)
             try:
-                resolve_commit(repo_root(session.repo), ref)
+                resolve_commit(root, ref)
             except GitError as exc:
                 raise BadInput(str(exc)) from None
             info = snapshot_of_ref(session.repo, ref)

@@ -78,11 +78,14 @@ def test_baseline_records_reference_runs_and_reset_procedure(ledger, repo, tmp_p
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     (repo / "value.txt").write_text("2.50\n")  # uncommitted: the snapshot must carry it
     session = make_session(
-        ledger, repo,
-        workloads=[m.Workload(name="read", command="cat value.txt"),
-                   m.Workload(name="twice", command="echo 5")],
+        ledger,
+        repo,
+        workloads=[
+            m.Workload(name="read", command="cat value.txt"),
+            m.Workload(name="twice", command="echo 5"),
+        ],
         hooks=m.Hooks(prepare="true"),
-    )  # fmt: skip
+    )
     seen: list[c.Progress] = []
     b = c.record_baseline(ledger, session, runs=8, warmup=1, progress=seen.append)
     assert b.reference == {"read": 2.5, "twice": 5.0}
@@ -122,10 +125,13 @@ def test_drifting_or_failing_baseline_is_not_reproducible(ledger, repo, tmp_path
     counter = tmp_path / "n"
     drift = f"n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; echo $n"
     session = make_session(
-        ledger, repo,
-        workloads=[m.Workload(name="drift", command=drift),
-                   m.Workload(name="broken", command="echo oops; exit 3")],
-    )  # fmt: skip
+        ledger,
+        repo,
+        workloads=[
+            m.Workload(name="drift", command=drift),
+            m.Workload(name="broken", command="echo oops; exit 3"),
+        ],
+    )
     b = c.record_baseline(ledger, session, runs=10, warmup=0)
     assert b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE
     assert (
@@ -215,9 +221,11 @@ def test_variants_from_a_ref_and_from_a_patch(ledger, repo, tmp_path):
 
 def test_round_measures_interleaved_blocks_and_decides(ledger, repo, tmp_path):
     session = make_session(
-        ledger, repo, check='test "$(cat value.txt)" != 9.99',
+        ledger,
+        repo,
+        check='test "$(cat value.txt)" != 9.99',
         hooks=m.Hooks(setup="true", prepare="true", cleanup="true"),
-    )  # fmt: skip
+    )
     with pytest.raises(c.GateRefused, match="no baseline"):
         c.run_round(ledger, session)
     base = c.record_baseline(ledger, session, runs=8, warmup=0)
@@ -226,8 +234,9 @@ def test_round_measures_interleaved_blocks_and_decides(ledger, repo, tmp_path):
     bad = c.add_variant(ledger, session, "bad", patch=patch_file(repo, tmp_path, "9.99\n", "b"))
     seen: list[c.Progress] = []
     monitor = Scripted()
-    rnd = c.run_round(ledger, session, min_blocks=6, max_blocks=9, seed=7, progress=seen.append,
-                      monitor=monitor)  # fmt: skip
+    rnd = c.run_round(
+        ledger, session, min_blocks=6, max_blocks=9, seed=7, progress=seen.append, monitor=monitor
+    )
     assert rnd.status is m.RoundStatus.COMPLETED and rnd.seed == 7
     assert 6 <= rnd.blocks <= 9 and rnd.summary["stop_reason"]
     comps = {(x.variant_id, x.workload): x for x in ledger.list(m.Comparison, round_id=rnd.id)}
