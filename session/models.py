@@ -647,6 +647,7 @@ class Run(Model):
     telemetry: dict[str, Any] = Field(default_factory=dict)  # per-run deltas (energy, ...)
     started_us: int = 0
     ended_us: int = 0
+    error: str = ""  # one line saying what went wrong, if anything
 
 
 class TelemetrySample(Model):
