@@ -138,15 +138,15 @@ class ReplayLib:
         for n, ev in enumerate(self.events):
             if not self._matches(ev):
                 continue
-            pos = self._pos(ev.get("gpu", 0))
-            if pos is None:
+            at = self._pos(ev.get("gpu", 0))
+            if at is None:
                 continue
             if ev.get("lost"):
-                self.lost.add(pos)
+                self.lost.add(at)
             if "add" in ev and (n, run_seq) not in self._applied:
                 self._applied.add((n, run_seq))
                 for key, value in ev["add"].items():
-                    self.counters[pos][key] = self.counters[pos].get(key, 0) + int(value)
+                    self.counters[at][key] = self.counters[at].get(key, 0) + int(value)
 
     def _matches(self, ev: dict[str, Any]) -> bool:
         runs = ev.get("runs")
