@@ -40,6 +40,7 @@ backend falls back), energy, violation_power, violation_thermal, ecc, processes,
 from __future__ import annotations
 
 import json
+import threading
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,7 @@ class ReplayLib:
         self.initialised = 0
         self.shutdowns = 0
         self.calls: dict[str, int] = {}
+        self.threads: set[str] = set()  # names of the threads that called in
 
     # ------------------------------------------------------------------ script
 
@@ -195,6 +197,7 @@ class ReplayLib:
 
     def _check(self, handle: int, key: str, fname: str, missing_code: int = NOT_SUPPORTED) -> None:
         self.calls[fname] = self.calls.get(fname, 0) + 1
+        self.threads.add(threading.current_thread().name)
         if handle in self.lost:
             raise self.NVMLError(GPU_IS_LOST)
         if key in self.devices[handle].get("unsupported", ()):
@@ -210,6 +213,7 @@ class ReplayLib:
     # ------------------------------------------------------------------ pynvml API
 
     def nvmlInit(self) -> None:
+        self.threads.add(threading.current_thread().name)
         err = self.scenario.get("init_error")
         if err:
             raise self.NVMLError(int(err.get("code", 999)))

@@ -255,11 +255,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_once(view: View) -> None:
-    from rich.console import Console
+    from rich.console import Console, Group
 
-    console = Console()
-    for line in view.lines():
-        console.print(line)
+    Console().print(Group(*view.lines()))  # a Group keeps each line unwrapped
 
 
 def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
