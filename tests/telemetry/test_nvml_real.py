@@ -55,8 +55,14 @@ def test_gpu_telemetry_off() -> None:
 
 @pytest.mark.parametrize(
     ("env", "expected"),
-    [(None, None), ("", []), ("0,1", ["0", "1"]), ("1,-1,0", ["1"]), ("GPU-ab, 2", ["GPU-ab", "2"])],
-)  # fmt: skip
+    [
+        (None, None),
+        ("", []),
+        ("0,1", ["0", "1"]),
+        ("1,-1,0", ["1"]),
+        ("GPU-ab, 2", ["GPU-ab", "2"]),
+    ],
+)
 def test_cuda_visible_devices_parsing(env: str | None, expected: list[str] | None) -> None:
     assert visible_selection(env) == expected
 

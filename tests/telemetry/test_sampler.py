@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import statistics
 import subprocess
@@ -44,7 +45,7 @@ def test_four_hertz_in_runs_one_hertz_idle_batched_to_the_ledger(tmp_path: Path)
     idle_before = [r for r in rows if r.run_id is None and r.gpu == 0 and r.t_us < run[0].t_us]
     assert 2 <= len(idle_before) <= 4, len(idle_before)
     assert 7 <= len(run) <= 11, len(run)  # 2 s at 4 Hz, plus the start and end samples
-    gaps = [(b.t_us - a.t_us) / 1e6 for a, b in zip(run, run[1:], strict=False)][:-1]
+    gaps = [(b.t_us - a.t_us) / 1e6 for a, b in itertools.pairwise(run)][:-1]
     assert 0.2 <= statistics.median(gaps) <= 0.32, gaps
     assert obs.deltas["started_us"] <= run[0].t_us and run[-1].t_us <= obs.deltas["ended_us"]
     assert obs.trust == "clean"
@@ -107,7 +108,10 @@ def test_a_failing_callback_does_not_stop_sampling() -> None:
 def test_process_tree_and_foreign_processes(tmp_path: Path) -> None:
     """A pid of the run's own tree is not foreign; a visible stranger is; an invisible pid
     that appears mid-run (another PID namespace) is kept aside, not warned about."""
-    script = "import subprocess, sys, time; subprocess.run([sys.executable, '-c', 'import time; time.sleep(3)'])"
+    script = (
+        "import subprocess, sys; "
+        "subprocess.run([sys.executable, '-c', 'import time; time.sleep(3)'])"
+    )
     child = subprocess.Popen([sys.executable, "-c", script])
     time.sleep(0.5)
     import psutil

@@ -68,14 +68,14 @@ def test_unreadable_clock_reasons_is_unknown() -> None:
      (0x80, "HW power brake slowdown")],
 )  # fmt: skip
 def test_one_busy_sample_with_a_slowdown_is_untrusted(bit: int, word: str) -> None:
-    samples = busy(11) + [gpu_sample(clock_reasons=bit)]
+    samples = [*busy(11), gpu_sample(clock_reasons=bit)]
     trust, reasons = judge(samples, deltas())
     assert trust is Trust.UNTRUSTED
     assert f"{word} in 1 of 12 busy samples" in reasons
 
 
 def test_slowdown_in_idle_samples_is_not_counted_when_busy_ones_exist() -> None:
-    samples = busy(10) + [gpu_sample(util_gpu=0.0, clock_reasons=0x1 | 0x40, sm_clock_mhz=300.0)]
+    samples = [*busy(10), gpu_sample(util_gpu=0.0, clock_reasons=1 | 64, sm_clock_mhz=300.0)]
     assert judge(samples, deltas()) == (Trust.CLEAN, [])
 
 
@@ -103,7 +103,7 @@ def test_power_violation_alone_is_not_a_reason() -> None:
 
 
 def test_sw_power_cap_warns_only_above_ten_percent() -> None:
-    one_in_ten = busy(9) + [gpu_sample(clock_reasons=0x4)]
+    one_in_ten = [*busy(9), gpu_sample(clock_reasons=4)]
     assert judge(one_in_ten, deltas())[0] is Trust.CLEAN
     two_in_ten = busy(8) + [gpu_sample(clock_reasons=0x4)] * 2
     assert judge(two_in_ten, deltas()) == (Trust.WARN, ["SW power cap in 2 of 10 busy samples"])
