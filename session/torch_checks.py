@@ -256,7 +256,8 @@ def audit_arm(ledger: Any, session: m.Session, arm: str, worktree: Path) -> list
                 allocation_count=d.get("allocation_count") if r.ok else None,
                 peak_bytes=d.get("peak_bytes") if r.ok else None,
                 top_ops=list(d.get("top_ops") or []) if r.ok else [],
-                notes=[str(n) for n in d.get("notes", [])],
+                notes=([f"ran {d['source']}"] if d.get("source") else [])
+                + [str(n) for n in d.get("notes", [])],
                 error="" if r.ok else (r.error or "the audit failed")[:500],
             )
     done = [audits[n] for n in order if n in audits]
