@@ -12,7 +12,7 @@ import pytest
 BASELINE: dict[str, str] = {
     "kern/__init__.py": "",
     # naive softmax; the variant calls torch.softmax (within tolerance, fewer operators)
-    "kern/s_fast.py": '''
+    "kern/s_fast.py": """
 import torch
 def naive(x):
     m = x.max(dim=-1, keepdim=True).values
@@ -20,18 +20,18 @@ def naive(x):
     return e / e.sum(dim=-1, keepdim=True)
 def bench(device, dtype, seed):
     return {"fn": naive, "inputs": [torch.randn(4, 16, device=device, dtype=dtype)]}
-''',
+""",
     # large logits: safe with the max subtracted; the variant drops it (overflow → NaN)
-    "kern/s_nomax.py": '''
+    "kern/s_nomax.py": """
 import torch
 def f(x):
     e = (x - x.max(dim=-1, keepdim=True).values).exp()
     return e / e.sum(dim=-1, keepdim=True)
 def bench(device, dtype, seed):
     return {"fn": f, "inputs": [torch.randn(4, 16, device=device, dtype=dtype) * 400]}
-''',
+""",
     # keep the first `length` columns of each row; the variant keeps one too many
-    "kern/s_mask.py": '''
+    "kern/s_mask.py": """
 import torch
 LENGTHS = [10, 30, 50]
 def f(x, lengths):
@@ -40,27 +40,27 @@ def f(x, lengths):
 def bench(device, dtype, seed):
     x = torch.randn(3, 64, device=device, dtype=dtype).abs() + 1
     return {"fn": f, "inputs": [x, torch.tensor(LENGTHS, device=device)]}
-''',
+""",
     # the variant moves the arithmetic into a helper: bit-identical
-    "kern/s_refactor.py": '''
+    "kern/s_refactor.py": """
 import torch
 def f(x, y):
     return torch.tanh(x * 2.0 + y) - y / 3.0
 def bench(device, dtype, seed):
     return {"fn": f, "inputs": [torch.randn(6, 5, device=device, dtype=dtype),
                                 torch.randn(6, 5, device=device, dtype=dtype)]}
-''',
+""",
     # the variant computes (and returns) bfloat16
-    "kern/s_bf16.py": '''
+    "kern/s_bf16.py": """
 import torch
 def f(x, w):
     return torch.tanh(x @ w)
 def bench(device, dtype, seed):
     return {"fn": f, "inputs": [torch.randn(4, 16, device=device, dtype=dtype),
                                 torch.randn(16, 8, device=device, dtype=dtype) / 4]}
-''',
+""",
     # a training path: the variant's hand-written backward is wrong, its forward is not
-    "kern/s_train.py": '''
+    "kern/s_train.py": """
 import torch
 def f(x, w):
     return torch.tanh(x @ w)
@@ -68,14 +68,14 @@ def bench(device, dtype, seed, training):
     w = torch.randn(8, 4, device=device, dtype=dtype, requires_grad=training)
     x = torch.randn(5, 8, device=device, dtype=dtype)
     return {"fn": f, "inputs": [x, w], "params": {"w": w}}
-''',
+""",
     # the variant's import fails
-    "kern/s_broken.py": '''
+    "kern/s_broken.py": """
 import torch
 def bench(device, dtype, seed):
     return {"fn": torch.neg, "inputs": [torch.randn(3, device=device, dtype=dtype)]}
-''',
-    "problems/p_model.py": '''
+""",
+    "problems/p_model.py": """
 import torch
 from torch import nn
 class Model(nn.Module):
@@ -88,25 +88,25 @@ def get_inputs():
     return [torch.randn(4, 16)]
 def get_init_inputs():
     return [16, 8]
-''',
+""",
 }
 
 VARIANT: dict[str, str] = {
-    "kern/s_fast.py": '''
+    "kern/s_fast.py": """
 import torch
 def bench(device, dtype, seed):
     return {"fn": lambda x: torch.softmax(x, dim=-1),
             "inputs": [torch.randn(4, 16, device=device, dtype=dtype)]}
-''',
-    "kern/s_nomax.py": '''
+""",
+    "kern/s_nomax.py": """
 import torch
 def f(x):
     e = x.exp()
     return e / e.sum(dim=-1, keepdim=True)
 def bench(device, dtype, seed):
     return {"fn": f, "inputs": [torch.randn(4, 16, device=device, dtype=dtype) * 400]}
-''',
-    "kern/s_mask.py": '''
+""",
+    "kern/s_mask.py": """
 import torch
 LENGTHS = [10, 30, 50]
 def f(x, lengths):
@@ -115,8 +115,8 @@ def f(x, lengths):
 def bench(device, dtype, seed):
     x = torch.randn(3, 64, device=device, dtype=dtype).abs() + 1
     return {"fn": f, "inputs": [x, torch.tensor(LENGTHS, device=device)]}
-''',
-    "kern/s_refactor.py": '''
+""",
+    "kern/s_refactor.py": """
 import torch
 def _scaled(x, y):
     return x * 2.0 + y
@@ -126,16 +126,16 @@ def f(x, y):
 def bench(device, dtype, seed):
     return {"fn": f, "inputs": [torch.randn(6, 5, device=device, dtype=dtype),
                                 torch.randn(6, 5, device=device, dtype=dtype)]}
-''',
-    "kern/s_bf16.py": '''
+""",
+    "kern/s_bf16.py": """
 import torch
 def f(x, w):
     return torch.tanh(x.bfloat16() @ w.bfloat16())
 def bench(device, dtype, seed):
     return {"fn": f, "inputs": [torch.randn(4, 16, device=device, dtype=dtype),
                                 torch.randn(16, 8, device=device, dtype=dtype) / 4]}
-''',
-    "kern/s_train.py": '''
+""",
+    "kern/s_train.py": """
 import torch
 class Tanh(torch.autograd.Function):
     @staticmethod
@@ -153,20 +153,20 @@ def bench(device, dtype, seed, training):
     w = torch.randn(8, 4, device=device, dtype=dtype, requires_grad=training)
     x = torch.randn(5, 8, device=device, dtype=dtype)
     return {"fn": f, "inputs": [x, w], "params": {"w": w}}
-''',
-    "kern/s_broken.py": '''
+""",
+    "kern/s_broken.py": """
 import torch
 raise RuntimeError("half-finished edit")
-''',
+""",
     "problems/p_model.py": BASELINE["problems/p_model.py"]
-    + '''
+    + """
 class ModelNew(nn.Module):
     def __init__(self, n_in, n_out):
         super().__init__()
         self.lin = nn.Linear(n_in, n_out)
     def forward(self, x):
         return torch.addmm(self.lin.bias, x, self.lin.weight.t()).clamp_min(0)
-''',
+""",
 }
 
 WORKLOADS = [
@@ -183,10 +183,12 @@ WORKLOADS = [
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false",
-         *args],
-        cwd=cwd, check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def write(root: Path, files: dict[str, str]) -> None:
