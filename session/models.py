@@ -700,6 +700,8 @@ class Audit(Model):
     peak_bytes: int | None = None
     top_ops: list[dict[str, Any]] = Field(default_factory=list)
     created_at: datetime = Field(default_factory=utcnow)
+    notes: list[str] = Field(default_factory=list)  # how a figure was obtained, or why not
+    error: str = ""  # why the audit pass failed, in one line (the figures are then None)
 
 
 class ErrorStats(Model):
@@ -730,6 +732,11 @@ class ErrorStats(Model):
     signed_zero_diffs: int = 0
     worst_index: list[int] = Field(default_factory=list)
     bit_identical: bool = False
+    worst_trial: int | None = None  # the trial (and its seed) the worst index belongs to
+    worst_seed: int | None = None
+    worst_ref: float | None = None  # the two values at the worst index
+    worst_new: float | None = None
+    passed: bool | None = None  # this output alone, at the tolerance (or exactly)
 
 
 class CorrectnessResult(Model):
@@ -746,6 +753,9 @@ class CorrectnessResult(Model):
     output_tail: str = ""
     exit_code: int | None = None
     created_at: datetime = Field(default_factory=utcnow)
+    class_reason: str = ""  # why that class is suggested, in words
+    device: str = ""
+    artifacts: list[str] = Field(default_factory=list)  # saved outputs, beside the ledger
 
 
 class Comparison(Model):
