@@ -801,6 +801,7 @@ class Disposition(Model):
     reason: str = ""
     reopen_when: str = ""
     created_at: datetime = Field(default_factory=utcnow)
+    open_questions: list[str] = Field(default_factory=list)  # preflight unknowns at the time
 
 
 class StepStatus(Model):
