@@ -94,7 +94,7 @@ def run_flow(
     ledger: Any,
     session: m.Session,
     *,
-    runs: int = 6,
+    runs: int = 10,
     min_blocks: int = 10,
     max_blocks: int = 12,
     seed: int = 1,
