@@ -53,8 +53,12 @@ class GpuoptApp(App[None]):
         seed: int | None = None,
         start_step: m.StepName | None = None,
         make_monitor_fn: Any = None,
+        steady: bool = False,
+        ledger_label: str | None = None,
     ) -> None:
         super().__init__()
+        self.steady = steady  # no cursor blink: for repeatable pictures
+        self.ledger_label = ledger_label
         self.ledger_path = ledger_path
         self.session_id = session_id
         self.review = review

@@ -32,7 +32,7 @@ class PickerScreen(Screen[None]):
     def on_mount(self) -> None:
         app: Any = self.app
         self.query_one("#title-bar", Static).update(
-            Text.assemble((" gpuopt", "bold"), f" · {app.ledger.path}")
+            Text.assemble((" gpuopt", "bold"), f" · {app.ledger_label or app.ledger.path}")
         )
         t = self.query_one(DataTable)
         t.add_columns("id", "title", "repository", "created", "hyp", "var", "rounds")

@@ -64,7 +64,7 @@ class ReviewScreen(Screen[None]):
         led = self.ledger
         mode = "read-only" if led.readonly else "review"
         self.query_one("#title-bar", Static).update(
-            Text.assemble((" gpuopt review", "bold"), f" · {led.path}", (f" · {mode}", "yellow"))
+            Text.assemble((" gpuopt review", "bold"), f" · {getattr(self.app, 'ledger_label', None) or led.path}", (f" · {mode}", "yellow"))
         )
         self.query_one("#review-sessions", DataTable).add_columns(
             "id", "title", "repository", "created", "var", "rounds", "kept"

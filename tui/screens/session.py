@@ -113,6 +113,8 @@ class SessionScreen(Screen[None]):
         return self.query_one(f"#step-{(step or self.current).value}", StepPane)
 
     def on_mount(self) -> None:
+        self.query_one("#rail-box").border_title = "Steps"
+        self.query_one(TelemetryPanel).border_title = "Telemetry"
         self._apply_width(self.app.size.width)
         panel = self.query_one(TelemetryPanel)
         app: Any = self.app
@@ -207,7 +209,9 @@ class SessionScreen(Screen[None]):
 
     def goto(self, step: m.StepName, focus: bool = False) -> None:
         self.current = step
-        self.query_one(ContentSwitcher).current = f"step-{step.value}"
+        switcher = self.query_one(ContentSwitcher)
+        switcher.current = f"step-{step.value}"
+        switcher.border_title = f"{STEP_ORDER.index(step) + 1} {STEP_TITLES[step]}"
         self.query_one(StepRail).set_current(step)
         pane = self.pane()
         pane.show(self.view)

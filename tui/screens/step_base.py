@@ -23,6 +23,9 @@ class StepPane(VerticalScroll):
     GUIDANCE: ClassVar[str] = ""
 
     can_focus = True
+    WRITES: ClassVar[frozenset[str]] = frozenset(
+        {"save", "record", "run", "add_variant", "confirm", "decide", "edit", "status", "write", "stop"}
+    )
 
     def __init__(self) -> None:
         super().__init__(id=f"step-{self.step.value}", classes="step-pane")
@@ -58,6 +61,20 @@ class StepPane(VerticalScroll):
         else:
             nxt.update(Text.assemble(("Next: ", "bold"), hint) if hint else "")
         self.refresh_body(view)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the keys that would write while the ledger is read-only."""
+        try:
+            readonly = self.readonly
+        except Exception:
+            return True
+        if readonly and action in self.WRITES:
+            return False
+        return self.action_open(action)
+
+    def action_open(self, action: str) -> bool | None:
+        return True
 
     def on_resize(self) -> None:
         if self.view is not None and self.display:

@@ -353,6 +353,10 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any = None) -> Group
     return Group(*parts)
 
 
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _g(x: float | None) -> str:
     return "—" if x is None else f"{x:.3g}"
 
@@ -472,7 +476,7 @@ class DispositionPane(StepPane):
                     Text(v.name, style="bold"),
                     Text(d.choice.value, style=style),
                     d.optimization_class.value if d.optimization_class else "—",
-                    d.reason or d.reopen_when,
+                    _clip(d.reason or d.reopen_when, 40),
                     key=v.id,
                 )
         if t.row_count:

@@ -55,6 +55,15 @@ class ContractPane(StepPane):
     def fields(self) -> list[Field]:
         return list(self.query(Field))
 
+    def on_mount(self) -> None:
+        if getattr(self.app, "steady", False):
+            self.query_one("#workloads-text", TextArea).cursor_blink = False
+
+    def action_open(self, action: str) -> bool | None:
+        if action == "save" and self.view is not None and self.view.baseline is not None:
+            return False
+        return True
+
     def next_hint(self, view: SessionView | None) -> str:
         if view is None:
             return "fill in the contract and press ctrl+s (or F2) to start the session."

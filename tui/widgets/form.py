@@ -51,6 +51,11 @@ class Field(Vertical):
             yield Input(self.initial, placeholder=self.placeholder)
         yield Static("", classes="error")
 
+    def on_mount(self) -> None:
+        if getattr(self.app, "steady", False):
+            for widget in self.query(Input):
+                widget.cursor_blink = False
+
     @property
     def value(self) -> str:
         if self.choices is not None:
