@@ -77,7 +77,7 @@ SCENES: list[Scene] = [
     Scene("10-picker", m.StepName.RECORD, app={"session_id": None}),
     Scene("11-review", m.StepName.RECORD, app={"session_id": None, "review": True, "telemetry": "off"}),
     Scene("12-error", m.StepName.ROUND, keys=("5",), after=_error),
-    Scene("13-decide-form", m.StepName.DISPOSITION, keys=("7", "tab", "down", "d")),
+    Scene("13-decide-form", m.StepName.DISPOSITION, keys=("7", "down", "d")),
 ]
 
 

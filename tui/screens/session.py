@@ -464,8 +464,8 @@ class SessionScreen(Screen[None]):
             )
 
         gates = self.gates_for(v)
-        note = "  ".join(
-            f"{c.value}: {'open' if not p else 'needs ' + '; '.join(p)}" for c, p in gates.items()
+        note = "\n".join(
+            f"{'✓' if not p else '✗'} {c.value}: {'open' if not p else '; '.join(p)}" for c, p in gates.items()
         )
         self.app.push_screen(
             FormModal(
