@@ -35,7 +35,7 @@ def test_ncu_raw_csv_summary():
     # nanoseconds with thousands separators → microseconds
     assert s["total_time_us"] == pytest.approx(9.216 + 1204.48 + 10.24 + 301.056)
     top = s["top_kernels"]
-    assert [k["name"] for k in top][0] == "ampere_sgemm_128x64_tn"
+    assert top[0]["name"] == "ampere_sgemm_128x64_tn"
     assert top[1]["name"].startswith(SOFTMAX)
     fill = top[2]
     assert fill["launches"] == 2 and fill["time_us"] == pytest.approx(19.456)

@@ -57,7 +57,7 @@ def test_every_field_of_the_record_is_kept(ledger):
     for name, value in fields.items():
         got = getattr(stored, name)
         assert getattr(got, "value", got) == value, name
-    assert [e.field for e in history(ledger, stored)][0] == "created"
+    assert history(ledger, stored)[0].field == "created"
 
 
 def test_status_and_confidence_history_is_append_only(ledger):
@@ -175,7 +175,7 @@ def test_fact_rules_from_the_ledger_are_recorded_on_the_hypothesis(ledger):
     make_audit(ledger, s, v.id, launches=1, peak=100)
     set_answer(ledger, s, "residency", "handed_off", concern_area="tiering_and_migration")
     set_bottleneck(ledger, s, "launch-bound", "7 kernels of 4 µs each")
-    fresh, suggestions = concerns.record_suggestions(ledger, s, h)
+    _, suggestions = concerns.record_suggestions(ledger, s, h)
     reasons = {x.area: x.reason for x in suggestions}
     assert "C2" in reasons[A.NUMERICAL_SAFETY]
     assert "peak memory changed" in reasons[A.LIFETIME_AND_ALLOCATION]

@@ -146,7 +146,7 @@ def test_person_may_overrule_the_suggestion(ledger):
 
 
 def test_round_summary_holds_the_search_round_fields(ledger):
-    s, h, v, r = _setup(ledger, m.Verdict.FASTER, 7, 1)
+    s, _, v, r = _setup(ledger, m.Verdict.FASTER, 7, 1)
     res = record_residual(ledger, s, v)
     confirm_residual(ledger, res, "as_predicted", confidence="high")
     draft = draft_round_summary(ledger, r)
