@@ -130,7 +130,8 @@ def build_full_session(ledger: Ledger, t: dict[str, str]) -> m.Session:
         session_id=s.id,
         snapshot=snap,
         environment=m.EnvironmentFingerprint(
-            gpus=[m.GpuInfo(name=t["gpu_name"], driver="570.86", max_sm_clock_mhz=1980, mig_mode=False)],
+            gpus=[m.GpuInfo(name=t["gpu_name"], driver="570.86", max_sm_clock_mhz=1980,
+                            mig_mode=False)],
             cuda_runtime="12.8", torch="2.7.0", torch_cuda="12.8", python="3.11.9",
             os="Linux", kernel="6.8.0", cpu_model="Xeon 8480", cpu_count=16,
             hostname=t["hostname"], variables={"CUDA_VISIBLE_DEVICES": "0"},
@@ -305,7 +306,8 @@ def build_full_session(ledger: Ledger, t: dict[str, str]) -> m.Session:
     )  # fmt: skip
     set_round_summary(ledger, r, next=t["summary_next"])
     dispose(
-        ledger, s, v, "keep-default", optimization_class="C2", guards=[t["guard"] if t["guard"].strip() else "g"],
+        ledger, s, v, "keep-default", optimization_class="C2",
+        guards=[t["guard"] if t["guard"].strip() else "g"],
         fallback=t["fallback"] if t["fallback"].strip() else "f", failure_cases=[t["failure_case"]],
         remaining_bottlenecks=[t["remaining"]], reason=t["reason"],
         reopen_when=t["reopen_when"], id="d00000000001", created_at=at(40),
