@@ -256,8 +256,16 @@ def test_refusal_lists_every_unmet_condition(ledger):
     with pytest.raises(GateRefusal) as info:
         dispose(ledger, s, v, "keep-default", optimization_class="C3")
     text = info.value.reason
-    for part in ("correctness failed", "error statistics", "--accept-semantics", "not FASTER",
-                 "guard", "fallback", "gradient check", "untrusted"):  # fmt: skip
+    for part in (
+        "correctness failed",
+        "error statistics",
+        "--accept-semantics",
+        "not FASTER",
+        "guard",
+        "fallback",
+        "gradient check",
+        "untrusted",
+    ):
         assert part in text, part
     assert len(info.value.reasons) >= 8
 

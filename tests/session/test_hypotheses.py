@@ -108,9 +108,11 @@ def test_edit_keeps_old_text_in_history_and_refuses_status(ledger):
 def test_similar_rejected_hypotheses_are_recalled_with_reopening_condition(ledger):
     old_session = make_session(ledger, sid="01d5e5510000")
     old, _ = add_hypothesis(
-        ledger, old_session, title="vectorized loads for the layernorm kernel",
+        ledger,
+        old_session,
+        title="vectorized loads for the layernorm kernel",
         mechanism="128-bit loads halve the memory transactions of layernorm",
-    )  # fmt: skip
+    )
     set_status(
         ledger, old, "rejected", "no change", reopen_when="the row length becomes a multiple of 8"
     )

@@ -49,9 +49,13 @@ def test_answers_of_each_kind(ledger):
     view = pf.view(ledger, s)
     kinds = {a.question.value: a.kind.value for a in view.answers}
     assert kinds == {
-        "lifetime": "measured", "backing": "unknown", "residency": "handed_off",
-        "identity": "not_applicable", "mutation": "unknown", "schedule": "unknown",
-    }  # fmt: skip
+        "lifetime": "measured",
+        "backing": "unknown",
+        "residency": "handed_off",
+        "identity": "not_applicable",
+        "mutation": "unknown",
+        "schedule": "unknown",
+    }
     assert view.unknown == ["backing", "mutation", "schedule"]
     assert view.as_dict()["questions"][0]["evidence_id"] == e.id
     # replacing an answer keeps one row per question

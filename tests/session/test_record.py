@@ -19,10 +19,25 @@ from session.record import build_export, md_cell, md_code, to_json, to_markdown
 
 GOLDEN = Path(__file__).parent / "golden" / "full_session.md"
 GOLDEN_JSON_KEYS = {
-    "format", "version", "session", "contract", "steps", "workloads", "baselines", "preflight",
-    "checklist", "hypotheses", "evidence", "variants", "rounds", "correctness", "audits",
-    "residuals", "dispositions", "measurement_plan",
-}  # fmt: skip
+    "format",
+    "version",
+    "session",
+    "contract",
+    "steps",
+    "workloads",
+    "baselines",
+    "preflight",
+    "checklist",
+    "hypotheses",
+    "evidence",
+    "variants",
+    "rounds",
+    "correctness",
+    "audits",
+    "residuals",
+    "dispositions",
+    "measurement_plan",
+}
 
 
 def _export(tmp: Path, t: dict[str, str]) -> dict:
