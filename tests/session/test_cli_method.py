@@ -295,7 +295,7 @@ def test_dispose_refusal_exits_2_in_a_real_process(db):
 
 
 def test_hypothesis_add_refuses_a_taken_variant_before_writing(db, capsys):
-    code, out, _ = gpuopt(
+    code, _, _ = gpuopt(
         db, "hypothesis", "add", "5e55", "--title", "one", "--variant", "fused", capsys=capsys
     )
     assert code == 0
