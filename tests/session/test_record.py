@@ -130,7 +130,8 @@ def test_full_record_has_every_part(tmp_path):
     # history, round summary, plan
     h = data["hypotheses"][0]
     assert [e["field"] for e in h["history"]] == ["created", "confidence", "status"]
-    assert r["summary"]["next"].startswith("re-profile") and "fused" in r["summary"]["variants"]
+    assert r["search_round"]["next"].startswith("re-profile")
+    assert "fused" in r["search_round"]["variants"]
     plan = data["measurement_plan"]
     figures = [p["figure"] for p in plan]
     assert "reference results of baseline ba5e11000001" in figures
@@ -189,9 +190,8 @@ def test_any_text_keeps_tables_whole_and_json_round_trips(values):
     assert d["failure_cases"] == (
         [values["failure_case"]] if values["failure_case"].strip() else []
     )
-    assert back["rounds"][0]["summary"]["next"] == (
-        values["summary_next"] or back["rounds"][0]["summary"]["next"]
-    )
+    rnd = back["rounds"][0]["search_round"]
+    assert rnd["next"] == (values["summary_next"] or rnd["next"])
 
 
 @pytest.mark.parametrize("key", ["mechanism", "guard", "command_b", "title", "variant_name"])
