@@ -274,6 +274,11 @@ def record_residual(
     if pending:
         residual.id = pending[-1].id
     ledger.put(residual)
+    h = ledger.get(m.Hypothesis, variant.hypothesis_id) if variant.hypothesis_id else None
+    if h is not None:  # correctness and audits are in by now: they may raise concern areas
+        from session.concerns import record_suggestions
+
+        record_suggestions(ledger, session, h)
     return residual
 
 
