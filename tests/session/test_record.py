@@ -199,3 +199,20 @@ def test_a_pipe_newline_and_backticks_in_one_field(tmp_path, key):
     data = _export(tmp_path, texts(**{key: "x | y\n```\n| z |`w`"}))
     md = to_markdown(data)
     check_tables(md)
+
+
+def test_export_of_an_empty_session_reads_only(tmp_path):
+    from method_factory import make_session
+
+    path = tmp_path / "ledger.db"
+    with Ledger.open(path) as ledger:
+        make_session(ledger)
+    before = path.read_bytes()
+    with Ledger.open(path, readonly=True) as ledger:
+        data = build_export(ledger, ledger.resolve_session("5e55"))
+    md = to_markdown(data)
+    check_tables(md)
+    assert "No baseline recorded yet." in md and "Nothing measured yet." in md
+    assert [s["state"] for s in data["steps"]][:2] == ["done", "not_started"]
+    assert path.read_bytes() == before
+    assert json.loads(to_json(data)) == data
