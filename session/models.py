@@ -647,6 +647,7 @@ class Run(Model):
     telemetry: dict[str, Any] = Field(default_factory=dict)  # per-run deltas (energy, ...)
     started_us: int = 0
     ended_us: int = 0
+    error: str = ""  # one line saying what went wrong, if anything
 
 
 class TelemetrySample(Model):
@@ -699,6 +700,8 @@ class Audit(Model):
     peak_bytes: int | None = None
     top_ops: list[dict[str, Any]] = Field(default_factory=list)
     created_at: datetime = Field(default_factory=utcnow)
+    notes: list[str] = Field(default_factory=list)  # how a figure was obtained, or why not
+    error: str = ""  # why the audit pass failed, in one line (the figures are then None)
 
 
 class ErrorStats(Model):
@@ -729,6 +732,11 @@ class ErrorStats(Model):
     signed_zero_diffs: int = 0
     worst_index: list[int] = Field(default_factory=list)
     bit_identical: bool = False
+    worst_trial: int | None = None  # the trial (and its seed) the worst index belongs to
+    worst_seed: int | None = None
+    worst_ref: float | None = None  # the two values at the worst index
+    worst_new: float | None = None
+    passed: bool | None = None  # this output alone, at the tolerance (or exactly)
 
 
 class CorrectnessResult(Model):
@@ -745,6 +753,9 @@ class CorrectnessResult(Model):
     output_tail: str = ""
     exit_code: int | None = None
     created_at: datetime = Field(default_factory=utcnow)
+    class_reason: str = ""  # why that class is suggested, in words
+    device: str = ""
+    artifacts: list[str] = Field(default_factory=list)  # saved outputs, beside the ledger
 
 
 class Comparison(Model):
@@ -790,6 +801,7 @@ class Disposition(Model):
     reason: str = ""
     reopen_when: str = ""
     created_at: datetime = Field(default_factory=utcnow)
+    open_questions: list[str] = Field(default_factory=list)  # preflight unknowns at the time
 
 
 class StepStatus(Model):
