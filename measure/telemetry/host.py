@@ -22,6 +22,7 @@ class HostBackend:
         self._freq_every = max(1, freq_every)  # per-core frequency at most every Nth sample
         self._n = 0
         self._root: psutil.Process | None = None
+        self._procs: dict[int, psutil.Process] = {}
         self.tree_pids: set[int] = set()
         self._last_freq: list[float] | None = None
         self._freq_ok = True
@@ -31,6 +32,7 @@ class HostBackend:
         """Start following a run's process tree (None: stop)."""
         self.tree_pids = set()
         self._root = None
+        self._procs = {}
         if pid is None:
             return
         try:
@@ -44,10 +46,22 @@ class HostBackend:
         root = self._root
         if root is None:
             return []
-        try:
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return []
+        pids = _descendants(root.pid)
+        if pids is None:  # no /proc/PID/task/TID/children here: psutil scans every process
+            try:
+                procs = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                return []
+        else:
+            procs = [root]
+            for pid in pids:
+                proc = self._procs.get(pid)
+                if proc is None:
+                    try:
+                        proc = self._procs[pid] = psutil.Process(pid)
+                    except psutil.Error:
+                        continue
+                procs.append(proc)
         self.tree_pids.update(p.pid for p in procs)
         return procs
 
@@ -92,3 +106,30 @@ class HostBackend:
             self._freq_ok = False  # not readable here: do not ask again
             return None
         return [round(f.current, 1) for f in freqs]
+
+
+_CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+
+
+def _descendants(pid: int) -> list[int] | None:
+    """Every descendant of pid, from /proc/PID/task/TID/children (Linux): cheap, unlike a
+    scan of every process. None where the kernel does not offer those files."""
+    if not _CHILDREN_FILES:
+        return None
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            out.extend(kids)
+            todo.extend(kids)
+    return out
