@@ -42,7 +42,16 @@ def _init_process_wide(lib: Any) -> None:
             return
         lib.nvmlInit()
         _initialised = True
-        atexit.register(_shutdown_process_wide, lib)
+        _shutdown_lib.append(lib)
+
+
+_shutdown_lib: list[Any] = []
+
+
+@atexit.register  # registered at import, so it runs after every monitor has closed
+def _at_exit() -> None:
+    if _shutdown_lib:
+        _shutdown_process_wide(_shutdown_lib[0])
 
 
 def _shutdown_process_wide(lib: Any) -> None:

@@ -222,6 +222,9 @@ class ReplayLib:
     def nvmlShutdown(self) -> None:
         self.shutdowns += 1
 
+    def nvmlSystemGetDriverVersion(self) -> str:
+        return str(self.scenario.get("driver", "replay"))
+
     def nvmlDeviceGetCount(self) -> int:
         return len(self.devices)
 
