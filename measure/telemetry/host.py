@@ -8,6 +8,7 @@ belonged to a child which has since exited is still recognised as the run's own.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import psutil
@@ -27,6 +28,8 @@ class HostBackend:
         self._last_freq: list[float] | None = None
         self._freq_ok = True
         psutil.cpu_percent(interval=None)  # prime the counter: the next call has a base
+        self._cpu_at = time.monotonic()
+        self._cpu: float | None = None
 
     def follow(self, pid: int | None) -> None:
         """Start following a run's process tree (None: stop)."""
@@ -67,7 +70,11 @@ class HostBackend:
 
     def read(self, t_us: int, run_id: str | None) -> Sample:
         s = Sample(run_id=run_id, t_us=t_us, source="host")
-        s.cpu_percent = psutil.cpu_percent(interval=None)
+        now = time.monotonic()
+        if now - self._cpu_at >= 0.1 or self._cpu is None:  # shorter: too noisy to mean much
+            self._cpu = psutil.cpu_percent(interval=None)
+            self._cpu_at = now
+        s.cpu_percent = self._cpu
         try:
             s.load1 = os.getloadavg()[0]
         except OSError:

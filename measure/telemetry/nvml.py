@@ -183,10 +183,23 @@ class NvmlBackend:
                 out.append(i)
                 continue
             matches = [i for i, u in uuids.items() if u and u.startswith(entry)]
+            if len(matches) != 1 and entry.startswith("MIG-"):
+                parent = self._mig_parent(entry)
+                matches = [parent] if parent is not None else []
             if len(matches) != 1:
                 break
             out.append(matches[0])
         return list(dict.fromkeys(out))
+
+    def _mig_parent(self, mig_uuid: str) -> int | None:
+        """The NVML index of the GPU a MIG instance (by its UUID) lives on."""
+        lib = self.lib
+        try:
+            mig = lib.nvmlDeviceGetHandleByUUID(mig_uuid)
+            parent = lib.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(mig)
+            return int(lib.nvmlDeviceGetIndex(parent))
+        except (lib.NVMLError, AttributeError):
+            return None
 
     def close(self) -> None:
         """Stop reading. The real library is shut down once, at process exit."""
