@@ -117,7 +117,9 @@ def _commands(session: m.Session) -> dict[str, _Command]:
         else:
             from measure.harness import workload_command
 
-            cmd, source, pattern = workload_command(w.kind.value, w.command, python=contract.python)
+            cmd, source, pattern = workload_command(
+                w.kind.value, w.command, python=contract.python, training=w.training
+            )
             out[w.name] = _Command(cmd, source, pattern)
     return out
 

@@ -1,0 +1,1 @@
+/work/wt/stats/measure/schedule.py
