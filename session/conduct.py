@@ -82,6 +82,17 @@ def cleanup_stale_worktrees(repo: str | Path) -> int:
         return 0
 
 
+def _subdir(session: m.Session) -> Path:
+    """Where in the checkout the session's repository path lies (runs start there)."""
+    from measure.git import repo_root
+
+    here = Path(session.repo).expanduser().resolve()
+    try:
+        return here.relative_to(repo_root(here).resolve())
+    except ValueError:
+        return Path()
+
+
 def _snapshot_model(info: Any) -> m.Snapshot:
     return m.Snapshot(
         id=info.id,
@@ -362,7 +373,7 @@ def record_baseline(
     hooks = session.contract.hooks
     try:
         with Worktrees(session.repo) as wts:
-            tree = wts.add(BASELINE_ARM, snap.commit)
+            tree = wts.add(BASELINE_ARM, snap.commit) / _subdir(session)
             if hooks.setup:
                 _say(progress, Progress("setup", f"setup: {hooks.setup}"))
                 rec = executor.hook(
@@ -677,7 +688,7 @@ def run_round(
                     if arm == BASELINE_ARM
                     else _variant(chosen, arm).snapshot.commit
                 )
-                trees[arm] = wts.add(label[arm], commit)
+                trees[arm] = wts.add(label[arm], commit) / _subdir(session)
             try:
                 if hooks.setup:
                     for arm in arms:

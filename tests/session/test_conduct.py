@@ -348,3 +348,13 @@ def test_failed_setup_fails_the_round_cleanly(ledger, repo):
     rnd = ledger.list(m.Round, session_id=session.id)[0]
     assert rnd.status is m.RoundStatus.FAILED and "setup" in rnd.summary["error"]
     assert list_worktrees(repo) == [repo]
+
+
+def test_a_session_on_a_subdirectory_runs_there(ledger, make_repo):
+    repo = make_repo(files={"pkg/value.txt": "4.00\n", "value.txt": "9\n"})
+    session = make_session(ledger, repo / "pkg")
+    b = c.record_baseline(ledger, session, runs=8, warmup=0)
+    assert b.reference == {"read": 4.0}
+    c.add_variant(ledger, session, "same", ref="HEAD")
+    rnd = c.run_round(ledger, session, min_blocks=6, max_blocks=6)
+    assert rnd.baseline_check == pytest.approx(1.0)
