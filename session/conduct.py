@@ -585,6 +585,11 @@ def gate_round(ledger: Any, session: m.Session) -> m.Baseline:
     baseline = ledger.latest_baseline(session.id)
     if baseline is None:
         raise GateRefused("no baseline yet: record one with `gpuopt baseline` first")
+    if baseline.reproducibility is m.Reproducibility.UNJUDGED:
+        why = baseline.reproducibility_detail or "not judged"
+        if why == "being measured":
+            why = "its measurement never finished"
+        raise GateRefused(f"baseline {baseline.id} was not judged ({why}): record it again")
     if baseline.reproducibility is not m.Reproducibility.REPRODUCIBLE:
         why = baseline.reproducibility_detail or baseline.reproducibility.value
         raise GateRefused(
