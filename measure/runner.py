@@ -1,1 +1,0 @@
-/work/wt/stats/measure/runner.py
