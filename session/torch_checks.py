@@ -1,0 +1,288 @@
+"""Correctness checks and audits of torch workloads, recorded in the ledger.
+
+`check_variant` runs the baseline's and the variant's checkouts on the same seeded trials and
+stores one CorrectnessResult per torch workload, with error statistics per output (and per
+gradient on a training path) and the suggested optimization class. `audit_arm` stores one
+Audit per torch workload: the mechanism evidence (kernel launches, operators, allocations,
+peak bytes). The tensors themselves go to an artifacts directory beside the ledger, never
+into SQLite. torch is never imported here: the worker runs in a subprocess.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from measure import harness, numerics
+from session import models as m
+
+DEFAULT_TRIALS = 5
+_TORCH_KINDS = (m.WorkloadKind.TORCH, m.WorkloadKind.KERNELBENCH)
+
+
+def torch_workloads(session: m.Session) -> list[m.Workload]:
+    return [w for w in session.contract.workloads if w.kind in _TORCH_KINDS]
+
+
+def artifacts_dir(ledger: Any, session: m.Session) -> Path:
+    """<ledger file>.artifacts/<session id>/ beside the ledger (created on demand)."""
+    path = Path(ledger.path)
+    return path.parent / f"{path.name}.artifacts" / session.id
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:80] or "workload"
+
+
+def _head_commit(directory: Path) -> str | None:
+    try:
+        proc = subprocess.run(
+            ["git", "--no-optional-locks", "rev-parse", "HEAD"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    head = proc.stdout.strip()
+    return head if proc.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", head) else None
+
+
+def _error_stats(raw: dict[str, Any]) -> m.ErrorStats:
+    fields = m.ErrorStats.model_fields
+    return m.ErrorStats(**{k: v for k, v in raw.items() if k in fields and v is not None})
+
+
+def _summary(stats: list[m.ErrorStats], problems: list[str]) -> str:
+    lines = list(problems)
+    for s in stats:
+        if not s.shape_equal:
+            lines.append(f"{s.output}: shape {s.ref_shape} → {s.new_shape}")
+            continue
+        bits = [f"{s.output}:", "bit-identical" if s.bit_identical else ""]
+        if not s.bit_identical and s.max_abs is not None:
+            bits.append(f"max abs {s.max_abs:.3g}, max rel {s.max_rel or 0:.3g}")
+            if s.ulp_max is not None:
+                bits.append(f"ULP max {s.ulp_max:.0f}")
+        if s.mismatches:
+            bits.append(f"{s.mismatches} mismatches ({s.mismatch_share:.2%}) at {s.worst_index}")
+        if s.nan_ref or s.nan_new or s.inf_ref or s.inf_new:
+            bits.append(f"NaN {s.nan_ref}→{s.nan_new}, Inf {s.inf_ref}→{s.inf_new}")
+        if not s.dtype_equal:
+            bits.append(f"dtype {s.ref_dtype}→{s.new_dtype}")
+        lines.append(" ".join(b for b in bits if b))
+    return "\n".join(lines)
+
+
+def _groups(workloads: list[m.Workload]) -> list[list[m.Workload]]:
+    """Workloads that share an environment run in one worker process (torch imported once)."""
+    groups: dict[tuple[tuple[str, str], ...], list[m.Workload]] = {}
+    for w in workloads:
+        groups.setdefault(tuple(sorted(w.env.items())), []).append(w)
+    return list(groups.values())
+
+
+def _run(
+    session: m.Session, jobs: list[dict[str, Any]], worktree: Path, env: dict[str, str]
+) -> list[harness.WorkerResult]:
+    c = session.contract
+    return harness.run_jobs(
+        jobs, worktree, python=c.python, env=env, timeout_s=c.timeout_s, launcher=c.launcher
+    )
+
+
+def check_variant(
+    ledger: Any,
+    session: m.Session,
+    variant: m.Variant,
+    baseline_dir: Path,
+    variant_dir: Path,
+    *,
+    trials: int = DEFAULT_TRIALS,
+    seed: int = 0,
+    exact: bool = False,
+) -> list[m.CorrectnessResult]:
+    """Compare a variant with the baseline on every torch workload; store and return the results.
+
+    Trials use seeds seed, seed+1, …; the baseline's outputs are kept per baseline commit and
+    reused for later variants. With exact=True (a C1 or N/A claim) only bit-identical passes.
+    One worker process per side (per distinct workload environment).
+    """
+    root = artifacts_dir(ledger, session)
+    base_commit = _head_commit(Path(baseline_dir))
+    seeds = list(range(seed, seed + trials))
+    results: dict[str, m.CorrectnessResult] = {}
+    order = [w.name for w in torch_workloads(session)]
+    for group in _groups(torch_workloads(session)):
+        paths: dict[str, tuple[Path, Path]] = {}
+        for w in group:
+            tag = f"{_slug(w.name)}-s{seed}-t{trials}{'-train' if w.training else ''}"
+            ref_path = (
+                root / "reference" / f"{base_commit[:16]}-{tag}.pt"
+                if base_commit
+                else root / variant.id / f"{tag}-reference.pt"
+            )
+            paths[w.name] = (ref_path, root / variant.id / f"{tag}.pt")
+
+        def job(w: m.Workload, save: Path, compare_to: Path | None = None) -> dict[str, Any]:
+            return {
+                "name": w.name,
+                "mode": "outputs",
+                "kind": w.kind.value,
+                "spec": w.command,
+                "training": w.training,
+                "trials": trials,
+                "seed": seed,
+                "save": str(save),
+                "compare_to": str(compare_to) if compare_to else None,
+                "exact": exact,
+            }
+
+        # The baseline side, for the references not already kept.
+        missing = [w for w in group if not paths[w.name][0].is_file()]
+        tmp = {
+            w.name: paths[w.name][0].with_name(paths[w.name][0].stem + f".{variant.id}.tmp.pt")
+            for w in missing
+        }
+        for w in missing:
+            paths[w.name][0].parent.mkdir(parents=True, exist_ok=True)
+        ran = _run(
+            session, [job(w, tmp[w.name]) for w in missing], Path(baseline_dir), group[0].env
+        )
+        for w, r in zip(missing, ran, strict=True):
+            if r.ok and tmp[w.name].is_file():
+                tmp[w.name].replace(paths[w.name][0])
+                continue
+            tmp[w.name].unlink(missing_ok=True)
+            results[w.name] = _failed(session, variant, w, seeds, r, "the baseline side failed")
+        todo = [w for w in group if w.name not in results]
+        ran = _run(
+            session,
+            [job(w, paths[w.name][1], paths[w.name][0]) for w in todo],
+            Path(variant_dir),
+            group[0].env,
+        )
+        for w, r in zip(todo, ran, strict=True):
+            if not r.ok:
+                results[w.name] = _failed(session, variant, w, seeds, r, "the variant failed")
+                results[w.name].artifacts = [str(paths[w.name][0])]
+                continue
+            results[w.name] = _result(session, variant, w, seeds, r, paths[w.name])
+    done = [results[n] for n in order if n in results]
+    if done:
+        ledger.put(*done)
+    return done
+
+
+def _failed(
+    session: m.Session,
+    variant: m.Variant,
+    w: m.Workload,
+    seeds: list[int],
+    r: harness.WorkerResult,
+    what: str,
+) -> m.CorrectnessResult:
+    return m.CorrectnessResult(
+        session_id=session.id,
+        variant_id=variant.id,
+        workload=w.name,
+        passed=False,
+        trials=len(seeds),
+        seeds=seeds,
+        exit_code=r.exit_code,
+        output_tail=f"{what}: {r.error}\n{r.output_tail}"[-65536:],
+        device=str(r.data.get("device", "")),
+    )
+
+
+def _result(
+    session: m.Session,
+    variant: m.Variant,
+    w: m.Workload,
+    seeds: list[int],
+    r: harness.WorkerResult,
+    paths: tuple[Path, Path],
+) -> m.CorrectnessResult:
+    data = r.data
+    stats = [_error_stats(s) for s in data.get("stats", [])]
+    problems = [str(p) for p in data.get("problems", [])]
+    suggested, why = numerics.suggest_class(stats)
+    return m.CorrectnessResult(
+        session_id=session.id,
+        variant_id=variant.id,
+        workload=w.name,
+        passed=bool(data.get("passed")),
+        trials=len(seeds),
+        seeds=list(data.get("seeds") or seeds),
+        exact=bool(stats) and all(s.bit_identical for s in stats),
+        stats=stats,
+        suggested_class=m.OptimizationClass(suggested) if suggested else None,
+        class_reason=why,
+        output_tail=_summary(stats, problems),
+        exit_code=r.exit_code,
+        device=str(data.get("device", "")),
+        artifacts=[str(p) for p in paths],
+    )
+
+
+def audit_arm(ledger: Any, session: m.Session, arm: str, worktree: Path) -> list[m.Audit]:
+    """Audit every torch workload of one arm ("baseline" or a variant id); store and return."""
+    audits: dict[str, m.Audit] = {}
+    order = [w.name for w in torch_workloads(session)]
+    for group in _groups(torch_workloads(session)):
+        jobs = [
+            {
+                "name": w.name,
+                "mode": "audit",
+                "kind": w.kind.value,
+                "spec": w.command,
+                "training": w.training,
+            }
+            for w in group
+        ]
+        for w, r in zip(group, _run(session, jobs, Path(worktree), group[0].env), strict=True):
+            d = r.data
+            audits[w.name] = m.Audit(
+                session_id=session.id,
+                arm=arm,
+                workload=w.name,
+                device=str(d.get("device") or "cpu"),
+                dtype=str(d.get("dtype") or ""),
+                kernel_launches=d.get("kernel_launches") if r.ok else None,
+                operator_count=d.get("operator_count") if r.ok else None,
+                allocation_count=d.get("allocation_count") if r.ok else None,
+                peak_bytes=d.get("peak_bytes") if r.ok else None,
+                top_ops=list(d.get("top_ops") or []) if r.ok else [],
+                notes=([f"ran {d['source']}"] if d.get("source") else [])
+                + [str(n) for n in d.get("notes", [])],
+                error="" if r.ok else (r.error or "the audit failed")[:500],
+            )
+    done = [audits[n] for n in order if n in audits]
+    if done:
+        ledger.put(*done)
+    return done
+
+
+def latest_audits(ledger: Any, session_id: str, arm: str) -> dict[str, m.Audit]:
+    """The newest audit of each workload for one arm."""
+    found: dict[str, m.Audit] = {}
+    for a in ledger.list(m.Audit, session_id=session_id, arm=arm):
+        found[a.workload] = a  # rowid order: the last one wins
+    return found
+
+
+def audit_deltas(baseline: m.Audit, variant: m.Audit) -> list[str]:
+    """The variant's audit against the baseline's, in words: ["kernel count 7 → 1", …]."""
+    if baseline.error or variant.error:
+        return [f"audit failed: {(variant.error or baseline.error)}"]
+    return numerics.audit_deltas(baseline, variant)
+
+
+def variant_audit_deltas(ledger: Any, session_id: str, variant_id: str) -> dict[str, list[str]]:
+    """Per workload, the newest audit of a variant against the newest baseline audit."""
+    base = latest_audits(ledger, session_id, "baseline")
+    new = latest_audits(ledger, session_id, variant_id)
+    return {w: audit_deltas(base[w], new[w]) for w in new if w in base}

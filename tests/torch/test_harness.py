@@ -1,0 +1,94 @@
+"""The worker command the engine runs, and the worker's failures, in real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from measure import harness
+
+
+def test_split_spec_accepts_the_prefix_or_not() -> None:
+    assert harness.split_spec("torch", "torch:pkg.mod:bench") == ("torch", "pkg.mod:bench")
+    assert harness.split_spec("torch", "pkg.mod:bench") == ("torch", "pkg.mod:bench")
+    assert harness.split_spec("kernelbench", "kernelbench:p/x.py") == ("kernelbench", "p/x.py")
+    with pytest.raises(harness.HarnessError, match="MODULE:CALLABLE"):
+        harness.split_spec("torch", "torch:justamodule")
+    with pytest.raises(harness.HarnessError, match="not a torch workload"):
+        harness.split_spec("command", "echo hi")
+    with pytest.raises(harness.HarnessError, match="needs a target"):
+        harness.split_spec("kernelbench", "kernelbench:")
+
+
+def test_workload_command_shape() -> None:
+    cmd, source, key = harness.workload_command("torch", "torch:a.b:c", python="/x y/python3")
+    assert (source, key) == ("json", "gpuopt_value")
+    assert cmd.startswith("'/x y/python3' -B ") or cmd.startswith("/x y/python3 -B ")
+    assert str(harness.WORKER) in cmd and " time --kind torch --spec a.b:c" in cmd
+    train, _, _ = harness.workload_command("kernelbench", "p.py", training=True)
+    assert train.endswith("--training") and sys.executable in train
+    # A command given as the interpreter ("uv run python") is kept as written.
+    uv, _, _ = harness.workload_command("torch", "a:b", python="uv run python")
+    assert uv.startswith("uv run python -B ")
+
+
+def test_timed_replicates_print_one_json_value(torch_repo) -> None:
+    """Both kinds through the exact command the engine runs (bash -c in the worktree)."""
+    torch_cmd, _, key = harness.workload_command(
+        "torch", "torch:kern.s_train:bench", training=True, options=["--min-time", "0"]
+    )
+    kb_cmd, _, _ = harness.workload_command(
+        "kernelbench", "kernelbench:problems/p_model.py", options=["--min-time", "0"]
+    )
+    proc = subprocess.run(
+        ["bash", "-c", f"{torch_cmd} && {kb_cmd}"],
+        cwd=torch_repo.variant_dir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert len(lines) == 2
+    for line in lines:
+        assert line[key] > 0 and line["min"] <= line[key] <= line["max"]
+        assert line["device"] == "cpu" and line["dtype"] == "float32"
+        assert line["clock"] == "perf_counter" and line["samples"] >= 10
+        assert line["unit"] == "s" and line["warmup"] == 3 and line["l2_flush_bytes"] == 0
+    assert lines[0]["training"] is True
+    assert lines[1]["source"] == "problems/p_model.py:ModelNew"
+    # The worktree is left as it was: no __pycache__ written by the worker.
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored"],
+        cwd=torch_repo.variant_dir,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert status.stdout == ""
+
+
+def test_worker_failures_are_one_clear_line(torch_repo, tmp_path) -> None:
+    results = harness.run_jobs(
+        [
+            {"name": "a", "mode": "audit", "kind": "torch", "spec": "kern.nothing_here:bench"},
+            {"name": "b", "mode": "audit", "kind": "kernelbench", "spec": "problems/none.py"},
+            {"name": "c", "mode": "audit", "kind": "torch", "spec": "kern.s_fast:missing"},
+            {"name": "d", "mode": "audit", "kind": "torch", "spec": "kern.s_fast:bench"},
+        ],
+        torch_repo.base_dir,
+    )
+    assert [r.ok for r in results] == [False, False, False, True]
+    assert "cannot import kern.nothing_here" in results[0].error
+    assert "no problem file problems/none.py" in results[1].error
+    assert "has no attribute missing" in results[2].error
+    assert results[3].data["operator_count"] == 5
+    timed = harness.run_worker("sleep 5", tmp_path, timeout_s=0.5)
+    assert not timed.ok and "ran past 0.5 s" in timed.error and timed.wall_s < 4
+    silent = harness.run_worker("echo not json", tmp_path)
+    assert not silent.ok and silent.error == "the worker printed no result line"
+    died = harness.run_worker("echo oops >&2; exit 3", tmp_path)
+    assert not died.ok and died.exit_code == 3 and "status 3: oops" in died.error
