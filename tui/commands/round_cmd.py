@@ -60,9 +60,15 @@ def engine_monitor(ledger: Any, session_id: str, enabled: bool = True) -> Iterat
         return
     from ledger import Ledger
 
+    import sys
+
     sink = Ledger.open(ledger.path)
     monitor = make_monitor(sink.insert_samples, session_id)
     try:
+        status = str(getattr(monitor, "status", "ok"))
+        if status != "ok":  # say it once: runs will be judged "unknown", never "clean"
+            print(f"gpuopt: no GPU telemetry ({status}); host only, trust unknown",
+                  file=sys.stderr)  # fmt: skip
         yield monitor
     finally:
         try:
