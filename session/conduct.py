@@ -559,7 +559,7 @@ def many_files(variant: m.Variant) -> bool:
 # ------------------------------------------------------------------------------ rounds
 
 
-def _resolve_variants(
+def resolve_variants(
     ledger: Any, session: m.Session, refs: Sequence[str] | None
 ) -> list[m.Variant]:
     from ledger import LedgerError
@@ -638,7 +638,7 @@ def run_round(
     from measure.worktrees import Worktrees
 
     baseline = gate_round(ledger, session)
-    chosen = _resolve_variants(ledger, session, variants)
+    chosen = resolve_variants(ledger, session, variants)
     contract = session.contract
     delta = threshold if threshold is not None else contract.threshold
     if not 0 < delta < 1:

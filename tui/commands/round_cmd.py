@@ -58,9 +58,9 @@ def engine_monitor(ledger: Any, session_id: str, enabled: bool = True) -> Iterat
     except ImportError:
         yield None
         return
-    from ledger import Ledger
-
     import sys
+
+    from ledger import Ledger
 
     sink = Ledger.open(ledger.path)
     monitor = make_monitor(sink.insert_samples, session_id)
@@ -206,6 +206,11 @@ def run(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
+        try:  # refuse before any telemetry starts
+            conduct.gate_round(ledger, session)
+            conduct.resolve_variants(ledger, session, variants)
+        except (conduct.GateRefused, conduct.BadInput) as exc:
+            raise UsageError(str(exc)) from None
         with (
             engine_monitor(ledger, session.id, not args.no_telemetry) as monitor,
             interruptible() as stop,
