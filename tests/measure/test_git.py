@@ -168,6 +168,10 @@ def test_split_index_repositories_keep_their_index_files(make_repo):
         if p.name.startswith(("index", "sharedindex"))
     }
     snap = g.take_snapshot(repo)
+    from measure.worktrees import worktree
+
+    with worktree(repo, snap.commit, "x") as tree:
+        assert (tree / "u.txt").exists()
     after = {
         p.name: p.read_bytes()
         for p in git_dir.iterdir()
