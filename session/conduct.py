@@ -662,7 +662,9 @@ def run_round(
         max_blocks=max_blocks,
         threshold=delta,
         budget_s=budget_s,
+        summary={"owner": _owner()},
     )
+    recover_stale_rounds(ledger, session)
     ledger.put(rnd)
     executor = _Executor(ledger, session, monitor)
     names = [w.name for w in contract.workloads]
@@ -850,6 +852,59 @@ def run_round(
         ),
     )
     return rnd
+
+
+def _owner() -> dict[str, Any]:
+    """Which process conducts a round, to recognise one left running by a crash."""
+    import socket
+
+    return {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "started": _process_start(os.getpid()),
+    }
+
+
+def _process_start(pid: int) -> float | None:
+    try:
+        import psutil
+
+        return float(psutil.Process(pid).create_time())
+    except Exception:
+        return None
+
+
+def recover_stale_rounds(ledger: Any, session: m.Session) -> list[m.Round]:
+    """Mark rounds left "running" by a process of this machine that is gone as interrupted.
+
+    Their completed runs stay; only the status, end time and a note change.
+    """
+    import socket
+
+    host = socket.gethostname()
+    fixed = []
+    for rnd in ledger.list(m.Round, session_id=session.id, status=m.RoundStatus.RUNNING):
+        owner = rnd.summary.get("owner") or {}
+        if owner.get("host") != host or not isinstance(owner.get("pid"), int):
+            continue  # another machine's, or no owner recorded: leave it alone
+        started = _process_start(owner["pid"])
+        recorded = owner.get("started")
+        alive = started is not None and (
+            not isinstance(recorded, (int, float)) or abs(started - recorded) < 2.0
+        )
+        if alive:
+            continue
+        rnd.status = m.RoundStatus.INTERRUPTED
+        rnd.ended_at = m.utcnow()
+        rnd.summary = {
+            **rnd.summary,
+            "stop_reason": "interrupted",
+            "notes": [*rnd.summary.get("notes", []), "its process ended without closing it"],
+        }
+        fixed.append(rnd)
+    if fixed:
+        ledger.put(*fixed)
+    return fixed
 
 
 def _one_line(exc: BaseException) -> str:
