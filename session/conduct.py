@@ -808,22 +808,21 @@ def run_round(
                             variant_id=_vid(arm),
                         )
     except BaseException as exc:
-        rnd.status = (
-            m.RoundStatus.INTERRUPTED
-            if isinstance(exc, KeyboardInterrupt)
-            else m.RoundStatus.FAILED
-        )
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        rnd.status = m.RoundStatus.INTERRUPTED if interrupted else m.RoundStatus.FAILED
         rnd.ended_at = m.utcnow()
+        if interrupted:
+            _baseline_check(rnd, baseline, state, names, delta, notes)
         rnd.summary = _summary(
             rnd,
             seed,
-            stop_why,
+            "interrupted" if interrupted else stop_why,
             notes,
             skipped_blocks,
             checks,
             label,
             time.monotonic() - t0,
-            error=_one_line(exc),
+            error="" if interrupted else _one_line(exc),
         )
         ledger.put(rnd)
         if isinstance(exc, GitError):

@@ -320,6 +320,7 @@ def test_keyboard_interrupt_marks_the_round_and_removes_worktrees(ledger, repo):
         c.run_round(ledger, session, monitor=Scripted(interrupt_at=5))
     rnd = ledger.list(m.Round, session_id=session.id)[0]
     assert rnd.status is m.RoundStatus.INTERRUPTED and rnd.ended_at is not None
+    assert rnd.summary["stop_reason"] == "interrupted" and "error" not in rnd.summary
     assert len(ledger.list(m.Run, round_id=rnd.id)) == 4  # the 5th never got recorded
     assert list_worktrees(repo) == [repo]
 
