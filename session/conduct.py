@@ -128,11 +128,19 @@ def _commands(session: m.Session) -> dict[str, _Command]:
         else:
             from measure.harness import workload_command
 
-            cmd, source, pattern = workload_command(
-                w.kind.value, w.command, python=contract.python, training=w.training
-            )
+            try:
+                cmd, source, pattern = workload_command(
+                    w.kind.value, w.command, python=contract.python, training=w.training
+                )
+            except Exception as exc:  # a malformed spec: say which workload, in one line
+                raise BadInput(f"workload {w.name}: {_one_line(exc)}") from None
             out[w.name] = _Command(cmd, source, pattern)
     return out
+
+
+def check_workloads(session: m.Session) -> None:
+    """BadInput when a workload cannot be turned into a command (e.g. a malformed spec)."""
+    _commands(session)
 
 
 def _needs_torch(session: m.Session) -> bool:
@@ -341,6 +349,7 @@ def record_baseline(
         raise BadInput("a baseline needs at least 2 runs per workload")
     if warmup < 0:
         raise BadInput("warm-up runs cannot be negative")
+    executor = _Executor(ledger, session, monitor)
     cleanup_stale_worktrees(session.repo)
     _say(progress, Progress("snapshot", f"snapshot of {session.repo}"))
     try:
@@ -363,7 +372,6 @@ def record_baseline(
         reproducibility_detail="being measured",
     )
     ledger.put(baseline)
-    executor = _Executor(ledger, session, monitor)
     names = [w.name for w in session.contract.workloads]
     values: dict[str, list[float]] = {n: [] for n in names}
     failed: dict[str, list[str]] = {n: [] for n in names}
@@ -664,9 +672,9 @@ def run_round(
         budget_s=budget_s,
         summary={"owner": _owner()},
     )
+    executor = _Executor(ledger, session, monitor)
     recover_stale_rounds(ledger, session)
     ledger.put(rnd)
-    executor = _Executor(ledger, session, monitor)
     names = [w.name for w in contract.workloads]
     arms = [BASELINE_ARM, *(v.id for v in chosen)]
     label = {BASELINE_ARM: BASELINE_ARM, **{v.id: v.name for v in chosen}}

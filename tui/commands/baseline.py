@@ -44,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--warmup cannot be negative")
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
+        try:  # refuse before any telemetry starts
+            conduct.check_workloads(session)
+        except conduct.BadInput as exc:
+            raise UsageError(str(exc)) from None
         with (
             engine_monitor(ledger, session.id, not args.no_telemetry) as monitor,
             interruptible() as stop,

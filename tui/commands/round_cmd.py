@@ -208,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
         names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
         try:  # refuse before any telemetry starts
             conduct.gate_round(ledger, session)
+            conduct.check_workloads(session)
             conduct.resolve_variants(ledger, session, variants)
         except (conduct.GateRefused, conduct.BadInput) as exc:
             raise UsageError(str(exc)) from None
