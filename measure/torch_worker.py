@@ -612,9 +612,18 @@ def audit_workload(w: Workload, training: bool, seed: int) -> dict[str, Any]:
         copies: list[str] = []
         for e in events:
             dt = getattr(e, "device_type", None)
-            if dt is not None and str(dt).endswith("CUDA"):
-                low = e.name.lower()
-                (copies if low.startswith(("memcpy", "memset")) else kernels).append(e.name)
+            if dt is None or not str(dt).endswith("CUDA"):
+                continue
+            # Kineto's activity type tells kernels from copies and from the device-side
+            # mirrors of record_function ranges ("gpu_user_annotation"), which are no launch.
+            activity = str(getattr(e, "activity_type", "") or "")
+            low = e.name.lower()
+            if activity in ("gpu_memcpy", "gpu_memset") or (
+                not activity and low.startswith(("memcpy", "memset"))
+            ):
+                copies.append(e.name)
+            elif activity in ("kernel", "concurrent_kernel", ""):
+                kernels.append(e.name)
         if not kernels and not copies:
             runtime = [e.name for e in events if "LaunchKernel" in e.name]
             if runtime:
