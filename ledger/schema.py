@@ -213,7 +213,7 @@ def m001_initial(db: Database) -> None:
         if statement.strip():
             db.execute(statement)
     # Full-text search over what a hypothesis says, kept in step by triggers.
-    db["hypotheses"].enable_fts(
+    db.table("hypotheses").enable_fts(
         ["title", "search_text"], fts_version="FTS5", create_triggers=True
     )
 

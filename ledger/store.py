@@ -6,6 +6,7 @@ model. Every write is one BEGIN IMMEDIATE transaction; group several with `ledge
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -327,14 +328,14 @@ class Ledger:
         sql += f" ORDER BY {order_by}"
         return [cls.model_validate_json(r[0]) for r in self._c.conn.execute(sql, params)]
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    def query(self, sql: str, params: Sequence[Any] = ()) -> builtins.list[dict[str, Any]]:
         cur = self._c.conn.execute(sql, params)
         names = [d[0] for d in cur.description or ()]
         return [dict(zip(names, row, strict=True)) for row in cur]
 
     # ------------------------------------------------------------------ sessions
 
-    def session_rows(self) -> list[dict[str, Any]]:
+    def session_rows(self) -> builtins.list[dict[str, Any]]:
         """One summary row per session, newest first, for listings."""
         return self.query(
             """
@@ -352,11 +353,15 @@ class Ledger:
         ref = ref.strip()
         if not ref:
             raise SessionNotFoundError("no session given")
-        rows = self._c.conn.execute(
-            "SELECT id FROM sessions WHERE id = ? OR substr(id, 1, ?) = ? LIMIT 3",
-            (ref, len(ref), ref),
-        ).fetchall()
-        ids = sorted({r[0] for r in rows})
+        # Ids sharing the prefix are adjacent in id order: walk the primary key from the
+        # prefix on (exact for any text, NUL included; SQL text functions stop at NUL).
+        ids: list[str] = []
+        for (sid,) in self._c.conn.execute(
+            "SELECT id FROM sessions WHERE id >= ? ORDER BY id", (ref,)
+        ):
+            if not sid.startswith(ref) or len(ids) == 3:
+                break
+            ids.append(sid)
         if ref in ids:
             ids = [ref]
         if not ids:
@@ -397,7 +402,9 @@ class Ledger:
         Tuples are taken as (session_id, *TELEMETRY_COLUMNS), the fast path for samplers.
         """
         rows = [
-            s if isinstance(s, tuple) else (s.session_id, *(getattr(s, c) for c in TELEMETRY_COLUMNS))
+            s
+            if isinstance(s, tuple)
+            else (s.session_id, *(getattr(s, c) for c in TELEMETRY_COLUMNS))
             for s in samples
         ]
         if not rows:
@@ -406,7 +413,9 @@ class Ledger:
             self._c.conn.executemany(_TELEMETRY_INSERT, rows)
         return len(rows)
 
-    def samples(self, run_id: str | None = None, session_id: str | None = None) -> list[m.TelemetrySample]:
+    def samples(
+        self, run_id: str | None = None, session_id: str | None = None
+    ) -> builtins.list[m.TelemetrySample]:
         sql = f"SELECT session_id, {', '.join(TELEMETRY_COLUMNS)} FROM telemetry"
         params: list[Any] = []
         if run_id is not None:
@@ -424,7 +433,9 @@ class Ledger:
 
     # ------------------------------------------------------------------ hypotheses
 
-    def search_hypotheses(self, text: str, limit: int = 10, **where: Any) -> list[m.Hypothesis]:
+    def search_hypotheses(
+        self, text: str, limit: int = 10, **where: Any
+    ) -> builtins.list[m.Hypothesis]:
         """Full-text search over hypothesis text, best match first."""
         words = [w for w in "".join(c if c.isalnum() else " " for c in text).split() if len(w) > 2]
         if not words:
@@ -448,21 +459,32 @@ class Ledger:
 
     # ------------------------------------------------------------------ health
 
-    def check(self) -> list[str]:
+    def check(self) -> builtins.list[str]:
         """Integrity and foreign-key problems, empty when the ledger is sound."""
-        problems = [
-            r[0] for r in self._c.conn.execute("PRAGMA integrity_check") if r[0] != "ok"
-        ]
-        for table, rowid, parent, _ in self._c.conn.execute("PRAGMA foreign_key_check"):
-            problems.append(f"{table} row {rowid}: missing {parent} row")
+        problems: list[str] = []
+        try:
+            problems += [
+                r[0] for r in self._c.conn.execute("PRAGMA integrity_check") if r[0] != "ok"
+            ]
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"integrity check failed: {exc}")
+        try:
+            for table, rowid, parent, _ in self._c.conn.execute("PRAGMA foreign_key_check"):
+                problems.append(f"{table} row {rowid}: missing {parent} row")
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"foreign-key check failed: {exc}")
         return problems
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, int | None]:
+        """Rows per table (None where the table cannot be read)."""
         names = [t.name for t in TABLES.values()] + ["telemetry"]
-        return {
-            n: self._c.conn.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0]
-            for n in sorted(set(names))
-        }
+        counts: dict[str, int | None] = {}
+        for n in sorted(set(names)):
+            try:
+                counts[n] = self._c.conn.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0]
+            except sqlite3.DatabaseError:
+                counts[n] = None
+        return counts
 
     def backup(self, target: Path | str) -> None:
         """A consistent copy through VACUUM INTO (never a copy of the .db file alone)."""

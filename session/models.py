@@ -12,7 +12,15 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 
 def new_id() -> str:
@@ -26,6 +34,20 @@ def utcnow() -> datetime:
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic applies an assignment before the whole-model checks run: when one fails,
+        # put the old value back so the model never stays invalid.
+        old = self.__dict__.get(name, _MISSING)
+        try:
+            super().__setattr__(name, value)
+        except ValidationError:
+            if old is not _MISSING:
+                self.__dict__[name] = old
+            raise
+
+
+_MISSING: Any = object()
 
 
 # ---------------------------------------------------------------------------- enums
@@ -214,6 +236,19 @@ class HookKind(StrEnum):
 # ---------------------------------------------------------------------------- helpers
 
 
+def field_error(model: str, field: str, message: str, value: Any = None) -> ValidationError:
+    """An error of a whole-model check, placed on the field a form shows it under (a plain
+    ValueError from a model validator would have no field)."""
+    return ValidationError.from_exception_data(
+        model,
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("value_error", message), loc=(field,), input=value
+            )
+        ],
+    )
+
+
 def _non_blank(value: str, what: str) -> str:
     if not value or not value.strip():
         raise ValueError(f"{what} must not be empty")
@@ -239,19 +274,26 @@ class Metric(Model):
     def _pattern_matches_source(self) -> Metric:
         if self.source is MetricSource.WALL:
             if self.pattern:
-                raise ValueError("a wall-time metric takes no pattern")
+                raise field_error("Metric", "pattern", "a wall-time metric takes no pattern")
             return self
         if not self.pattern:
-            raise ValueError(f"a {self.source.value} metric needs a pattern")
+            raise field_error("Metric", "pattern", f"a {self.source.value} metric needs a pattern")
         if self.source is MetricSource.REGEX:
             import re
 
             try:
                 compiled = re.compile(self.pattern)
             except re.error as exc:
-                raise ValueError(f"invalid regex: {exc}") from None
+                raise field_error(
+                    "Metric", "pattern", f"invalid regex: {exc}", self.pattern
+                ) from None
             if "value" not in compiled.groupindex:
-                raise ValueError("the regex needs a named group `value`, e.g. (?P<value>[0-9.]+)")
+                raise field_error(
+                    "Metric",
+                    "pattern",
+                    "the regex needs a named group `value`, e.g. (?P<value>[0-9.]+)",
+                    self.pattern,
+                )
         return self
 
     @classmethod
@@ -310,7 +352,9 @@ class Workload(Model):
             kind = WorkloadKind.TORCH
         elif command.startswith("kernelbench:"):
             kind = WorkloadKind.KERNELBENCH
-        scope = WorkloadScope.ISOLATED if kind is not WorkloadKind.COMMAND else WorkloadScope.END_TO_END
+        scope = (
+            WorkloadScope.ISOLATED if kind is not WorkloadKind.COMMAND else WorkloadScope.END_TO_END
+        )
         return cls(name=name.strip(), kind=kind, command=command, scope=scope)
 
 
@@ -451,13 +495,24 @@ class PreflightAnswer(Model):
     @model_validator(mode="after")
     def _answer_complete(self) -> PreflightAnswer:
         if self.kind is PreflightAnswerKind.HANDED_OFF and self.concern_area is None:
-            raise ValueError("a handed-off question needs the concern area it goes to")
+            raise field_error(
+                "PreflightAnswer",
+                "concern_area",
+                "a handed-off question needs the concern area it goes to",
+            )
         if self.kind is PreflightAnswerKind.NOT_APPLICABLE and not self.text.strip():
-            raise ValueError("say why the question does not apply")
+            raise field_error(
+                "PreflightAnswer", "text", "say why the question does not apply", self.text
+            )
         if self.kind is PreflightAnswerKind.MEASURED and not (
             self.evidence_id or self.text.strip()
         ):
-            raise ValueError("a measured answer needs its evidence or the measurement")
+            raise field_error(
+                "PreflightAnswer",
+                "text",
+                "a measured answer needs its evidence or the measurement",
+                self.text,
+            )
         return self
 
 
@@ -562,7 +617,9 @@ class Round(Model):
     @model_validator(mode="after")
     def _blocks_ordered(self) -> Round:
         if self.max_blocks < self.min_blocks:
-            raise ValueError("max_blocks must be at least min_blocks")
+            raise field_error(
+                "Round", "max_blocks", "max_blocks must be at least min_blocks", self.max_blocks
+            )
         return self
 
 
@@ -590,6 +647,7 @@ class Run(Model):
     telemetry: dict[str, Any] = Field(default_factory=dict)  # per-run deltas (energy, ...)
     started_us: int = 0
     ended_us: int = 0
+    error: str = ""  # one line saying what went wrong, if anything
 
 
 class TelemetrySample(Model):
@@ -743,6 +801,7 @@ class Disposition(Model):
     reason: str = ""
     reopen_when: str = ""
     created_at: datetime = Field(default_factory=utcnow)
+    open_questions: list[str] = Field(default_factory=list)  # preflight unknowns at the time
 
 
 class StepStatus(Model):

@@ -13,6 +13,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 # Order is the order of `gpuopt --help`: the session's own path first.
 COMMAND_MODULES = (
@@ -44,8 +45,15 @@ class WorkFailed(Exception):
     """The work itself failed: exit 1 with one line."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (exit 2), as every error is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpuopt",
         description=(
             "Guide one GPU optimization session: correctness contract, a baseline pinned to "
@@ -69,7 +77,21 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.add_parser(sub)
+    _accept_ledger_everywhere(parser)
     return parser
+
+
+def _accept_ledger_everywhere(parser: argparse.ArgumentParser) -> None:
+    """`--ledger PATH` also after the command (`gpuopt sessions --ledger x.db`)."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for child in set(action.choices.values()):
+            if "--ledger" not in child._option_string_actions:
+                child.add_argument(
+                    "--ledger", metavar="PATH", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+                )
+            _accept_ledger_everywhere(child)
 
 
 def _fail(message: str, code: int) -> int:
@@ -80,10 +102,18 @@ def _fail(message: str, code: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    bad = _not_utf8(args)
+    if bad:
+        return _fail(f"{bad}: not valid UTF-8 text", EXIT_USAGE)
     handler = getattr(args, "handler", None)
     if handler is None:
-        from tui.commands.open_cmd import open_app
-
+        try:
+            from tui.commands.open_cmd import open_app
+        except ModuleNotFoundError as exc:
+            if exc.name != "tui.commands.open_cmd":
+                raise
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
         handler = open_app
     try:
         return int(handler(args) or 0)
@@ -99,19 +129,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail_known(exc)
 
 
+def _not_utf8(args: argparse.Namespace) -> str | None:
+    """The option whose value holds bytes that are not UTF-8 (Python keeps them as lone
+    surrogates in argv; no ledger, file or terminal can take them)."""
+    for name, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str):
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return name if name in ("session",) else f"--{name.replace('_', '-')}"
+    return None
+
+
 def _fail_known(exc: Exception) -> int:
+    import os
+    import sqlite3
+
     from pydantic import ValidationError
 
     from ledger import LedgerError
 
     if isinstance(exc, ValidationError):
         lines = [
-            f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
+            f"{'.'.join(str(p) for p in e['loc']) or 'input'}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
         ]
         return _fail("; ".join(lines), EXIT_USAGE)
     if isinstance(exc, LedgerError):
         return _fail(str(exc), EXIT_USAGE)
-    raise exc
+    if isinstance(exc, UnicodeEncodeError):  # e.g. bytes in argv that are not UTF-8
+        return _fail(f"text that is not valid UTF-8: {exc.object[exc.start : exc.end]!r}", 2)
+    if isinstance(exc, sqlite3.DatabaseError):
+        if isinstance(exc, sqlite3.OperationalError):
+            return _fail(f"ledger: {exc}", EXIT_FAILED)
+        return _fail(
+            f"the ledger is damaged ({exc}); `gpuopt ledger check` shows where", EXIT_FAILED
+        )
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}", EXIT_FAILED)
+    if os.environ.get("GPUOPT_DEBUG"):
+        raise exc
+    return _fail(
+        f"internal error: {type(exc).__name__}: {exc} (GPUOPT_DEBUG=1 shows where)",
+        EXIT_FAILED,
+    )
 
 
 if __name__ == "__main__":

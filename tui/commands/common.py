@@ -10,10 +10,19 @@ from typing import Any
 from tui.cli import UsageError
 
 
+def ledger_path(args: argparse.Namespace) -> Any:
+    """The ledger file a command uses: --ledger, else GPUOPT_LEDGER, else the default."""
+    from pathlib import Path
+
+    from ledger import default_ledger_path
+
+    return Path(args.ledger).expanduser() if args.ledger else default_ledger_path()
+
+
 def open_ledger(args: argparse.Namespace, readonly: bool = False) -> Any:
     from ledger import Ledger
 
-    return Ledger.open(args.ledger, readonly=readonly)
+    return Ledger.open(ledger_path(args), readonly=readonly)
 
 
 def session_of(ledger: Any, ref: str) -> Any:

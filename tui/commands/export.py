@@ -18,6 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from session.record import build_export, to_json, to_markdown
+    from tui.cli import UsageError
     from tui.commands.common import open_ledger, session_of
 
     with open_ledger(args, readonly=True) as ledger:
@@ -27,8 +28,12 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         out = Path(args.output)
         tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out)  # never a half-written record
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(out)  # never a half-written record
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise UsageError(f"-o {out}: cannot write ({exc.strerror or exc})") from None
         print(out, file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -34,7 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prepare", metavar="CMD", help="run before every run (reset/restore)")
     p.add_argument("--cleanup", metavar="CMD", help="run once per round, after")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-run limit (default 600)")
-    p.add_argument("--launcher", metavar="PREFIX", help="prefix every run, e.g. 'srun -N1 --gpus=1'")
+    p.add_argument(
+        "--launcher", metavar="PREFIX", help="prefix every run, e.g. 'srun -N1 --gpus=1'"
+    )
     p.add_argument("--python", metavar="PATH", help="interpreter for torch workloads")
     p.add_argument(
         "--isolated",
@@ -98,7 +100,8 @@ def _one_line(exc: Exception) -> str:
 
     if isinstance(exc, ValidationError):
         return "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg'].removeprefix('Value error, ')}"
+            f"{'.'.join(str(p) for p in e['loc']) or 'input'}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
             for e in exc.errors()
         )
     return str(exc).removeprefix("Value error, ")

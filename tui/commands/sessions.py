@@ -12,10 +12,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.commands.common import open_ledger, print_json
+    from tui.commands.common import ledger_path, open_ledger, print_json
 
-    with open_ledger(args, readonly=True) as ledger:
-        rows = ledger.session_rows()
+    rows = []
+    if ledger_path(args).exists():  # no ledger yet: no sessions yet
+        with open_ledger(args, readonly=True) as ledger:
+            rows = ledger.session_rows()
     if args.json:
         print_json(rows)
         return 0
@@ -24,11 +26,17 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console()
     if not rows:
-        console.print("No sessions yet. Start one with [bold]gpuopt new[/] or [bold]gpuopt demo[/].")
+        console.print(
+            "No sessions yet. Start one with [bold]gpuopt new[/] or [bold]gpuopt demo[/]."
+        )
         return 0
     table = Table(box=None, header_style="bold")
-    for col in ("id", "title", "repo", "created", "baselines", "hypotheses", "variants", "rounds"):
+    table.add_column("id", no_wrap=True)
+    for col in ("title", "repo"):
         table.add_column(col, overflow="fold")
+    table.add_column("created", no_wrap=True)
+    for col in ("baselines", "hypotheses", "variants", "rounds"):
+        table.add_column(col, justify="right")
     for r in rows:
         table.add_row(
             r["id"], r["title"], r["repo"], r["created_at"][:16].replace("T", " "),

@@ -1,0 +1,391 @@
+"""Run one workload command as one whole process and measure it.
+
+One call of `run_command` is one replicate: `bash -c COMMAND` in the worktree (behind the
+launcher prefix when one is set, e.g. `srun -N1 --gpus=1`), in a new session so that a
+timeout can kill its whole process group. Both output streams are read through one
+poller (no threads) into bounded buffers; only the last 64 KiB of each is kept. The
+child's exit is watched through a pidfd where the kernel has them, so the wall time ends
+when the process ends, not when some background grandchild lets go of the pipes.
+
+Kept cheap on purpose: the modules imported here are small and already loaded by most
+Python programs, and a run adds about one `fork`/`exec` plus a few system calls to what
+the command itself costs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import resource
+import select
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+TAIL_BYTES = 64 * 1024
+KILL_GRACE_S = 1.0  # between SIGTERM to the group and SIGKILL
+DRAIN_GRACE_S = 0.05  # how long to wait for pipes held open by leftovers after the exit
+
+STATUS_OK = "ok"
+STATUS_FAILED = "failed"
+STATUS_TIMEOUT = "timeout"
+STATUS_NO_METRIC = "no_metric"
+
+METRIC_SOURCES = ("wall", "regex", "json")
+
+
+@dataclass
+class RunResult:
+    status: str  # "ok" | "failed" | "timeout" | "no_metric"
+    value: float | None  # the metric (None unless status == "ok")
+    exit_code: int | None
+    wall_s: float
+    user_s: float | None
+    sys_s: float | None
+    peak_rss_bytes: int | None
+    stdout_tail: str  # last 64 KiB, invalid UTF-8 replaced
+    stderr_tail: str
+    started_us: int  # epoch microseconds
+    ended_us: int
+    error: str = ""  # one line saying what went wrong, if anything
+
+    @property
+    def ok(self) -> bool:
+        return self.status == STATUS_OK
+
+
+class _Tail:
+    """The last TAIL_BYTES of a stream, in bounded memory."""
+
+    __slots__ = ("buf",)
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.buf += chunk
+        if len(self.buf) > 2 * TAIL_BYTES:
+            del self.buf[: len(self.buf) - TAIL_BYTES]
+
+    def text(self) -> str:
+        return bytes(self.buf[-TAIL_BYTES:]).decode("utf-8", errors="replace")
+
+
+def compile_metric_pattern(pattern: str) -> re.Pattern[str]:
+    """A regex metric: the named group `value` if present, else group 1, else the match."""
+    try:
+        return re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        raise ValueError(f"the metric pattern {pattern!r} is not a valid regex: {exc}") from exc
+
+
+def extract_metric(stdout: str, source: str, pattern: str | None) -> tuple[float | None, str]:
+    """(value, error): the metric a run printed, the last match winning."""
+    if source == "regex":
+        if not pattern:
+            return None, "no metric pattern was given for a regex metric"
+        rx = compile_metric_pattern(pattern)
+        last = None
+        for last in rx.finditer(stdout):  # noqa: B007 - keep the last match
+            pass
+        if last is None:
+            return None, f"no line of the output matched {pattern!r}"
+        if "value" in rx.groupindex:
+            text = last.group("value")
+        elif rx.groups >= 1:
+            text = last.group(1)
+        else:
+            text = last.group(0)
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            return None, f"the matched text {text!r} is not a number"
+    elif source == "json":
+        if not pattern:
+            return None, "no key was given for a JSON metric"
+        found = _json_metric(stdout, pattern)
+        if isinstance(found, str):
+            return None, found
+        value = found
+    else:
+        return None, f"unknown metric source {source!r}"
+    if not math.isfinite(value):
+        return None, f"the metric is not a finite number ({value})"
+    return value, ""
+
+
+_MISSING = object()
+
+
+def _json_lookup(obj: object, key: str) -> object:
+    if isinstance(obj, dict) and key in obj:  # a key that itself contains dots
+        return obj[key]
+    for part in key.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return _MISSING
+        obj = obj[part]
+    return obj
+
+
+def _json_metric(stdout: str, key: str) -> float | str:
+    """The key's value in the last JSON line that has it, or an error in words."""
+    for line in reversed(stdout.splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        found = _json_lookup(obj, key)
+        if found is _MISSING:
+            continue
+        if isinstance(found, bool) or not isinstance(found, int | float):
+            return f"the JSON key {key!r} holds {found!r}, not a number"
+        return float(found)
+    return f"no JSON line of the output has the key {key!r}"
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _pidfd(pid: int) -> int | None:
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
+
+
+def run_command(
+    command: str,
+    cwd: str | Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 600.0,
+    launcher: str | None = None,
+    metric_source: str = "wall",
+    metric_pattern: str | None = None,
+    on_start: Callable[[int], None] | None = None,
+    kill_leftovers: bool = True,
+) -> RunResult:
+    """Run `bash -c command` in `cwd` once and measure it.
+
+    `env` is layered over the current environment (a workload sets a few variables; it
+    does not have to restate PATH). With `kill_leftovers` (the default for workloads),
+    processes the command left behind in its group are killed when it exits, so that
+    they cannot disturb the next run. A metric pattern that is not a valid regex or an
+    unknown metric source raise ValueError before anything runs.
+    """
+    if metric_source not in METRIC_SOURCES:
+        raise ValueError(f"unknown metric source {metric_source!r}; use one of {METRIC_SOURCES}")
+    if metric_source == "regex" and metric_pattern:
+        compile_metric_pattern(metric_pattern)
+    argv = [*shlex.split(launcher), "bash", "-c", command] if launcher else ["bash", "-c", command]
+    full_env = None
+    if env is not None:
+        full_env = dict(os.environ)
+        full_env.update(env)
+
+    out, err = _Tail(), _Tail()
+    # Linux counts the parent's resident set in a child's peak RSS (it is recorded when
+    # the child execs): a peak not above our own says nothing about the command.
+    parent_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started_us = time.time_ns() // 1000
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=str(cwd),
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        now = time.perf_counter()
+        return RunResult(
+            status=STATUS_FAILED,
+            value=None,
+            exit_code=None,
+            wall_s=now - t0,
+            user_s=None,
+            sys_s=None,
+            peak_rss_bytes=None,
+            stdout_tail="",
+            stderr_tail="",
+            started_us=started_us,
+            ended_us=time.time_ns() // 1000,
+            error=_one_line(f"could not start the command: {exc}"),
+        )
+
+    pid = proc.pid
+    assert proc.stdout is not None and proc.stderr is not None
+    fds = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    pidfd = _pidfd(pid)
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+
+    deadline = t0 + timeout_s
+    timed_out = False
+    wait_status: int | None = None
+    rusage = None
+    t_end: float | None = None
+
+    def exited() -> bool:
+        """Has the command exited? (Peeks: the zombie keeps its pid and process group.)"""
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        return info is not None and info.si_pid == pid
+
+    def reap() -> None:
+        nonlocal wait_status, rusage
+        if wait_status is None:
+            _, wait_status, rusage = os.wait4(pid, 0)
+
+    try:
+        if on_start is not None:
+            on_start(pid)
+        open_fds = set(fds)
+        while t_end is None:
+            now = time.perf_counter()
+            if now >= deadline:
+                timed_out = True
+                break
+            if pidfd is None:
+                wait_ms = min(deadline - now, 0.005) * 1000
+            else:
+                wait_ms = (deadline - now) * 1000
+            for fd, _ev in poller.poll(math.ceil(wait_ms)):
+                if fd == pidfd:
+                    t_end = time.perf_counter()
+                    continue
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    fds[fd].add(chunk)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+            if pidfd is None and t_end is None and exited():
+                t_end = time.perf_counter()
+        if timed_out:
+            _kill_group(pid, signal.SIGTERM)
+            grace_end = time.perf_counter() + KILL_GRACE_S
+            while not exited() and time.perf_counter() < grace_end:
+                time.sleep(0.01)
+            _kill_group(pid, signal.SIGKILL)  # the leader if still there, and its stragglers
+            t_end = time.perf_counter()
+        elif kill_leftovers:
+            # The leader is a zombie until reaped, so its group id cannot be reused yet.
+            _kill_group(pid, signal.SIGKILL)
+        if pidfd is not None:
+            poller.unregister(pidfd)
+        # Drain what the command wrote; leftovers (of a hook) may hold the pipes: not long.
+        drain_end = time.perf_counter() + DRAIN_GRACE_S
+        while open_fds:
+            wait_ms = (drain_end - time.perf_counter()) * 1000
+            if wait_ms <= 0:
+                break
+            for fd, _ev in poller.poll(math.ceil(wait_ms)):
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    fds[fd].add(chunk)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+        reap()
+    except BaseException:
+        _kill_group(pid, signal.SIGKILL)
+        try:
+            reap()
+        except ChildProcessError:
+            pass
+        raise
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
+        if pidfd is not None:
+            os.close(pidfd)
+    ended_us = time.time_ns() // 1000
+    if t_end is None:
+        t_end = time.perf_counter()
+    assert wait_status is not None
+    exit_code = os.waitstatus_to_exitcode(wait_status)
+    proc.returncode = exit_code  # reaped here: Popen must not wait for it again
+    wall_s = t_end - t0
+    user_s = rusage.ru_utime if rusage is not None else None
+    sys_s = rusage.ru_stime if rusage is not None else None
+    peak = None
+    if rusage is not None and rusage.ru_maxrss > parent_peak:
+        peak = int(rusage.ru_maxrss) * 1024  # KiB on Linux
+    stdout_tail, stderr_tail = out.text(), err.text()
+
+    value: float | None = None
+    error = ""
+    if timed_out:
+        status = STATUS_TIMEOUT
+        error = f"timed out after {timeout_s:g} s; the process group was killed"
+    elif exit_code != 0:
+        status = STATUS_FAILED
+        if exit_code < 0:
+            error = f"killed by signal {-exit_code}"
+        else:
+            error = f"exited with status {exit_code}"
+        last = stderr_tail.strip().splitlines()[-1:] if stderr_tail.strip() else []
+        if last:
+            error += f": {last[0]}"
+    elif metric_source == "wall":
+        status, value = STATUS_OK, wall_s
+    else:
+        value, error = extract_metric(stdout_tail, metric_source, metric_pattern)
+        status = STATUS_OK if value is not None else STATUS_NO_METRIC
+    return RunResult(
+        status=status,
+        value=value,
+        exit_code=exit_code,
+        wall_s=wall_s,
+        user_s=user_s,
+        sys_s=sys_s,
+        peak_rss_bytes=peak,
+        stdout_tail=stdout_tail,
+        stderr_tail=stderr_tail,
+        started_us=started_us,
+        ended_us=ended_us,
+        error=_one_line(error),
+    )
+
+
+def run_hook(
+    command: str,
+    cwd: str | Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 600.0,
+) -> RunResult:
+    """Run a setup, prepare or cleanup hook (or a check command): status, output, times.
+
+    Unlike a workload, a hook may start something meant to outlive it (a setup hook
+    starting a server), so what it leaves behind is not killed unless it times out.
+    """
+    return run_command(command, cwd, env=env, timeout_s=timeout_s, kill_leftovers=False)

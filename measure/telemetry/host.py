@@ -1,0 +1,94 @@
+"""The host backend (psutil): CPU %, per-core frequency, load, memory, and the run's RSS.
+
+Always on, GPU or not. The run's process tree is followed from the pid the engine gives
+at `run_started`; every pid ever seen in the tree is remembered, so a GPU process that
+belonged to a child which has since exited is still recognised as the run's own.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import psutil
+
+from measure.telemetry.backend import Sample
+
+
+class HostBackend:
+    source = "host"
+
+    def __init__(self, freq_every: int = 4):
+        self._freq_every = max(1, freq_every)  # per-core frequency at most every Nth sample
+        self._n = 0
+        self._root: psutil.Process | None = None
+        self.tree_pids: set[int] = set()
+        self._last_freq: list[float] | None = None
+        self._freq_ok = True
+        psutil.cpu_percent(interval=None)  # prime the counter: the next call has a base
+
+    def follow(self, pid: int | None) -> None:
+        """Start following a run's process tree (None: stop)."""
+        self.tree_pids = set()
+        self._root = None
+        if pid is None:
+            return
+        try:
+            self._root = psutil.Process(pid)
+            self.tree_pids.add(pid)
+        except (psutil.Error, ValueError):
+            self._root = None
+
+    def tree(self) -> list[psutil.Process]:
+        """The live processes of the run's tree; also records their pids."""
+        root = self._root
+        if root is None:
+            return []
+        try:
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return []
+        self.tree_pids.update(p.pid for p in procs)
+        return procs
+
+    def read(self, t_us: int, run_id: str | None) -> Sample:
+        s = Sample(run_id=run_id, t_us=t_us, source="host")
+        s.cpu_percent = psutil.cpu_percent(interval=None)
+        try:
+            s.load1 = os.getloadavg()[0]
+        except OSError:
+            s.load1 = None
+        extra: dict[str, Any] = {}
+        try:
+            vm = psutil.virtual_memory()
+            extra["host_mem_used_bytes"] = int(vm.total - vm.available)
+            extra["host_mem_total_bytes"] = int(vm.total)
+        except Exception:
+            pass
+        if self._freq_ok and self._n % self._freq_every == 0:
+            self._last_freq = self._core_freqs()
+        if self._last_freq:
+            extra["core_mhz"] = self._last_freq
+        self._n += 1
+        if self._root is not None:
+            rss = 0
+            seen = False
+            for p in self.tree():
+                try:
+                    rss += p.memory_info().rss
+                    seen = True
+                except psutil.Error:
+                    continue
+            s.rss_bytes = rss if seen else None
+        s.extra = extra
+        return s
+
+    def _core_freqs(self) -> list[float] | None:
+        try:
+            freqs = psutil.cpu_freq(percpu=True)
+        except Exception:
+            freqs = None
+        if not freqs:
+            self._freq_ok = False  # not readable here: do not ask again
+            return None
+        return [round(f.current, 1) for f in freqs]

@@ -1,0 +1,1 @@
+"""Replay scenarios (JSON), shipped as package data."""

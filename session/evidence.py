@@ -1,0 +1,437 @@
+"""Evidence attached to hypotheses and variants: notes, measurements, files, and summaries
+of profiler output.
+
+Profiler files are summarized, never stored whole: an Nsight Compute CSV
+(`ncu --csv --page raw --print-units base`) gives the kernels that took the most time and
+their throughput percentages; a torch.profiler `key_averages().table()` gives the operators
+and kernels with the most self time. The ledger keeps the summary and the file's path and
+hash, so the claim can be traced back to the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+from session import models as m
+
+TOP = 10  # kernels kept in a summary
+
+
+class EvidenceError(ValueError):
+    """Evidence that cannot be read or attached, in one line."""
+
+
+# ---------------------------------------------------------------------------- numbers
+
+
+def parse_number(text: str) -> float | None:
+    """A number as profilers print it: thousands separators, maybe a unit suffix or n/a."""
+    t = text.strip().replace(",", "").replace("\u202f", "").replace("\u00a0", "")
+    if not t or t.lower() in {"n/a", "nan", "-", "—"}:
+        return None
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+_TIME_TO_US = {
+    "nsecond": 1e-3,
+    "ns": 1e-3,
+    "usecond": 1.0,
+    "us": 1.0,
+    "msecond": 1e3,
+    "ms": 1e3,
+    "second": 1e6,
+    "s": 1e6,
+}
+
+
+# ---------------------------------------------------------------------------- Nsight Compute
+
+_NAME_COLUMNS = ("Kernel Name", "Demangled Name", "Function Name", "Name")
+_ID_COLUMNS = {
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Demangled Name",
+    "Function Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+    "Section Name",
+    "Kernel Time",
+}
+_TIME_METRIC = "gpu__time_duration.sum"
+_KEY_PERCENTS = re.compile(r"throughput|pct_of_peak", re.I)
+
+
+def parse_ncu_csv(text: str, top: int = TOP) -> dict[str, Any]:
+    """Summarize `ncu --csv --page raw --print-units base` output.
+
+    The file has a header row (identity columns, then one column per metric), a row of
+    units, then one row per profiled kernel; numbers may carry thousands separators and the
+    profiler's own `==PROF==` lines may come first.
+    """
+    lines = text.splitlines()
+    start = next(
+        (i for i, ln in enumerate(lines) if ln.lstrip("\ufeff").startswith(('"ID"', "ID,"))),
+        None,
+    )
+    if start is None:
+        raise EvidenceError('not an Nsight Compute raw CSV: no header row starting with "ID"')
+    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    header = [h.strip().lstrip("\ufeff") for h in rows[0]]
+    body = [r for r in rows[1:] if any(c.strip() for c in r)]
+    name_col = next((c for c in _NAME_COLUMNS if c in header), None)
+    if name_col is None:
+        raise EvidenceError("not an Nsight Compute raw CSV: no kernel name column")
+    units: dict[str, str] = {}
+    if body and not body[0][0].strip():  # the units row: empty identity cells
+        units = {h: u.strip() for h, u in zip(header, body[0], strict=False)}
+        body = body[1:]
+    if not body:
+        raise EvidenceError("the Nsight Compute CSV has no kernel rows")
+    metrics = [h for h in header if h not in _ID_COLUMNS]
+    time_col = _TIME_METRIC if _TIME_METRIC in header else None
+    scale = _TIME_TO_US.get(units.get(time_col or "", "nsecond"), 1e-3)
+    percent_cols = [
+        h for h in metrics if units.get(h) == "%" or h.endswith(".pct") or "pct_of_peak" in h
+    ]
+    key_percent = [h for h in percent_cols if _KEY_PERCENTS.search(h)] or percent_cols
+
+    kernels: dict[str, dict[str, Any]] = {}
+    total_us = 0.0
+    for row in body:
+        rec = dict(zip(header, row, strict=False))
+        name = rec.get(name_col, "").strip() or "?"
+        k = kernels.setdefault(
+            name, {"name": name, "launches": 0, "time_us": 0.0, "_pct": {}, "_w": {}}
+        )
+        k["launches"] += 1
+        t = parse_number(rec.get(time_col, "")) if time_col else None
+        t_us = (t or 0.0) * scale
+        k["time_us"] += t_us
+        total_us += t_us
+        for col in key_percent:
+            v = parse_number(rec.get(col, ""))
+            if v is None:
+                continue
+            w = t_us if t_us > 0 else 1.0  # time-weighted mean over launches
+            k["_pct"][col] = k["_pct"].get(col, 0.0) + v * w
+            k["_w"][col] = k["_w"].get(col, 0.0) + w
+    ranked = sorted(kernels.values(), key=lambda k: (-k["time_us"], k["name"]))
+    overall: dict[str, float] = {}
+    for col in key_percent:
+        num = sum(k["_pct"].get(col, 0.0) for k in ranked)
+        den = sum(k["_w"].get(col, 0.0) for k in ranked)
+        if den:
+            overall[col] = round(num / den, 3)
+    top_rows = []
+    for k in ranked[:top]:
+        top_rows.append(
+            {
+                "name": k["name"],
+                "launches": k["launches"],
+                "time_us": round(k["time_us"], 3),
+                "share": round(k["time_us"] / total_us, 4) if total_us else None,
+                "percent": {
+                    c: round(k["_pct"][c] / k["_w"][c], 3) for c in key_percent if k["_w"].get(c)
+                },
+            }
+        )
+    return {
+        "source": "ncu raw csv",
+        "kernel_rows": len(body),
+        "distinct_kernels": len(kernels),
+        "total_time_us": round(total_us, 3),
+        "time_metric": time_col,
+        "metrics": len(metrics),
+        "percent_metrics": key_percent,
+        "throughput_percent": overall,
+        "top_kernels": top_rows,
+    }
+
+
+# ---------------------------------------------------------------------------- torch.profiler
+
+_TIME_RE = re.compile(r"^\s*([0-9.,]+)\s*(ns|us|ms|s)\s*$")
+
+
+def _time_us(text: str) -> float | None:
+    match = _TIME_RE.match(text)
+    if not match:
+        return None
+    value = parse_number(match.group(1))
+    return None if value is None else value * _TIME_TO_US[match.group(2)]
+
+
+def _percent(text: str) -> float | None:
+    t = text.strip()
+    return parse_number(t[:-1]) if t.endswith("%") else None
+
+
+def _spans(separator: str) -> list[tuple[int, int]]:
+    return [(mt.start(), mt.end()) for mt in re.finditer(r"-+", separator)]
+
+
+def parse_torch_table(text: str, top: int = TOP) -> dict[str, Any]:
+    """Summarize a torch.profiler `key_averages().table(...)` printout.
+
+    Columns are found from the dashed separator lines (the table is fixed-width), so names
+    with spaces and memory sizes like `1.00 KB` read correctly.
+    """
+    lines = text.splitlines()
+    seps = [
+        i
+        for i, ln in enumerate(lines)
+        if ln.strip() and set(ln.strip()) <= {"-", " "} and "--" in ln
+    ]
+    if len(seps) < 3:
+        raise EvidenceError("not a torch.profiler table: expected three dashed separator lines")
+    spans = _spans(lines[seps[0]])
+    header_line = lines[seps[0] + 1]
+    headers = [header_line[a:b].strip() for a, b in spans]
+    if "Name" not in headers:
+        raise EvidenceError("not a torch.profiler table: no Name column")
+    body = lines[seps[1] + 1 : seps[2]]
+    device = None
+    for h in headers:
+        mt = re.fullmatch(r"Self (\w+)", h)
+        if mt and mt.group(1) != "CPU":
+            device = mt.group(1)
+    rows: list[dict[str, Any]] = []
+    for ln in body:
+        cells = {h: ln[a:b].strip() for h, (a, b) in zip(headers, spans, strict=False)}
+        if not cells.get("Name"):
+            continue
+        calls = parse_number(cells.get("# of Calls", ""))
+        rows.append(
+            {
+                "name": cells["Name"],
+                "calls": int(calls) if calls is not None else None,
+                "self_cpu_us": _time_us(cells.get("Self CPU", "")),
+                "self_cpu_pct": _percent(cells.get("Self CPU %", "")),
+                "cpu_total_us": _time_us(cells.get("CPU total", "")),
+                "self_device_us": _time_us(cells.get(f"Self {device}", "")) if device else None,
+                "self_device_pct": _percent(cells.get(f"Self {device} %", "")) if device else None,
+                "device_total_us": _time_us(cells.get(f"{device} total", "")) if device else None,
+            }
+        )
+    if not rows:
+        raise EvidenceError("the torch.profiler table has no rows")
+    totals: dict[str, float | None] = {}
+    for ln in lines[seps[2] + 1 :]:
+        mt = re.match(r"\s*Self (\w+) time total:\s*(.+)$", ln)
+        if mt:
+            totals[mt.group(1)] = _time_us(mt.group(2))
+    key = "self_device_us" if device and any(r["self_device_us"] for r in rows) else "self_cpu_us"
+    ranked = sorted(rows, key=lambda r: (-(r[key] or 0.0), r["name"]))
+    pct_key = "self_device_pct" if key == "self_device_us" else "self_cpu_pct"
+    return {
+        "source": "torch.profiler key_averages",
+        "device": device,
+        "rows": len(rows),
+        "sorted_by": key,
+        "self_cpu_total_us": totals.get("CPU"),
+        "self_device_total_us": totals.get(device) if device else None,
+        "top_kernels": [
+            {
+                "name": r["name"],
+                "launches": r["calls"],
+                "time_us": r[key],
+                "share": round(r[pct_key] / 100.0, 4) if r[pct_key] is not None else None,
+                "self_cpu_us": r["self_cpu_us"],
+                "self_device_us": r["self_device_us"],
+            }
+            for r in ranked[:top]
+        ],
+        "throughput_percent": {
+            "top_share_pct": ranked[0][pct_key],
+            "top3_share_pct": round(sum(r[pct_key] or 0.0 for r in ranked[:3]), 2),
+        },
+    }
+
+
+# ---------------------------------------------------------------------------- recording
+
+
+def _check_links(
+    ledger: Any, session: m.Session, hypothesis_id: str | None, variant_id: str | None
+) -> None:
+    if hypothesis_id:
+        h = ledger.get(m.Hypothesis, hypothesis_id)
+        if h is None or h.session_id != session.id:
+            raise EvidenceError(f"no hypothesis {hypothesis_id} in session {session.id}")
+    if variant_id:
+        v = ledger.get(m.Variant, variant_id)
+        if v is None or v.session_id != session.id:
+            raise EvidenceError(f"no variant {variant_id} in session {session.id}")
+
+
+def _record(ledger: Any, session: m.Session, **fields: Any) -> m.Evidence:
+    _check_links(ledger, session, fields.get("hypothesis_id"), fields.get("variant_id"))
+    ev = m.Evidence(session_id=session.id, **fields)
+    ledger.put(ev)
+    return ev
+
+
+def add_note(
+    ledger: Any,
+    session: m.Session,
+    text: str,
+    *,
+    title: str = "",
+    hypothesis_id: str | None = None,
+    variant_id: str | None = None,
+) -> m.Evidence:
+    if not text.strip():
+        raise EvidenceError("a note needs some text")
+    return _record(
+        ledger,
+        session,
+        kind=m.EvidenceKind.NOTE,
+        title=title or text.strip().splitlines()[0][:60],
+        text=text,
+        hypothesis_id=hypothesis_id,
+        variant_id=variant_id,
+    )
+
+
+def add_measurement(
+    ledger: Any,
+    session: m.Session,
+    name: str,
+    value: float,
+    unit: str = "",
+    *,
+    text: str = "",
+    hypothesis_id: str | None = None,
+    variant_id: str | None = None,
+) -> m.Evidence:
+    if not name.strip():
+        raise EvidenceError("a measurement needs a name")
+    return _record(
+        ledger,
+        session,
+        kind=m.EvidenceKind.MEASUREMENT,
+        title=name,
+        text=text,
+        summary={"name": name, "value": value, "unit": unit},
+        hypothesis_id=hypothesis_id,
+        variant_id=variant_id,
+    )
+
+
+def _file_facts(path: Path) -> tuple[Path, dict[str, Any]]:
+    p = path.expanduser()
+    if not p.is_file():
+        raise EvidenceError(f"{path}: no such file")
+    digest = hashlib.sha256()
+    with p.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return p.resolve(), {"bytes": p.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def add_file(
+    ledger: Any,
+    session: m.Session,
+    path: str | Path,
+    *,
+    title: str = "",
+    text: str = "",
+    hypothesis_id: str | None = None,
+    variant_id: str | None = None,
+) -> m.Evidence:
+    """Point at a file (path, size and hash): the file itself stays where it is."""
+    p, facts = _file_facts(Path(path))
+    return _record(
+        ledger,
+        session,
+        kind=m.EvidenceKind.FILE,
+        title=title or p.name,
+        text=text,
+        path=str(p),
+        summary=facts,
+        hypothesis_id=hypothesis_id,
+        variant_id=variant_id,
+    )
+
+
+def _read_text(p: Path) -> str:
+    return p.read_bytes().decode("utf-8", errors="replace")
+
+
+def import_ncu_csv(
+    ledger: Any,
+    session: m.Session,
+    path: str | Path,
+    *,
+    title: str = "",
+    hypothesis_id: str | None = None,
+    variant_id: str | None = None,
+) -> m.Evidence:
+    p, facts = _file_facts(Path(path))
+    summary = parse_ncu_csv(_read_text(p))
+    return _record(
+        ledger,
+        session,
+        kind=m.EvidenceKind.NCU_CSV,
+        title=title or f"Nsight Compute: {p.name}",
+        path=str(p),
+        summary={**summary, "file": facts},
+        hypothesis_id=hypothesis_id,
+        variant_id=variant_id,
+    )
+
+
+def import_torch_profile(
+    ledger: Any,
+    session: m.Session,
+    path: str | Path,
+    *,
+    title: str = "",
+    hypothesis_id: str | None = None,
+    variant_id: str | None = None,
+) -> m.Evidence:
+    p, facts = _file_facts(Path(path))
+    summary = parse_torch_table(_read_text(p))
+    return _record(
+        ledger,
+        session,
+        kind=m.EvidenceKind.TORCH_PROFILE,
+        title=title or f"torch.profiler: {p.name}",
+        path=str(p),
+        summary={**summary, "file": facts},
+        hypothesis_id=hypothesis_id,
+        variant_id=variant_id,
+    )
+
+
+def describe(ev: m.Evidence) -> str:
+    """One line saying what a piece of evidence holds."""
+    s = ev.summary
+    if ev.kind is m.EvidenceKind.MEASUREMENT:
+        return f"{s.get('name', ev.title)} = {s.get('value')} {s.get('unit', '')}".strip()
+    if ev.kind in (m.EvidenceKind.NCU_CSV, m.EvidenceKind.TORCH_PROFILE):
+        tops = s.get("top_kernels") or []
+        head = tops[0] if tops else {}
+        share = head.get("share")
+        lead = f"{head.get('name', '?')}" + (
+            f" {share * 100:.1f}%" if isinstance(share, float) else ""
+        )
+        return f"{len(tops)} top kernel(s); first: {lead}"
+    if ev.kind is m.EvidenceKind.FILE:
+        return f"{ev.path} ({s.get('bytes')} bytes, sha256 {str(s.get('sha256', ''))[:12]})"
+    return ev.text

@@ -1,0 +1,305 @@
+"""The gates of the method: conditions a step must meet, each refusal with its reason in words.
+
+Every check here reads the ledger and returns the list of unmet conditions (empty: the gate
+opens). `require(...)` turns a non-empty list into a `GateRefusal`. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from session import models as m
+
+__all__ = [
+    "GateRefusal",
+    "VariantFacts",
+    "check_disposition",
+    "check_one_factor",
+    "check_round_allowed",
+    "gradient_outputs",
+    "is_gradient_output",
+    "latest_comparisons",
+    "latest_correctness",
+    "open_preflight_questions",
+    "require",
+    "variant_facts",
+]
+
+
+class GateRefusal(Exception):
+    """A gate said no. `.reason` says why in words; `.reasons` lists every unmet condition."""
+
+    def __init__(self, reasons: str | Sequence[str]):
+        self.reasons: list[str] = [reasons] if isinstance(reasons, str) else list(reasons)
+        if not self.reasons:
+            raise ValueError("a refusal needs a reason")
+        self.reason = "; ".join(self.reasons)
+        super().__init__(self.reason)
+
+
+def require(reasons: Iterable[str]) -> None:
+    """Raise a GateRefusal carrying every reason, if there is any."""
+    found = [r for r in reasons if r]
+    if found:
+        raise GateRefusal(found)
+
+
+# ---------------------------------------------------------------------------- round
+
+
+def check_round_allowed(ledger: Any, session: m.Session) -> list[str]:
+    """A round compares variants against a baseline; that baseline must reproduce itself."""
+    baseline = ledger.latest_baseline(session.id)
+    if baseline is None:
+        return ["no round before a baseline: record one first (gpuopt baseline)"]
+    if baseline.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+        detail = f" ({baseline.reproducibility_detail})" if baseline.reproducibility_detail else ""
+        return [
+            f"no round before a baseline judged reproducible: baseline {baseline.id} did not "
+            f"reproduce itself{detail}; repair it (noise, warm-up, reset procedure) and record "
+            "it again"
+        ]
+    if baseline.reproducibility is not m.Reproducibility.REPRODUCIBLE:
+        return [
+            f"no round before a baseline judged reproducible: baseline {baseline.id} has not "
+            "been judged yet"
+        ]
+    return []
+
+
+# ---------------------------------------------------------------------------- one factor
+
+
+def check_one_factor(variant: m.Variant, hypothesis_id: str | None) -> list[str]:
+    """A variant tests one factor, so it belongs to at most one hypothesis."""
+    if hypothesis_id and variant.hypothesis_id and variant.hypothesis_id != hypothesis_id:
+        return [
+            f"a variant is one factor: {variant.name} already tests hypothesis "
+            f"{variant.hypothesis_id}; make a separate variant for hypothesis {hypothesis_id}"
+        ]
+    return []
+
+
+# ---------------------------------------------------------------------------- facts
+
+
+def is_gradient_output(name: str) -> bool:
+    """Whether an ErrorStats output names a gradient (grad, grad:x, x.grad, grad_input ...)."""
+    return "grad" in name.lower()
+
+
+def gradient_outputs(results: Iterable[m.CorrectnessResult]) -> list[str]:
+    return sorted({s.output for r in results for s in r.stats if is_gradient_output(s.output)})
+
+
+def latest_comparisons(
+    ledger: Any, variant: m.Variant
+) -> tuple[m.Round | None, list[m.Comparison]]:
+    """The comparisons of the most recent round that measured this variant."""
+    rows = ledger.query(
+        "SELECT c.data AS c, r.data AS r FROM comparisons c JOIN rounds r ON r.id = c.round_id "
+        "WHERE c.variant_id = ? ORDER BY r.number DESC, r.started_at DESC, r.rowid DESC, c.rowid",
+        (variant.id,),
+    )
+    if not rows:
+        return None, []
+    rnd = m.Round.model_validate_json(rows[0]["r"])
+    comps = [m.Comparison.model_validate_json(x["c"]) for x in rows]
+    return rnd, [c for c in comps if c.round_id == rnd.id]
+
+
+def latest_correctness(ledger: Any, variant: m.Variant) -> list[m.CorrectnessResult]:
+    """The newest correctness result of this variant for each workload."""
+    found: dict[str, m.CorrectnessResult] = {}
+    for r in ledger.list(m.CorrectnessResult, variant_id=variant.id, order_by="created_at, rowid"):
+        found[r.workload] = r
+    return list(found.values())
+
+
+def open_preflight_questions(ledger: Any, session: m.Session) -> list[str]:
+    """Preflight questions still unknown (or never answered), by name."""
+    answers = {p.question: p for p in ledger.list(m.PreflightAnswer, session_id=session.id)}
+    out = []
+    for q in m.PreflightQuestion:
+        a = answers.get(q)
+        if a is None or a.kind is m.PreflightAnswerKind.UNKNOWN:
+            out.append(q.value)
+    return out
+
+
+@dataclass
+class VariantFacts:
+    """What the ledger knows about one variant, as the disposition gates read it."""
+
+    variant: m.Variant
+    round: m.Round | None
+    comparisons: list[m.Comparison]
+    correctness: list[m.CorrectnessResult]
+    workloads: dict[str, m.Workload]
+
+    def scope_of(self, workload: str) -> m.WorkloadScope | None:
+        w = self.workloads.get(workload)
+        return w.scope if w else None
+
+
+def variant_facts(ledger: Any, session: m.Session, variant: m.Variant) -> VariantFacts:
+    rnd, comps = latest_comparisons(ledger, variant)
+    return VariantFacts(
+        variant=variant,
+        round=rnd,
+        comparisons=comps,
+        correctness=latest_correctness(ledger, variant),
+        workloads={w.name: w for w in session.contract.workloads},
+    )
+
+
+# ---------------------------------------------------------------------------- disposition
+
+_NEEDS_ERROR_STATS = {m.OptimizationClass.C2, m.OptimizationClass.C3, m.OptimizationClass.C4}
+_NEEDS_ACCEPTANCE = {m.OptimizationClass.C3, m.OptimizationClass.C4}
+
+
+def _blank(text: str | None) -> bool:
+    return not text or not text.strip()
+
+
+def _measured(facts: VariantFacts) -> list[str]:
+    name = facts.variant.name
+    out = []
+    if not facts.comparisons:
+        out.append(f"no disposition before {name} has a comparison: run a round that includes it")
+    if not facts.correctness:
+        out.append(
+            f"no disposition before {name} has a correctness result: run the contract's check"
+        )
+    return out
+
+
+def _correct(facts: VariantFacts) -> list[str]:
+    failed = sorted(r.workload for r in facts.correctness if not r.passed)
+    if failed:
+        return [f"correctness failed on {', '.join(failed)}"]
+    return []
+
+
+def _faster(facts: VariantFacts, session: m.Session) -> list[str]:
+    """FASTER on the target metric; on both scopes when the contract has both."""
+    out = []
+    slower = sorted(c.workload for c in facts.comparisons if c.verdict is m.Verdict.SLOWER)
+    if slower:
+        out.append(f"SLOWER on {', '.join(slower)}: a default must not cost the target metric")
+    faster_scopes = {
+        facts.scope_of(c.workload) for c in facts.comparisons if c.verdict is m.Verdict.FASTER
+    }
+    scopes = {w.scope for w in session.contract.workloads}
+    metric = session.contract.metric.name
+    if len(scopes) > 1:
+        for scope, words in (
+            (m.WorkloadScope.ISOLATED, "an isolated"),
+            (m.WorkloadScope.END_TO_END, "an end-to-end"),
+        ):
+            if scope not in faster_scopes:
+                out.append(f"not FASTER on {metric} on {words} workload")
+    elif not faster_scopes:
+        out.append(f"not FASTER on {metric} on any workload")
+    return out
+
+
+def _trusted(facts: VariantFacts) -> list[str]:
+    bad = sorted(
+        f"{c.workload} ({c.untrusted_runs})" for c in facts.comparisons if c.untrusted_runs
+    )
+    if bad:
+        return [f"untrusted runs in the comparison: {', '.join(bad)}; re-run the round"]
+    if facts.round is not None and facts.round.baseline_reproduced is False:
+        return [
+            f"round {facts.round.number} did not reproduce the baseline: its verdicts are untrusted"
+        ]
+    return []
+
+
+def _class_checks(facts: VariantFacts, d: m.Disposition) -> list[str]:
+    out = []
+    cls = d.optimization_class
+    if cls is None:
+        return ["state the optimization class (--class C1|C2|C3|C4|NA)"]
+    if cls in _NEEDS_ERROR_STATS and not any(r.stats for r in facts.correctness):
+        out.append(f"{cls.value} needs error statistics from the correctness check")
+    if cls is m.OptimizationClass.C1:
+        differs = sorted(
+            f"{r.workload}:{s.output}"
+            for r in facts.correctness
+            for s in r.stats
+            if not s.bit_identical
+        )
+        if differs:
+            out.append(f"C1 claims bit-identical results, but {', '.join(differs)} differ")
+    if cls in _NEEDS_ACCEPTANCE and not d.accepted_semantics:
+        out.append(
+            f"{cls.value} changes precision or semantics: accept it explicitly (--accept-semantics)"
+        )
+    return out
+
+
+def _guarded(d: m.Disposition) -> list[str]:
+    out = []
+    if not [g for g in d.guards if g.strip()]:
+        out.append("write the guard conditions (--guard)")
+    if _blank(d.fallback):
+        out.append("write the fallback (--fallback)")
+    return out
+
+
+def _gradients(facts: VariantFacts) -> list[str]:
+    training = sorted(n for n, w in facts.workloads.items() if w.training)
+    if not training:
+        return []
+    covered = {
+        r.workload for r in facts.correctness if any(is_gradient_output(s.output) for s in r.stats)
+    }
+    missing = [n for n in training if n not in covered]
+    if missing:
+        return [f"a training path needs a gradient check: none recorded for {', '.join(missing)}"]
+    return []
+
+
+def check_disposition(ledger: Any, session: m.Session, d: m.Disposition) -> list[str]:
+    """Every unmet condition for this disposition (empty: it may be recorded)."""
+    variant = ledger.get(m.Variant, d.variant_id)
+    if variant is None:
+        return [f"no variant {d.variant_id}"]
+    facts = variant_facts(ledger, session, variant)
+    out = _measured(facts)
+    choice = d.choice
+    if choice is m.DispositionChoice.REJECT:
+        if _blank(d.reason):
+            out.append("a rejection needs its reason (--reason)")
+        if _blank(d.reopen_when):
+            out.append("a rejection needs a reopening condition (--reopen-when)")
+        return out
+    if choice is m.DispositionChoice.NEED_EVIDENCE:
+        if _blank(d.reason):
+            out.append("say which evidence is missing (--reason)")
+        return out
+    if out:  # without measurements the other checks would only repeat it
+        return out
+    out += _correct(facts)
+    out += _class_checks(facts, d)
+    if choice is m.DispositionChoice.KEEP_DEFAULT:
+        out += _faster(facts, session)
+        out += _guarded(d)
+        out += _gradients(facts)
+        out += _trusted(facts)
+    elif choice is m.DispositionChoice.KEEP_GUARDED:
+        if not any(c.verdict is m.Verdict.FASTER for c in facts.comparisons):
+            out.append(f"not FASTER on {session.contract.metric.name} on any workload")
+        out += _guarded(d)
+        out += _gradients(facts)
+        out += _trusted(facts)
+    elif choice is m.DispositionChoice.KEEP_LOCAL and not any(
+        c.verdict is m.Verdict.FASTER for c in facts.comparisons
+    ):
+        out.append("a local micro-optimization must be FASTER on at least one workload")
+    return out

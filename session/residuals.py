@@ -1,0 +1,380 @@
+"""Residuals: how what was observed differs from what the hypothesis predicted.
+
+Two observations are read: did the target metric move (the comparisons' verdicts) and did
+the mechanism move (the audits of baseline and variant, or the person's own reading of
+other evidence). Together with the prediction they give one of five residual classes. The
+suggestion is only a suggestion: the person confirms it, and the confidence change that
+follows is written to the hypothesis's history.
+
+Also here: the round summary, the short executable account of a round kept in
+`Round.summary` under the keys of `ROUND_SUMMARY_FIELDS`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from session import models as m
+
+R = m.ResidualClass
+
+DESCRIPTIONS: dict[m.ResidualClass, str] = {
+    R.AS_PREDICTED: "the target metric and the mechanism evidence both moved as predicted: "
+    "the hypothesis gains support",
+    R.NOTHING_MOVED: "neither moved: the mechanism is probably wrong, or the change never "
+    "reached the hardware",
+    R.MECHANISM_ONLY: "the mechanism moved but the target metric did not: look for a cost "
+    "that cancels the gain, a phase that does not matter, or a bottleneck further on",
+    R.METRIC_ONLY: "the target metric moved without the predicted mechanism: check the "
+    "confounders and write a new mechanism",
+    R.OPPOSITE_SIGN: "something moved the other way: keep it as valuable evidence and "
+    "investigate rather than calling it noise",
+}
+
+# What the status of the hypothesis would usually become; the person decides.
+SUGGESTED_STATUS: dict[m.ResidualClass, m.HypothesisStatus] = {
+    R.AS_PREDICTED: m.HypothesisStatus.SUPPORTED,
+    R.NOTHING_MOVED: m.HypothesisStatus.WEAKENED,
+    R.MECHANISM_ONLY: m.HypothesisStatus.WEAKENED,
+    R.METRIC_ONLY: m.HypothesisStatus.WEAKENED,
+    R.OPPOSITE_SIGN: m.HypothesisStatus.WEAKENED,
+}
+
+AUDIT_FIELDS = {
+    "kernel_launches": "kernel launches",
+    "operator_count": "operators",
+    "allocation_count": "allocations",
+    "peak_bytes": "peak memory",
+}
+
+_FIELD_WORDS = {
+    "kernel_launches": re.compile(r"kernel|launch", re.I),
+    "operator_count": re.compile(r"operator|\bops?\b|op count", re.I),
+    "allocation_count": re.compile(r"alloc", re.I),
+    "peak_bytes": re.compile(r"peak|memory|footprint|bytes", re.I),
+}
+_DOWN = re.compile(r"fewer|less|lower|reduc|drop|remov|eliminat|smaller|decreas|down|cut", re.I)
+_UP = re.compile(r"more|higher|increas|larger|grow|rise|\bup\b", re.I)
+
+ROUND_SUMMARY_FIELDS: dict[str, str] = {
+    "baseline_id": "Baseline ID and reference result",
+    "reset_procedure": "how every variant returns to the baseline",
+    "hypotheses": "hypotheses and what should tell them apart",
+    "variants": "one factor per variant, all from the baseline",
+    "baseline_check": "the baseline check of the round",
+    "results": "target metric and mechanism evidence, predicted and observed",
+    "confidence_updates": "what each result changed",
+    "residuals": "surprises and candidate compensating costs",
+    "disposition": "what was decided for each variant",
+    "next": "the next profile, or what would reopen the question",
+}
+
+
+@dataclass
+class ResidualSuggestion:
+    suggested: m.ResidualClass
+    metric: str  # "as_predicted" | "opposite" | "unmoved"
+    mechanism: str  # "as_predicted" | "opposite" | "unmoved" | "unknown"
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def explanation(self) -> str:
+        return "; ".join(self.reasons)
+
+
+def predicts_improvement(h: m.Hypothesis | None, metric: m.Metric) -> bool:
+    """A hypothesis without a predicted direction is taken to predict an improvement."""
+    if h is None or h.predicted_direction is None:
+        return True
+    return h.predicted_direction is metric.direction
+
+
+def _metric_movement(comparisons: Sequence[m.Comparison], improve: bool) -> tuple[str, str]:
+    faster = [c.workload for c in comparisons if c.verdict is m.Verdict.FASTER]
+    slower = [c.workload for c in comparisons if c.verdict is m.Verdict.SLOWER]
+    if not comparisons:
+        return "unmoved", "no comparison recorded"
+    if not faster and not slower:
+        verdicts = ", ".join(f"{c.workload} {c.verdict.value}" for c in comparisons)
+        return "unmoved", f"the target metric did not move ({verdicts})"
+    wanted, unwanted = (faster, slower) if improve else (slower, faster)
+    if unwanted:
+        return "opposite", (
+            f"the target metric moved against the prediction on {', '.join(unwanted)}"
+        )
+    return "as_predicted", f"the target metric moved as predicted on {', '.join(wanted)}"
+
+
+def predicted_audit_moves(text: str) -> dict[str, int]:
+    """Which audit fields the predicted evidence names, and the sign it expects (-1, +1, 0)."""
+    out: dict[str, int] = {}
+    for clause in re.split(r"[.;,\n]|\band\b", text):
+        sign = -1 if _DOWN.search(clause) else 1 if _UP.search(clause) else 0
+        for name, pattern in _FIELD_WORDS.items():
+            if pattern.search(clause):
+                out.setdefault(name, sign)
+    return out
+
+
+def audit_deltas(
+    audits: Sequence[m.Audit], variant_id: str, tolerance: float = 0.05
+) -> dict[str, list[tuple[str, float, float]]]:
+    """Per audit field, the workloads whose value moved by more than `tolerance` (relative):
+    (workload, baseline value, variant value)."""
+    base = {a.workload: a for a in audits if a.arm == "baseline"}
+    moved: dict[str, list[tuple[str, float, float]]] = {}
+    for a in audits:
+        if a.arm != variant_id or a.workload not in base:
+            continue
+        b = base[a.workload]
+        for name in AUDIT_FIELDS:
+            old, new = getattr(b, name), getattr(a, name)
+            if old is None or new is None:
+                continue
+            if abs(new - old) > tolerance * max(abs(old), 1):
+                moved.setdefault(name, []).append((a.workload, float(old), float(new)))
+    return moved
+
+
+def _fmt_move(name: str, moves: list[tuple[str, float, float]]) -> str:
+    return f"{AUDIT_FIELDS[name]} " + ", ".join(f"{w} {o:g} → {n:g}" for w, o, n in moves)
+
+
+def _mechanism_movement(
+    predicted_evidence: str,
+    audits: Sequence[m.Audit],
+    variant_id: str,
+    mechanism_moved: bool | None,
+) -> tuple[str, str]:
+    if mechanism_moved is not None:
+        return (
+            ("as_predicted", "you report that the mechanism evidence moved as predicted")
+            if mechanism_moved
+            else ("unmoved", "you report that the mechanism evidence did not move")
+        )
+    arms = {a.arm for a in audits}
+    if "baseline" not in arms or variant_id not in arms:
+        return "unknown", "no audit of both baseline and variant: mechanism treated as unmoved"
+    moved = audit_deltas(audits, variant_id)
+    predicted = predicted_audit_moves(predicted_evidence)
+    if predicted:
+        good: list[tuple[str, str, float, float]] = []
+        bad: list[tuple[str, str, float, float]] = []
+        for name, sign in predicted.items():
+            for w, old, new in moved.get(name, []):
+                step = 1 if new > old else -1
+                (good if sign in (0, step) else bad).append((name, w, old, new))
+        if good:
+            return "as_predicted", "the predicted evidence moved: " + "; ".join(
+                _fmt_move(n, [(w, o, v)]) for n, w, o, v in good
+            )
+        if bad:
+            return "opposite", "the predicted evidence moved the other way: " + "; ".join(
+                _fmt_move(n, [(w, o, v)]) for n, w, o, v in bad
+            )
+        names = ", ".join(AUDIT_FIELDS[n] for n in predicted)
+        return "unmoved", f"the predicted evidence ({names}) did not move"
+    if moved:
+        return "as_predicted", "the audits moved: " + "; ".join(
+            _fmt_move(n, v) for n, v in moved.items()
+        )
+    return "unmoved", "the audits did not move"
+
+
+def classify(
+    *,
+    improve: bool,
+    comparisons: Sequence[m.Comparison],
+    audits: Sequence[m.Audit] = (),
+    variant_id: str = "",
+    predicted_evidence: str = "",
+    mechanism_moved: bool | None = None,
+) -> ResidualSuggestion:
+    """The residual class for one variant, with the reasons read from the observations."""
+    metric, why_metric = _metric_movement(comparisons, improve)
+    mech, why_mech = _mechanism_movement(predicted_evidence, audits, variant_id, mechanism_moved)
+    reasons = [why_metric, why_mech]
+    if metric == "opposite" or mech == "opposite":
+        cls = R.OPPOSITE_SIGN
+    elif metric == "as_predicted":
+        cls = R.AS_PREDICTED if mech == "as_predicted" else R.METRIC_ONLY
+    else:
+        cls = R.MECHANISM_ONLY if mech == "as_predicted" else R.NOTHING_MOVED
+    return ResidualSuggestion(cls, metric, mech, reasons)
+
+
+def suggest_residual(
+    ledger: Any,
+    session: m.Session,
+    variant: m.Variant,
+    *,
+    round_id: str | None = None,
+    mechanism_moved: bool | None = None,
+) -> ResidualSuggestion:
+    """Read the ledger for a variant (its latest round unless given) and suggest a class."""
+    from session.gates import latest_comparisons
+
+    h = ledger.get(m.Hypothesis, variant.hypothesis_id) if variant.hypothesis_id else None
+    if round_id:
+        comps = list(ledger.list(m.Comparison, round_id=round_id, variant_id=variant.id))
+    else:
+        _, comps = latest_comparisons(ledger, variant)
+    audits = [
+        a for a in ledger.list(m.Audit, session_id=session.id) if a.arm in ("baseline", variant.id)
+    ]
+    return classify(
+        improve=predicts_improvement(h, session.contract.metric),
+        comparisons=comps,
+        audits=audits,
+        variant_id=variant.id,
+        predicted_evidence=h.predicted_evidence if h else "",
+        mechanism_moved=mechanism_moved,
+    )
+
+
+def record_residual(
+    ledger: Any,
+    session: m.Session,
+    variant: m.Variant,
+    *,
+    round_id: str | None = None,
+    mechanism_moved: bool | None = None,
+    note: str = "",
+) -> m.Residual:
+    """Store the suggestion (not yet confirmed) for the person to confirm or correct."""
+    from session.gates import latest_comparisons
+
+    s = suggest_residual(
+        ledger, session, variant, round_id=round_id, mechanism_moved=mechanism_moved
+    )
+    if round_id is None:
+        rnd, _ = latest_comparisons(ledger, variant)
+        round_id = rnd.id if rnd else None
+    residual = m.Residual(
+        session_id=session.id,
+        variant_id=variant.id,
+        hypothesis_id=variant.hypothesis_id,
+        round_id=round_id,
+        suggested=s.suggested,
+        note=note or s.explanation,
+    )
+    ledger.put(residual)
+    return residual
+
+
+def confirm_residual(
+    ledger: Any,
+    residual: m.Residual,
+    confirmed: m.ResidualClass | str,
+    *,
+    confidence: m.Confidence | str | None = None,
+    status: m.HypothesisStatus | str | None = None,
+    why: str = "",
+) -> m.Residual:
+    """The person's reading of the residual; the confidence (and status) change it brings is
+    recorded on the hypothesis, with its history."""
+    from session import hypotheses
+
+    cls = m.ResidualClass(confirmed)
+    residual.confirmed = cls
+    if why:
+        residual.note = why
+    h = ledger.get(m.Hypothesis, residual.hypothesis_id) if residual.hypothesis_id else None
+    reason = why or f"residual {cls.value}: {DESCRIPTIONS[cls]}"
+    if h is not None:
+        residual.confidence_from = h.confidence
+        if confidence is not None:
+            h = hypotheses.set_confidence(ledger, h, confidence, reason)
+        residual.confidence_to = h.confidence
+        if status is not None:
+            hypotheses.set_status(ledger, h, status, reason)
+    ledger.put(residual)
+    return residual
+
+
+# ---------------------------------------------------------------------------- round summary
+
+
+def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
+    """A round summary filled from the ledger; text the person wrote (stored) wins."""
+    session = ledger.get(m.Session, rnd.session_id)
+    baseline = ledger.get(m.Baseline, rnd.baseline_id)
+    variants = [v for vid in rnd.variant_ids if (v := ledger.get(m.Variant, vid))]
+    names = {v.id: v.name for v in variants}
+    comps = ledger.list(m.Comparison, round_id=rnd.id)
+    hyps = {
+        v.hypothesis_id: ledger.get(m.Hypothesis, v.hypothesis_id)
+        for v in variants
+        if v.hypothesis_id
+    }
+    residuals = [
+        r for r in ledger.list(m.Residual, session_id=rnd.session_id) if r.round_id == rnd.id
+    ]
+    dispositions = [
+        d for d in ledger.list(m.Disposition, session_id=rnd.session_id) if d.variant_id in names
+    ]
+    ref = ""
+    if baseline is not None:
+        ref = ", ".join(f"{k}={v:.6g}" for k, v in baseline.reference.items())
+    reset = (baseline.reset_procedure if baseline else "") or (
+        f"worktree at the snapshot; prepare: {session.contract.hooks.prepare}"
+        if session and session.contract.hooks.prepare
+        else "worktree at the snapshot"
+    )
+    check = "not measured"
+    if rnd.baseline_check is not None:
+        state = {True: "reproduced", False: "not reproduced", None: "unjudged"}[
+            rnd.baseline_reproduced
+        ]
+        check = f"baseline ratio {rnd.baseline_check:.3f} against its reference ({state})"
+    draft = {
+        "baseline_id": f"{rnd.baseline_id}" + (f" ({ref})" if ref else ""),
+        "reset_procedure": reset,
+        "hypotheses": "; ".join(
+            f"{h.id} {h.title}: falsified by {h.falsifier or '—'}" for h in hyps.values() if h
+        ),
+        "variants": "; ".join(
+            f"{v.name} ({'probe' if v.probe else 'change'}, {v.snapshot.commit[:12]})"
+            for v in variants
+        ),
+        "baseline_check": check,
+        "results": "; ".join(
+            f"{names.get(c.variant_id, c.variant_id)}/{c.workload}: "
+            + (f"{c.ratio:.3f} " if c.ratio is not None else "")
+            + c.verdict.value
+            for c in comps
+        ),
+        "confidence_updates": "; ".join(
+            f"{names.get(r.variant_id, r.variant_id)}: "
+            f"{r.confidence_from.value} → {r.confidence_to.value}"
+            for r in residuals
+            if r.confidence_from and r.confidence_to
+        ),
+        "residuals": "; ".join(
+            f"{names.get(r.variant_id, r.variant_id)}: {(r.confirmed or r.suggested).value}"
+            + ("" if r.confirmed else " (suggested)")
+            for r in residuals
+        ),
+        "disposition": "; ".join(
+            f"{names.get(d.variant_id)}: {d.choice.value}" for d in dispositions
+        ),
+        "next": "; ".join(
+            f"{h.id}: {h.reopen_when}" for h in hyps.values() if h and h.reopen_when.strip()
+        ),
+    }
+    stored = {k: v for k, v in rnd.summary.items() if k in ROUND_SUMMARY_FIELDS and v}
+    return {**draft, **{k: str(v) for k, v in stored.items()}}
+
+
+def set_round_summary(ledger: Any, rnd: m.Round, **fields: str) -> m.Round:
+    """Store the person's text for some search-round fields in `Round.summary`."""
+    unknown = sorted(set(fields) - set(ROUND_SUMMARY_FIELDS))
+    if unknown:
+        raise ValueError(f"a round summary has no field {', '.join(unknown)}")
+    fresh = ledger.get(m.Round, rnd.id) or rnd
+    fresh.summary = {**fresh.summary, **{k: v for k, v in fields.items() if v is not None}}
+    ledger.put(fresh)
+    return fresh

@@ -1,0 +1,190 @@
+"""The eight steps of a session and the state of each, computed from the ledger alone.
+
+A step is not started, in progress, done, or blocked (with the reason). Nothing is stored:
+the states are read fresh each time, so the command line and the TUI always agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from session import models as m
+from session.gates import check_round_allowed, latest_comparisons, latest_correctness
+
+S = m.StepState
+
+LABELS: dict[m.StepName, str] = {
+    m.StepName.CONTRACT: "Contract",
+    m.StepName.BASELINE: "Baseline",
+    m.StepName.PREFLIGHT: "Preflight",
+    m.StepName.HYPOTHESES: "Hypotheses",
+    m.StepName.ROUND: "Round",
+    m.StepName.RESULTS: "Results",
+    m.StepName.DISPOSITION: "Disposition",
+    m.StepName.RECORD: "Record",
+}
+
+
+def _status(step: m.StepName, state: m.StepState, reason: str = "") -> m.StepStatus:
+    return m.StepStatus(step=step, state=state, reason=reason)
+
+
+def _contract(session: m.Session) -> m.StepStatus:
+    c = session.contract
+    checked = c.check or any(w.kind is not m.WorkloadKind.COMMAND for w in c.workloads)
+    if not checked:
+        return _status(
+            m.StepName.CONTRACT,
+            S.IN_PROGRESS,
+            "no correctness check: set a check command or use a torch workload",
+        )
+    return _status(
+        m.StepName.CONTRACT,
+        S.DONE,
+        f"{len(c.workloads)} workload(s), {c.metric.name}, {c.metric.direction.value} is better",
+    )
+
+
+def _baseline(ledger: Any, session: m.Session) -> m.StepStatus:
+    b = ledger.latest_baseline(session.id)
+    if b is None:
+        return _status(m.StepName.BASELINE, S.NOT_STARTED, "no baseline recorded")
+    if b.reproducibility is m.Reproducibility.REPRODUCIBLE:
+        return _status(m.StepName.BASELINE, S.DONE, f"baseline {b.id} reproducible")
+    if b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+        detail = f": {b.reproducibility_detail}" if b.reproducibility_detail else ""
+        return _status(
+            m.StepName.BASELINE,
+            S.BLOCKED,
+            f"baseline {b.id} is not reproducible{detail}; repair it",
+        )
+    return _status(m.StepName.BASELINE, S.IN_PROGRESS, f"baseline {b.id} not judged yet")
+
+
+def _preflight(ledger: Any, session: m.Session) -> m.StepStatus:
+    from session.preflight import checklist_touched
+
+    answers = ledger.list(m.PreflightAnswer, session_id=session.id)
+    fresh = ledger.get(m.Session, session.id) or session
+    touched = checklist_touched(ledger, session)
+    classified = (
+        fresh.bottleneck is not m.BottleneckClass.UNKNOWN or fresh.bottleneck_evidence.strip()
+    )
+    if not answers and not touched and not classified:
+        return _status(m.StepName.PREFLIGHT, S.NOT_STARTED, "no question answered yet")
+    missing = []
+    answered = {a.question for a in answers}
+    left = [q.value for q in m.PreflightQuestion if q not in answered]
+    if left:
+        missing.append(f"unanswered: {', '.join(left)}")
+    if not classified:
+        missing.append("bottleneck not classified")
+    if missing:
+        return _status(m.StepName.PREFLIGHT, S.IN_PROGRESS, "; ".join(missing))
+    unknown = [a.question.value for a in answers if a.kind is m.PreflightAnswerKind.UNKNOWN]
+    if unknown:
+        return _status(
+            m.StepName.PREFLIGHT,
+            S.DONE,
+            f"unknown: {', '.join(unknown)} (raised again at disposition)",
+        )
+    return _status(m.StepName.PREFLIGHT, S.DONE, f"bottleneck {fresh.bottleneck.value}")
+
+
+def _hypotheses(ledger: Any, session: m.Session) -> m.StepStatus:
+    from session.hypotheses import missing_fields
+
+    hyps = ledger.list(m.Hypothesis, session_id=session.id)
+    if not hyps:
+        return _status(m.StepName.HYPOTHESES, S.NOT_STARTED, "no hypothesis written")
+    incomplete = [(h, missing_fields(h)) for h in hyps]
+    incomplete = [(h, f) for h, f in incomplete if f]
+    if len(incomplete) == len(hyps):
+        h, fields = incomplete[0]
+        return _status(m.StepName.HYPOTHESES, S.IN_PROGRESS, f"{h.id} lacks {', '.join(fields)}")
+    return _status(m.StepName.HYPOTHESES, S.DONE, f"{len(hyps)} hypothesis(es)")
+
+
+def _round(ledger: Any, session: m.Session, refusal: list[str]) -> m.StepStatus:
+    rounds = ledger.list(m.Round, session_id=session.id, order_by="number, rowid")
+    if any(r.status is m.RoundStatus.RUNNING for r in rounds):
+        r = next(r for r in rounds if r.status is m.RoundStatus.RUNNING)
+        return _status(m.StepName.ROUND, S.IN_PROGRESS, f"round {r.number} running")
+    if refusal:
+        return _status(m.StepName.ROUND, S.BLOCKED, refusal[0])
+    if not ledger.list(m.Variant, session_id=session.id) and not rounds:
+        return _status(m.StepName.ROUND, S.NOT_STARTED, "no variant yet")
+    done = [r for r in rounds if r.status is m.RoundStatus.COMPLETED]
+    if done:
+        last = done[-1]
+        return _status(m.StepName.ROUND, S.DONE, f"round {last.number}: {last.blocks} blocks")
+    if rounds:
+        last = rounds[-1]
+        return _status(
+            m.StepName.ROUND,
+            S.IN_PROGRESS,
+            f"round {last.number} {last.status.value}: run it again",
+        )
+    return _status(m.StepName.ROUND, S.NOT_STARTED, "no round run yet")
+
+
+def _measured_variants(ledger: Any, session: m.Session) -> list[m.Variant]:
+    return [
+        v for v in ledger.list(m.Variant, session_id=session.id) if latest_comparisons(ledger, v)[1]
+    ]
+
+
+def _results(ledger: Any, session: m.Session, measured: list[m.Variant]) -> m.StepStatus:
+    if not measured:
+        return _status(m.StepName.RESULTS, S.NOT_STARTED, "no comparison yet")
+    residuals = ledger.list(m.Residual, session_id=session.id)
+    confirmed = {r.variant_id for r in residuals if r.confirmed is not None}
+    waiting = [v.name for v in measured if v.hypothesis_id and v.id not in confirmed]
+    if waiting:
+        return _status(
+            m.StepName.RESULTS, S.IN_PROGRESS, f"residual to read for {', '.join(waiting)}"
+        )
+    return _status(m.StepName.RESULTS, S.DONE, f"{len(measured)} variant(s) read")
+
+
+def _disposition(ledger: Any, session: m.Session, measured: list[m.Variant]) -> m.StepStatus:
+    changes = [v for v in measured if not v.probe]
+    ready = [v for v in changes if latest_correctness(ledger, v)]
+    if not ready:
+        why = (
+            "no variant has both a comparison and a correctness result"
+            if changes
+            else "no measured variant to decide on"
+        )
+        return _status(m.StepName.DISPOSITION, S.BLOCKED if changes else S.NOT_STARTED, why)
+    decided = {d.variant_id for d in ledger.list(m.Disposition, session_id=session.id)}
+    waiting = [v.name for v in changes if v.id not in decided]
+    if len(waiting) == len(changes):
+        return _status(m.StepName.DISPOSITION, S.NOT_STARTED, f"to decide: {', '.join(waiting)}")
+    if waiting:
+        return _status(m.StepName.DISPOSITION, S.IN_PROGRESS, f"to decide: {', '.join(waiting)}")
+    return _status(m.StepName.DISPOSITION, S.DONE, f"{len(changes)} variant(s) decided")
+
+
+def step_states(ledger: Any, session: m.Session) -> list[m.StepStatus]:
+    """The state of every step, in the order of the method."""
+    refusal = check_round_allowed(ledger, session)
+    measured = _measured_variants(ledger, session)
+    states = [
+        _contract(session),
+        _baseline(ledger, session),
+        _preflight(ledger, session),
+        _hypotheses(ledger, session),
+        _round(ledger, session, refusal),
+        _results(ledger, session, measured),
+        _disposition(ledger, session, measured),
+    ]
+    disp = states[-1]
+    if disp.state is S.DONE:
+        record = _status(m.StepName.RECORD, S.DONE, "ready: gpuopt export SESSION")
+    elif ledger.list(m.Disposition, session_id=session.id):
+        record = _status(m.StepName.RECORD, S.IN_PROGRESS, "some variants still to decide")
+    else:
+        record = _status(m.StepName.RECORD, S.NOT_STARTED, "nothing decided yet")
+    states.append(record)
+    return states

@@ -1,0 +1,157 @@
+"""A/A false alarms and power of interleaved rounds with adaptive stopping.
+
+    PYTHONPATH=. python tests/benchmarks/aa_power.py [--quick] [--seed N]
+
+Each round runs the baseline and the variant once per block in a fresh random order
+(measure.schedule.block_order), through the real runner (measure.runner.run_command),
+computes the paired estimate after every block (measure.stats) and stops by the
+round rule (measure.schedule.stop_reason: 10 to 30 blocks, threshold 2 %). One warm-up
+run per arm is excluded. The workload is a CPU-bound bash loop of ~30 ms (calibrated at
+start); the machine's own noise (other processes) is the noise.
+
+- A/A: 40 rounds, the variant identical to the baseline. Target: FASTER or SLOWER in
+  at most 5 % of the rounds.
+- Power: 20 rounds, the variant does 5 % more loop iterations. Target: SLOWER in at
+  least 90 % of the rounds; the median number of blocks to the verdict is printed.
+
+This drives its own loop with the measure parts, not the session layer. Not a pytest
+module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from measure.runner import run_command
+from measure.schedule import block_order, stop_reason
+from measure.stats import PairedEstimate, paired_estimate, paired_log_ratios
+
+MIN_BLOCKS, MAX_BLOCKS, THRESHOLD = 10, 30, 0.02
+
+
+def loop_command(iterations: int) -> str:
+    return f"i=0; while [ $i -lt {iterations} ]; do i=$((i+1)); done"
+
+
+def wall(command: str, cwd: str) -> float:
+    r = run_command(command, cwd, timeout_s=60)
+    if r.status != "ok" or r.value is None:
+        raise SystemExit(f"the workload failed: {r.error}")
+    return r.value
+
+
+def calibrate(cwd: str, target_s: float) -> int:
+    probe = 2000
+    t = statistics.median(wall(loop_command(probe), cwd) for _ in range(5))
+    return max(100, round(probe * target_s / t))
+
+
+def one_round(
+    baseline_cmd: str, variant_cmd: str, cwd: str, rng: random.Random
+) -> tuple[PairedEstimate, int, str, float]:
+    cmds = {"baseline": baseline_cmd, "variant": variant_cmd}
+    for c in cmds.values():  # warm-up, excluded
+        wall(c, cwd)
+    base: list[float] = []
+    var: list[float] = []
+    blocks = 0
+    t0 = time.perf_counter()
+    est = paired_estimate([])
+    while True:
+        got = {arm: wall(cmds[arm], cwd) for arm in block_order(list(cmds), rng)}
+        base.append(got["baseline"])
+        var.append(got["variant"])
+        blocks += 1
+        d = paired_log_ratios(base, var)
+        est = paired_estimate(d, threshold=THRESHOLD)
+        reason = stop_reason(
+            [est], blocks, MIN_BLOCKS, MAX_BLOCKS, time.perf_counter() - t0, budget_s=None
+        )
+        if reason is not None:
+            return est, blocks, reason, robust_sd(d)
+
+
+def robust_sd(d: list[float]) -> float:
+    """The spread of the per-block log ratios: 1.4826 x median absolute deviation."""
+    med = statistics.median(d)
+    return 1.4826 * statistics.median(abs(x - med) for x in d)
+
+
+def series(
+    label: str, rounds: int, baseline_cmd: str, variant_cmd: str, cwd: str, seed: int
+) -> list[tuple[PairedEstimate, int, str, float]]:
+    print(f"\n== {label}: {rounds} rounds")
+    out = []
+    t0 = time.perf_counter()
+    for k in range(rounds):
+        rng = random.Random(seed * 1000 + k)
+        est, blocks, reason, sd = one_round(baseline_cmd, variant_cmd, cwd, rng)
+        out.append((est, blocks, reason, sd))
+        ci = (
+            f"[{est.ci_low:.4f}, {est.ci_high:.4f}]"
+            if est.ci_low is not None and est.ci_high is not None
+            else "[-]"
+        )
+        print(
+            f"  round {k + 1:2d}: {est.verdict:<12} ratio {est.ratio:.4f} {ci}"
+            f"  blocks {blocks:2d} ({reason})  noise sd(d) {sd:.3f}"
+            + (f"  needs ~{est.blocks_needed} more" if est.blocks_needed else "")
+        )
+    print(f"  ({time.perf_counter() - t0:.0f} s)")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="10 A/A and 5 power rounds")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--target-ms", type=float, default=30.0)
+    args = ap.parse_args()
+    aa_rounds, power_rounds = (10, 5) if args.quick else (40, 20)
+    cwd = tempfile.gettempdir()
+    print(f"load average before: {os.getloadavg()}   cpus: {os.cpu_count()}")
+    n = calibrate(cwd, args.target_ms / 1000)
+    base_cmd, more_cmd = loop_command(n), loop_command(round(n * 1.05))
+    print(f"workload: bash loop of {n} iterations (~{args.target_ms:g} ms); variant +5 %")
+
+    aa = series("A/A (identical variant)", aa_rounds, base_cmd, base_cmd, cwd, args.seed)
+    pw = series("power (5 % more work)", power_rounds, base_cmd, more_cmd, cwd, args.seed + 1)
+
+    aa_counts = Counter(e.verdict for e, *_ in aa)
+    alarms = aa_counts["FASTER"] + aa_counts["SLOWER"]
+    print("\n== summary")
+    print(
+        f"A/A:   {dict(aa_counts)}; false alarms (FASTER/SLOWER) {alarms}/{len(aa)}"
+        f" = {100 * alarms / len(aa):.1f} % (target <= 5 %);"
+        f" median blocks {statistics.median(b for _, b, *_ in aa):g}"
+    )
+    pw_counts = Counter(e.verdict for e, *_ in pw)
+    hits = [b for e, b, *_ in pw if e.verdict == "SLOWER"]
+    ratios = [e.ratio for e, *_ in pw if e.ratio is not None]
+    print(
+        f"power: {dict(pw_counts)}; SLOWER {len(hits)}/{len(pw)}"
+        f" = {100 * len(hits) / len(pw):.1f} % (target >= 90 %);"
+        f" median blocks to SLOWER {statistics.median(hits) if hits else float('nan'):g};"
+        f" median measured ratio {statistics.median(ratios):.4f}"
+    )
+    noise = statistics.median(sd for *_, sd in aa + pw)
+    print(
+        f"noise: median per-block sd of ln(variant/baseline) {noise:.3f}"
+        f" (a 5 % effect is ln 1.05 = 0.049)"
+    )
+    print(f"load average after: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+"""Shared test fixtures (keep this file tiny)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+}  # fmt: skip
+
+
+def run_git(repo: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ID}
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
+    """A factory for git repositories with one commit; worktrees go under tmp_path."""
+    monkeypatch.setenv("GPUOPT_WORKTREES", str(tmp_path / "worktrees"))
+
+    def make(name: str = "repo", files: dict[str, str] | None = None) -> Path:
+        repo = tmp_path / name
+        repo.mkdir()
+        run_git(repo, "init", "-q", "-b", "main")
+        for rel, text in (files or {"README": "hello\n"}).items():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(text)
+        run_git(repo, "add", "-A")
+        run_git(repo, "commit", "-q", "-m", "first")
+        return repo
+
+    return make

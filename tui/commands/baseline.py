@@ -1,0 +1,104 @@
+"""`gpuopt baseline`: pin the code to a snapshot, run every workload, judge reproducibility."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "baseline",
+        help="snapshot the repository and measure the baseline (reference results)",
+        description=(
+            "Snapshot the repository as it is on disk (uncommitted files included, your "
+            "working tree, index and branches untouched), run every workload N times in a "
+            "separate worktree after a warm-up, store the reference results, and judge "
+            "reproducibility by comparing the first half of the runs with the second. "
+            "Exit 0 when reproducible, 1 when not (repair the noise before comparing)."
+        ),
+    )
+    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    p.add_argument("--runs", type=int, default=10, metavar="N", help="runs per workload (10)")
+    p.add_argument("--warmup", type=int, default=1, metavar="N", help="excluded warm-up runs (1)")
+    p.add_argument("--json", action="store_true", help="print the baseline as JSON")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from session import conduct
+    from session import models as m
+    from tui.cli import UsageError, WorkFailed
+    from tui.commands.common import open_ledger, print_json, session_of
+    from tui.commands.round_cmd import interruptible, progress_display
+
+    if args.runs < 2:
+        raise UsageError("--runs must be at least 2")
+    if args.warmup < 0:
+        raise UsageError("--warmup cannot be negative")
+    with open_ledger(args) as ledger:
+        session = session_of(ledger, args.session)
+        with interruptible() as stop, progress_display("baseline") as show:
+            try:
+                baseline = conduct.record_baseline(
+                    ledger, session, runs=args.runs, warmup=args.warmup, progress=show, stop=stop
+                )
+            except (conduct.GateRefused, conduct.BadInput) as exc:
+                raise UsageError(str(exc)) from None
+            except conduct.ConductError as exc:
+                raise WorkFailed(str(exc)) from None
+    interrupted = stop.is_set()
+    if args.json:
+        print_json(baseline.model_dump(mode="json"))
+    else:
+        print_baseline(baseline, session)
+    if interrupted:
+        print("gpuopt: interrupted: the baseline was not judged", file=sys.stderr)
+        return 130
+    return 0 if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE else 1
+
+
+def print_baseline(baseline: object, session: object) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from session import models as m
+
+    b: m.Baseline = baseline  # type: ignore[assignment]
+    s: m.Session = session  # type: ignore[assignment]
+    console = Console(highlight=False, soft_wrap=True)
+    verdict = {
+        m.Reproducibility.REPRODUCIBLE: "[green]reproducible[/]",
+        m.Reproducibility.NOT_REPRODUCIBLE: "[red]not reproducible[/]",
+        m.Reproducibility.UNJUDGED: "[yellow]not judged[/]",
+    }[b.reproducibility]
+    console.print(f"Baseline ID  [bold]{b.id}[/]")
+    console.print(
+        f"snapshot     {b.snapshot.commit[:12]} ({b.snapshot.ref})"
+        + (" [dim]with uncommitted changes[/]" if b.snapshot.dirty else "")
+    )
+    console.print(f"verdict      {verdict}")
+    if b.reproducibility_detail:
+        console.print(f"             [dim]{b.reproducibility_detail}[/]", soft_wrap=True)
+    for w in b.snapshot.warnings:
+        console.print(f"[yellow]warning[/]      {w}", soft_wrap=True)
+    unit = s.contract.metric.unit
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("workload")
+    table.add_column(
+        f"reference ({s.contract.metric.name}{', ' + unit if unit else ''})", justify="right"
+    )
+    table.add_column("runs", justify="right")
+    for w in s.contract.workloads:
+        ref = b.reference.get(w.name)
+        table.add_row(w.name, "—" if ref is None else f"{ref:.6g}", str(b.runs_per_workload))
+    console.print(table)
+    console.print("reset / restore procedure:")
+    for line in b.reset_procedure.splitlines():
+        console.print(f"  {line}", soft_wrap=True)
+    if b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+        console.print(
+            "[red]Repair the noise (more runs, a quieter machine, a prepare command) "
+            "before comparing variants.[/]"
+        )

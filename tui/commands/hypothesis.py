@@ -1,0 +1,273 @@
+"""`gpuopt hypothesis add|edit|list|status`: hypotheses written before any edit."""
+
+from __future__ import annotations
+
+import argparse
+
+TEXT_FIELDS = (
+    ("symptom", "the measured fact and its scope"),
+    ("mechanism", "the mapping, dependency or resource interaction behind it"),
+    ("preconditions", "facts that must hold for the mechanism"),
+    ("predicted_effect", "expected effect on the target metric, and where"),
+    ("predicted_evidence", "counter, trace, IR, allocation or correctness movement expected"),
+    ("falsifier", "the cheapest experiment that could prove it wrong"),
+    ("confounders", "other explanations and how they are controlled"),
+    ("cost", "rough cost and risk of implementing and measuring it"),
+    ("confidence_update", "the observation that would change the confidence"),
+    ("reopen_when", "what would reopen it once rejected"),
+)
+
+
+def _text_options(p: argparse.ArgumentParser) -> None:
+    for name, help_text in TEXT_FIELDS:
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, metavar="TEXT", help=help_text)
+    p.add_argument(
+        "--direction",
+        dest="predicted_direction",
+        choices=("lower", "higher"),
+        help="the way the metric should move",
+    )
+    p.add_argument(
+        "--concern",
+        action="append",
+        dest="concern_areas",
+        metavar="AREA",
+        help="a concern area (repeat); see `gpuopt hypothesis areas`",
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("hypothesis", help="write, edit, list hypotheses; change their status")
+    hsub = p.add_subparsers(dest="hypothesis_command", metavar="ACTION", required=True)
+
+    a = hsub.add_parser("add", help="write a hypothesis (before editing code)")
+    a.add_argument("session", metavar="SESSION")
+    a.add_argument("--title", required=True, metavar="TEXT")
+    _text_options(a)
+    a.add_argument("--confidence", choices=("low", "medium", "high"), default="medium")
+    a.add_argument("--variant", metavar="NAME", help="link a variant that tests it")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(handler=add)
+
+    e = hsub.add_parser("edit", help="change the text of a hypothesis (kept in its history)")
+    e.add_argument("session", metavar="SESSION")
+    e.add_argument("hypothesis", metavar="ID")
+    e.add_argument("--title", metavar="TEXT")
+    _text_options(e)
+    e.add_argument("--variant", metavar="NAME", help="link a variant that tests it")
+    e.add_argument("--why", default="", metavar="TEXT", help="why it changes")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(handler=edit)
+
+    s = hsub.add_parser("status", help="change status and/or confidence, with the reason")
+    s.add_argument("session", metavar="SESSION")
+    s.add_argument("hypothesis", metavar="ID")
+    s.add_argument(
+        "--status", choices=("proposed", "supported", "weakened", "rejected", "reopenable")
+    )
+    s.add_argument("--confidence", choices=("low", "medium", "high"))
+    s.add_argument("--why", required=True, metavar="TEXT", help="the observation behind it")
+    s.add_argument(
+        "--reopen-when",
+        dest="reopen_when",
+        metavar="TEXT",
+        help="what would reopen it (needed to reject)",
+    )
+    s.set_defaults(handler=status)
+
+    ls = hsub.add_parser("list", help="the hypotheses of a session")
+    ls.add_argument("session", metavar="SESSION")
+    ls.add_argument("--history", action="store_true", help="show each one's history")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(handler=list_)
+
+    ar = hsub.add_parser("areas", help="the concern areas and what each covers")
+    ar.set_defaults(handler=areas)
+
+
+def _fields(args: argparse.Namespace) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for name, _ in TEXT_FIELDS:
+        value = getattr(args, name, None)
+        if value is not None:
+            out[name] = value
+    if getattr(args, "predicted_direction", None):
+        out["predicted_direction"] = args.predicted_direction
+    if getattr(args, "concern_areas", None):
+        from session import models as m
+        from tui.cli import UsageError
+
+        try:
+            out["concern_areas"] = [
+                m.ConcernArea(a.replace(" ", "_").replace("-", "_")) for a in args.concern_areas
+            ]
+        except ValueError as exc:
+            raise UsageError(f"--concern: {exc}") from None
+    return out
+
+
+def _print_h(h: object, history: list[object] | None = None) -> None:
+    from session.hypotheses import FIELD_LABELS
+
+    print(f"{h.id}  {h.title}  [{h.status.value}, confidence {h.confidence.value}]")  # type: ignore[attr-defined]
+    for name, label in FIELD_LABELS.items():
+        if name in ("status", "confidence"):
+            continue
+        value = getattr(h, name)
+        if isinstance(value, list):
+            value = ", ".join(getattr(x, "value", str(x)) for x in value)
+        elif hasattr(value, "value"):
+            value = value.value
+        if value:
+            print(f"  {label}: {value}")
+    for e in history or []:
+        print(
+            f"  {e.at:%Y-%m-%d %H:%M} {e.field}: "
+            f"{e.from_value or '—'} → {e.to_value or '—'}  ({e.why})"
+        )  # type: ignore[attr-defined]
+
+
+def _link(ledger: object, session: object, h: object, variant: str | None) -> None:
+    if not variant:
+        return
+    from ledger import LedgerError
+    from session.gates import GateRefusal
+    from session.hypotheses import link_variant
+    from tui.cli import UsageError
+
+    try:
+        v = ledger.variant(session.id, variant)  # type: ignore[attr-defined]
+        link_variant(ledger, v, h)  # type: ignore[arg-type]
+    except LedgerError as exc:
+        raise UsageError(str(exc)) from None
+    except GateRefusal as exc:
+        raise UsageError(f"refused: {exc.reason}") from None
+
+
+def add(args: argparse.Namespace) -> int:
+    import sys
+
+    from session.concerns import LABELS, suggest_for
+    from session.hypotheses import HypothesisError, add_hypothesis
+    from tui.cli import UsageError
+    from tui.commands.common import open_ledger, print_json, session_of
+
+    with open_ledger(args) as ledger:
+        session = session_of(ledger, args.session)
+        try:
+            h, similar = add_hypothesis(
+                ledger, session, title=args.title, confidence=args.confidence, **_fields(args)
+            )
+        except HypothesisError as exc:
+            raise UsageError(str(exc)) from None
+        _link(ledger, session, h, args.variant)
+        suggestions = suggest_for(ledger, session, h)
+    if args.json:
+        print_json(
+            {
+                "hypothesis": h.model_dump(mode="json"),
+                "similar_rejected": [
+                    {
+                        "id": s.id,
+                        "session_id": s.session_id,
+                        "title": s.title,
+                        "status": s.status.value,
+                        "reopen_when": s.reopen_when,
+                    }
+                    for s in similar
+                ],
+                "concern_suggestions": [
+                    {"area": s.area.value, "reason": s.reason} for s in suggestions
+                ],
+            }
+        )
+        return 0
+    print(h.id)
+    for s in suggestions:
+        print(f"gpuopt: concern area {LABELS[s.area]}: {s.reason}", file=sys.stderr)
+    for s in similar:
+        print(
+            f"gpuopt: similar {s.status.value} hypothesis {s.id} ({s.title}); "
+            f"reopen when: {s.reopen_when or 'not said'}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def edit(args: argparse.Namespace) -> int:
+    from session.hypotheses import HypothesisError, edit_hypothesis, get
+    from tui.cli import UsageError
+    from tui.commands.common import open_ledger, print_json, session_of
+
+    fields = _fields(args)
+    if args.title is not None:
+        fields["title"] = args.title
+    with open_ledger(args) as ledger:
+        session = session_of(ledger, args.session)
+        try:
+            h = get(ledger, args.hypothesis, session)
+            h = edit_hypothesis(ledger, h, why=args.why, **fields)
+        except HypothesisError as exc:
+            raise UsageError(str(exc)) from None
+        _link(ledger, session, h, args.variant)
+    if args.json:
+        print_json(h.model_dump(mode="json"))
+    else:
+        _print_h(h)
+    return 0
+
+
+def status(args: argparse.Namespace) -> int:
+    from session.hypotheses import HypothesisError, get, set_confidence, set_status
+    from tui.cli import UsageError
+    from tui.commands.common import open_ledger, session_of
+
+    if not args.status and not args.confidence:
+        raise UsageError("give --status and/or --confidence")
+    with open_ledger(args) as ledger:
+        session = session_of(ledger, args.session)
+        try:
+            h = get(ledger, args.hypothesis, session)
+            if args.confidence:
+                h = set_confidence(ledger, h, args.confidence, args.why)
+            if args.status:
+                h = set_status(ledger, h, args.status, args.why, reopen_when=args.reopen_when)
+        except HypothesisError as exc:
+            raise UsageError(str(exc)) from None
+    print(f"{h.id}: {h.status.value}, confidence {h.confidence.value}")
+    return 0
+
+
+def list_(args: argparse.Namespace) -> int:
+    from session import models as m
+    from session.hypotheses import history
+    from tui.commands.common import open_ledger, print_json, session_of
+
+    with open_ledger(args, readonly=True) as ledger:
+        session = session_of(ledger, args.session)
+        hyps = ledger.list(m.Hypothesis, session_id=session.id, order_by="created_at, rowid")
+        hist = {h.id: history(ledger, h) for h in hyps}
+    if args.json:
+        print_json(
+            [
+                {
+                    **h.model_dump(mode="json"),
+                    "history": [e.model_dump(mode="json") for e in hist[h.id]],
+                }
+                for h in hyps
+            ]
+        )
+        return 0
+    if not hyps:
+        print("No hypotheses yet. Write one with: gpuopt hypothesis add SESSION --title ...")
+    for h in hyps:
+        _print_h(h, hist[h.id] if args.history else None)
+    return 0
+
+
+def areas(args: argparse.Namespace) -> int:
+    from session.concerns import DESCRIPTIONS, LABELS
+
+    for area, text in DESCRIPTIONS.items():
+        print(f"{area.value:<24} {LABELS[area]}: {text}")
+    return 0

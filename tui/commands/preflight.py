@@ -1,0 +1,211 @@
+"""`gpuopt preflight SESSION`: show and answer the preflight (six questions, the checklist,
+the bottleneck class)."""
+
+from __future__ import annotations
+
+import argparse
+
+QUESTIONS = ("lifetime", "backing", "residency", "identity", "mutation", "schedule")
+BOTTLENECKS = (
+    "launch-bound",
+    "bandwidth-bound",
+    "compute-bound",
+    "latency-bound",
+    "host-bound",
+    "capacity-bound",
+    "unknown",
+)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "preflight",
+        help="show or answer the preflight: six questions, checklist, bottleneck class",
+        description=(
+            "Without options, show the preflight. Each question is answered as measured (with "
+            "the measurement or --evidence), handed to a concern area, not applicable (with "
+            "why), or unknown; unknown answers are raised again at disposition time. "
+            f"Questions: {', '.join(QUESTIONS)}."
+        ),
+    )
+    p.add_argument("session", metavar="SESSION")
+    p.add_argument(
+        "--measured",
+        action="append",
+        default=[],
+        metavar="Q=TEXT",
+        help="answer a question with a measurement (repeat)",
+    )
+    p.add_argument(
+        "--evidence",
+        action="append",
+        default=[],
+        metavar="Q=EVIDENCE_ID",
+        help="the recorded evidence that answers a question as measured",
+    )
+    p.add_argument(
+        "--hand-off",
+        action="append",
+        default=[],
+        metavar="Q=AREA[:TEXT]",
+        help="hand a question to a concern area (see gpuopt hypothesis areas)",
+    )
+    p.add_argument(
+        "--not-applicable",
+        action="append",
+        default=[],
+        metavar="Q=WHY",
+        help="the question does not apply, and why",
+    )
+    p.add_argument("--unknown", action="append", default=[], metavar="Q", help="mark unknown")
+    p.add_argument(
+        "--done",
+        action="append",
+        default=[],
+        metavar="N[=NOTE]",
+        help="tick checklist item N (1-14), with an optional note",
+    )
+    p.add_argument(
+        "--undone",
+        action="append",
+        default=[],
+        metavar="N",
+        type=int,
+        help="untick checklist item N",
+    )
+    p.add_argument(
+        "--note", action="append", default=[], metavar="N=TEXT", help="a note on checklist item N"
+    )
+    p.add_argument("--bottleneck", choices=BOTTLENECKS, help="the bottleneck class")
+    p.add_argument("--bottleneck-evidence", metavar="TEXT", help="what shows that class")
+    p.add_argument("--json", action="store_true", help="print the preflight as JSON")
+    p.set_defaults(handler=run)
+
+
+def _pair(spec: str, flag: str) -> tuple[str, str]:
+    from tui.cli import UsageError
+
+    key, sep, value = spec.partition("=")
+    if not sep:
+        raise UsageError(f"{flag} {spec!r}: write it as KEY=VALUE")
+    return key.strip(), value
+
+
+def _question(name: str, flag: str) -> str:
+    from tui.cli import UsageError
+
+    q = name.strip().lower()
+    if q not in QUESTIONS:
+        raise UsageError(f"{flag}: no question {name!r}; questions are {', '.join(QUESTIONS)}")
+    return q
+
+
+def _number(text: str, flag: str) -> int:
+    from tui.cli import UsageError
+
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"{flag}: {text!r} is not an item number (1-14)") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from session import models as m
+    from session import preflight as pf
+    from tui.cli import UsageError
+    from tui.commands.common import open_ledger, print_json, session_of
+
+    evidence = {}
+    for spec in args.evidence:
+        q, ev = _pair(spec, "--evidence")
+        evidence[_question(q, "--evidence")] = ev.strip()
+    writes: list[tuple[str, str, str, str | None]] = []  # question, kind, text, area
+    for spec in args.measured:
+        q, text = _pair(spec, "--measured")
+        writes.append((_question(q, "--measured"), "measured", text, None))
+    for q in set(evidence) - {w[0] for w in writes}:
+        writes.append((q, "measured", "", None))
+    for spec in args.hand_off:
+        q, rest = _pair(spec, "--hand-off")
+        area, _, text = rest.partition(":")
+        area = area.strip().replace("-", "_").replace(" ", "_")
+        if area not in {a.value for a in m.ConcernArea}:
+            raise UsageError(f"--hand-off: no concern area {area!r} (see gpuopt hypothesis areas)")
+        writes.append((_question(q, "--hand-off"), "handed_off", text, area))
+    for spec in args.not_applicable:
+        q, why = _pair(spec, "--not-applicable")
+        writes.append((_question(q, "--not-applicable"), "not_applicable", why, None))
+    for q in args.unknown:
+        writes.append((_question(q, "--unknown"), "unknown", "", None))
+    done: dict[int, str | None] = {}
+    for spec in args.done:
+        n, sep, note = spec.partition("=")
+        done[_number(n, "--done")] = note if sep else None
+    notes = {}
+    for spec in args.note:
+        n, text = _pair(spec, "--note")
+        notes[_number(n, "--note")] = text
+    changing = writes or done or args.undone or notes or args.bottleneck
+    with open_ledger(args, readonly=not changing) as ledger:
+        session = session_of(ledger, args.session)
+        try:
+            for q, kind, text, area in writes:
+                pf.set_answer(
+                    ledger, session, q, kind, text, evidence_id=evidence.get(q), concern_area=area
+                )
+            for n, note in done.items():
+                pf.set_checklist(
+                    ledger, session, n, True, note if note is not None else notes.pop(n, None)
+                )
+            for n in args.undone:
+                pf.set_checklist(ledger, session, n, False, notes.pop(n, None))
+            for n, text in notes.items():
+                current = {c.number: c for c in pf.checklist(ledger, session)}
+                if n not in current:
+                    raise pf.PreflightError(f"checklist items are numbered 1 to 14, not {n}")
+                pf.set_checklist(ledger, session, n, current[n].done, text)
+            if args.bottleneck:
+                pf.set_bottleneck(ledger, session, args.bottleneck, args.bottleneck_evidence or "")
+        except pf.PreflightError as exc:
+            raise UsageError(str(exc)) from None
+        except ValidationError as exc:
+            msgs = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+            raise UsageError(msgs) from None
+        view = pf.view(ledger, session)
+    if args.json:
+        print_json(view.as_dict())
+        return 0
+    _show(view)
+    return 0
+
+
+def _show(view: object) -> None:
+    from session import preflight as pf
+
+    v: pf.PreflightView = view  # type: ignore[assignment]
+    print(
+        f"Bottleneck: {v.bottleneck.value}"
+        + (f" — {v.bottleneck_evidence}" if v.bottleneck_evidence else "")
+    )
+    print()
+    for a in v.answers:
+        kind = a.kind.value.replace("_", " ")
+        extra = []
+        if a.concern_area:
+            extra.append(f"→ {a.concern_area.value.replace('_', ' ')}")
+        if a.evidence_id:
+            extra.append(f"evidence {a.evidence_id}")
+        if a.text:
+            extra.append(a.text)
+        print(f"{a.question.value:<10} {kind:<15} {' · '.join(extra)}")
+        print(f"           {pf.QUESTIONS[a.question]}")
+    print()
+    for c in v.checklist:
+        mark = "x" if c.done else " "
+        note = f"  — {c.note}" if c.note else ""
+        print(f"[{mark}] {c.number:>2}. {pf.CHECKLIST[c.number]}{note}")
+    if v.unknown:
+        print()
+        print(f"Unknown: {', '.join(v.unknown)} (raised again at disposition)")

@@ -1,0 +1,243 @@
+"""`gpuopt round`: measure the baseline and variants together, interleaved, until decided."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "round",
+        help="run an interleaved round: baseline and variants, paired statistics, verdicts",
+        description=(
+            "Run blocks in which the baseline and every variant run each workload once, in a "
+            "fresh random order, each in its own worktree; stop when every comparison is "
+            "decided (at least --min-blocks), at --max-blocks, or at the --budget. Progress "
+            "goes to stderr, the result table to stdout. Ctrl+C stops after the current run "
+            "and keeps what was measured (exit 130)."
+        ),
+    )
+    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    p.add_argument("--variants", metavar="A,B", help="variants to measure (default: all)")
+    p.add_argument("--min-blocks", type=int, default=10, metavar="N", help="at least N blocks (10)")
+    p.add_argument("--max-blocks", type=int, default=30, metavar="N", help="at most N blocks (30)")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        metavar="F",
+        help="noise threshold as a fraction (default: the contract's, e.g. 0.02)",
+    )
+    p.add_argument("--budget", type=float, metavar="SECONDS", help="stop after this much time")
+    p.add_argument("--seed", type=int, metavar="N", help="seed of the block order (recorded)")
+    p.add_argument("--json", action="store_true", help="print the round as JSON")
+    p.set_defaults(handler=run)
+
+
+# ---------------------------------------------------------------------------- shared helpers
+
+
+@contextmanager
+def interruptible() -> Iterator[Any]:
+    """A stop event set by the first Ctrl+C; a second Ctrl+C aborts at once."""
+    import signal
+    import sys
+    import threading
+
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\ngpuopt: stopping after the current run (Ctrl+C again to abort it)",
+              file=sys.stderr, flush=True)  # fmt: skip
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _fmt_eta(eta: float | None) -> str:
+    if eta is None:
+        return "ETA —"
+    eta = max(0.0, eta)
+    if eta < 60:
+        return f"ETA {eta:.0f}s"
+    if eta < 3600:
+        return f"ETA {eta // 60:.0f}m{eta % 60:02.0f}s"
+    return f"ETA {eta // 3600:.0f}h{(eta % 3600) // 60:02.0f}m"
+
+
+def _fmt_ratio(c: Any) -> tuple[str, str]:
+    ratio = "—" if c.ratio is None else f"{c.ratio:.4f}"
+    ci = "—" if c.ci_low is None or c.ci_high is None else f"{c.ci_low:.4f}–{c.ci_high:.4f}"
+    return ratio, ci
+
+
+_VERDICT_STYLE = {"FASTER": "green", "SLOWER": "red", "SAME": "cyan", "INCONCLUSIVE": "yellow"}
+
+
+@contextmanager
+def progress_display(
+    kind: str, names: dict[str, str] | None = None
+) -> Iterator[Callable[[Any], None]]:
+    """A callback showing conduct's progress on stderr (live on a terminal, lines otherwise)."""
+    from rich.console import Console, Group
+    from rich.live import Live
+    from rich.progress_bar import ProgressBar
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(stderr=True, highlight=False)
+    names = names or {}
+    live = (
+        Live(console=console, refresh_per_second=8, transient=True) if console.is_terminal else None
+    )
+    last_line = [""]
+
+    def render(p: Any) -> Any:
+        parts: list[Any] = []
+        if p.phase == "round":
+            head = f"{kind}: block {p.block} of at most {p.max_blocks}  {_fmt_eta(p.eta_s)}"
+        else:
+            head = f"{kind}: {p.message}"
+        parts.append(Text(head))
+        if p.runs_total:
+            bar = Table.grid(padding=(0, 1))
+            bar.add_row(ProgressBar(total=p.runs_total, completed=p.runs_done, width=40),
+                        Text(f"{p.runs_done}/{p.runs_total} runs"))  # fmt: skip
+            parts.append(bar)
+        if p.comparisons:
+            t = Table(box=None, header_style="bold", pad_edge=False)
+            for col in ("variant", "workload", "n", "ratio", "95% CI", "verdict"):
+                t.add_column(col)
+            for c in p.comparisons:
+                ratio, ci = _fmt_ratio(c)
+                v = c.verdict.value
+                t.add_row(names.get(c.variant_id, c.variant_id), c.workload, str(c.n), ratio, ci,
+                          f"[{_VERDICT_STYLE.get(v, 'white')}]{v}[/]")  # fmt: skip
+            parts.append(t)
+        return Group(*parts)
+
+    def show(p: Any) -> None:
+        if live is not None:
+            live.update(render(p))
+            return
+        if p.phase == "round":
+            est = ", ".join(
+                f"{names.get(c.variant_id, c.variant_id)}/{c.workload} {_fmt_ratio(c)[0]} "
+                f"{c.verdict.value}"
+                for c in p.comparisons
+            )
+            line = f"block {p.block}/{p.max_blocks} {_fmt_eta(p.eta_s)}: {est}"
+        elif p.phase == "baseline":
+            return  # one line per run would drown the log
+        else:
+            line = p.message
+        if line != last_line[0]:
+            console.print(f"{kind}: {line}", soft_wrap=True)
+            last_line[0] = line
+
+    if live is not None:
+        with live:
+            yield show
+    else:
+        yield show
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from session import conduct
+    from session import models as m
+    from tui.cli import UsageError, WorkFailed
+    from tui.commands.common import open_ledger, print_json, session_of
+
+    variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
+    with open_ledger(args) as ledger:
+        session = session_of(ledger, args.session)
+        names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
+        with interruptible() as stop, progress_display("round", names) as show:
+            try:
+                rnd = conduct.run_round(
+                    ledger, session, variants=variants, min_blocks=args.min_blocks,
+                    max_blocks=args.max_blocks, threshold=args.threshold, budget_s=args.budget,
+                    seed=args.seed, progress=show, stop=stop,
+                )  # fmt: skip
+            except (conduct.GateRefused, conduct.BadInput) as exc:
+                raise UsageError(str(exc)) from None
+            except conduct.ConductError as exc:
+                raise WorkFailed(str(exc)) from None
+            except KeyboardInterrupt:
+                print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
+                return 130
+        comparisons = ledger.list(m.Comparison, round_id=rnd.id)
+    if args.json:
+        print_json({
+            "round": rnd.model_dump(mode="json"),
+            "comparisons": [
+                {**c.model_dump(mode="json"), "variant": names.get(c.variant_id, c.variant_id)}
+                for c in comparisons
+            ],
+        })  # fmt: skip
+    else:
+        print_round(rnd, comparisons, names, session)
+    if rnd.status is m.RoundStatus.INTERRUPTED:
+        print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
+        return 130
+    return 0
+
+
+def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False, soft_wrap=True)
+    s = rnd.summary
+    console.print(
+        f"Round {rnd.number} ({rnd.id}): {rnd.status.value}, {rnd.blocks} blocks, "
+        f"seed {rnd.seed}, threshold {rnd.threshold:.1%}, baseline {rnd.baseline_id}"
+    )
+    if s.get("stop_reason"):
+        console.print(f"stopped: {s['stop_reason']}")
+    table = Table(header_style="bold")
+    for col in ("variant", "workload", "blocks", "ratio", "95% CI", "verdict", "more blocks"):
+        table.add_column(
+            col, justify="right" if col in ("blocks", "ratio", "more blocks") else "left"
+        )
+    for c in comparisons:
+        ratio, ci = _fmt_ratio(c)
+        v = c.verdict.value
+        extra = []
+        if c.untrusted_runs:
+            extra.append(f"{c.untrusted_runs} quarantined")
+        if c.failed_runs:
+            extra.append(f"{c.failed_runs} failed")
+        verdict = f"[{_VERDICT_STYLE.get(v, 'white')}]{v}[/]"
+        if extra:
+            verdict += f" ({', '.join(extra)})"
+        more = "" if c.blocks_needed is None else f"~{c.blocks_needed}"
+        table.add_row(names.get(c.variant_id, c.variant_id), c.workload, str(c.n), ratio, ci,
+                      verdict, more)  # fmt: skip
+    console.print(table)
+    direction = session.contract.metric.direction.value
+    console.print(f"[dim]ratio = variant / baseline of {session.contract.metric.name} "
+                  f"({direction} is better; below 1 means better either way)[/]")  # fmt: skip
+    if rnd.baseline_check is not None:
+        ok = "reproduced" if rnd.baseline_reproduced else "[red]NOT reproduced[/]"
+        console.print(f"baseline check: {rnd.baseline_check:.4f}× its reference, {ok}")
+    for name, passed in (s.get("checks") or {}).items():
+        console.print(f"check {name}: " + ("[green]passed[/]" if passed else "[red]FAILED[/]"))
+    for note in s.get("notes") or []:
+        console.print(f"[yellow]note[/]: {note}", soft_wrap=True)

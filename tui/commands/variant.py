@@ -1,0 +1,100 @@
+"""`gpuopt variant`: add one-factor variants (a git revision or a patch) and list them."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("variant", help="add or list variants (one factor each)")
+    vsub = p.add_subparsers(dest="variant_command", metavar="ACTION", required=True)
+    add = vsub.add_parser(
+        "add",
+        help="snapshot a variant from a git revision or a patch on the baseline",
+        description=(
+            "Snapshot a variant: --ref pins an existing commit (branch, tag, hash); --patch "
+            "applies a patch file to the baseline snapshot in a separate worktree. Shows the "
+            "diff stat against the baseline snapshot: one factor should look like one."
+        ),
+    )
+    add.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    add.add_argument("--name", required=True, metavar="NAME", help="a short name, no spaces")
+    src = add.add_mutually_exclusive_group(required=True)
+    src.add_argument("--ref", metavar="GITREF", help="a branch, tag or commit")
+    src.add_argument("--patch", metavar="FILE", help="a patch to apply to the baseline snapshot")
+    add.add_argument("--hypothesis", metavar="ID", help="the hypothesis this variant tests")
+    add.add_argument(
+        "--probe",
+        action="store_true",
+        help="a probe (observes) rather than a change to production behaviour",
+    )
+    add.add_argument("--json", action="store_true", help="print the variant as JSON")
+    add.set_defaults(handler=run_add)
+    ls = vsub.add_parser("list", help="list a session's variants")
+    ls.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ls.set_defaults(handler=run_list)
+
+
+def run_add(args: argparse.Namespace) -> int:
+    import sys
+
+    from session import conduct
+    from tui.cli import UsageError, WorkFailed
+    from tui.commands.common import open_ledger, print_json, session_of
+
+    with open_ledger(args) as ledger:
+        session = session_of(ledger, args.session)
+        try:
+            variant = conduct.add_variant(
+                ledger, session, args.name, ref=args.ref, patch=args.patch,
+                hypothesis_id=args.hypothesis, probe=args.probe,
+            )  # fmt: skip
+        except (conduct.GateRefused, conduct.BadInput) as exc:
+            raise UsageError(str(exc)) from None
+        except conduct.ConductError as exc:
+            raise WorkFailed(str(exc)) from None
+    if args.json:
+        print_json(variant.model_dump(mode="json"))
+        return 0
+    kind = "probe" if variant.probe else "change"
+    print(f"variant {variant.name} ({variant.id}, {kind}) at {variant.snapshot.commit[:12]}")
+    print(f"diff against the baseline snapshot: {variant.files_changed} file(s)")
+    for line in variant.diff_stat.splitlines():
+        print(f"  {line}")
+    if variant.files_changed == 0:
+        print("gpuopt: note: this variant is identical to the baseline snapshot", file=sys.stderr)
+    elif conduct.many_files(variant):
+        print(
+            f"gpuopt: warning: {variant.files_changed} files changed; one factor should look "
+            "like one (split it into several variants?)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from session import models as m
+    from tui.commands.common import open_ledger, print_json, session_of
+
+    with open_ledger(args, readonly=True) as ledger:
+        session = session_of(ledger, args.session)
+        variants = ledger.list(m.Variant, session_id=session.id)
+    if args.json:
+        print_json([v.model_dump(mode="json") for v in variants])
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not variants:
+        console.print("No variants yet. Add one with [bold]gpuopt variant add[/].")
+        return 0
+    table = Table(box=None, header_style="bold")
+    for col in ("name", "id", "kind", "snapshot", "files", "hypothesis", "source"):
+        table.add_column(col, overflow="fold")
+    for v in variants:
+        table.add_row(v.name, v.id, v.kind.value, v.snapshot.commit[:12], str(v.files_changed),
+                      v.hypothesis_id or "—", v.source)  # fmt: skip
+    console.print(table)
+    return 0
