@@ -138,10 +138,13 @@ def _dtype(name: str | None) -> torch.dtype | None:
 
 def _device(name: str | None) -> torch.device:
     if not name or name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise WorkloadError(f"device {name} asked for, but this torch sees no CUDA device")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise WorkloadError(f"device {name} asked for, but this torch sees no CUDA device")
+        if device.index is None:  # record which GPU: "cuda:0", not "cuda"
+            device = torch.device("cuda", torch.cuda.current_device())
     return device
 
 
