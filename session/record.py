@@ -457,6 +457,8 @@ def _bytes(n: int | None) -> str:
 
 
 def _section(lines: list[str], title: str) -> None:
+    while lines and lines[-1] == "":
+        lines.pop()
     lines += ["", f"## {title}", ""]
 
 
@@ -913,7 +915,7 @@ def to_markdown(data: dict[str, Any]) -> str:
     if not plan:
         lines.append("Nothing measured yet.")
     for i, item in enumerate(plan, 1):
-        lines += [f"{i}. {md_cell(item['figure'])}", ""]
+        lines += [f"### {i}. {md_cell(item['figure'])}", ""]
         if item.get("refs"):
             lines += md_table(["snapshot refs"], [[ref] for ref in item["refs"]])
             lines.append("")
