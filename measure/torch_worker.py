@@ -138,10 +138,13 @@ def _dtype(name: str | None) -> torch.dtype | None:
 
 def _device(name: str | None) -> torch.device:
     if not name or name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise WorkloadError(f"device {name} asked for, but this torch sees no CUDA device")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise WorkloadError(f"device {name} asked for, but this torch sees no CUDA device")
+        if device.index is None:  # record which GPU: "cuda:0", not "cuda"
+            device = torch.device("cuda", torch.cuda.current_device())
     return device
 
 
@@ -448,7 +451,7 @@ def time_workload(
     min_time_s: float,
     l2_flush: bool = True,
 ) -> dict[str, Any]:
-    """Median seconds per call: CUDA events around each call after an L2 flush on a GPU,
+    """Median milliseconds per call: CUDA events around each call after an L2 flush on a GPU,
     perf_counter on a CPU. Warm-up calls are not counted."""
     for _ in range(max(0, warmup)):
         step(w, training, seed)
@@ -474,7 +477,7 @@ def time_workload(
             if len(pairs) % 16 == 0:
                 _sync(w.device)  # keep the queue short so the wall-clock budget holds
         _sync(w.device)
-        samples = [s.elapsed_time(e) / 1e3 for s, e in pairs]
+        samples = [s.elapsed_time(e) for s, e in pairs]  # milliseconds
         clock = "cuda_event"
     else:
         started = time.perf_counter()
@@ -486,11 +489,11 @@ def time_workload(
             t0 = time.perf_counter()
             step(w, training, seed)
             _sync(w.device)
-            samples.append(time.perf_counter() - t0)
+            samples.append((time.perf_counter() - t0) * 1e3)
         clock = "perf_counter"
     return {
         METRIC_KEY: statistics.median(samples),
-        "unit": "s",
+        "unit": "ms",
         "samples": len(samples),
         "min": min(samples),
         "max": max(samples),

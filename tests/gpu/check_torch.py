@@ -148,21 +148,21 @@ def main() -> int:
         )
         check(
             t.get("samples", 0) >= 10,
-            f"{t.get('samples')} samples, median {t.get('gpuopt_value')} s",
+            f"{t.get('samples')} samples, median {t.get('gpuopt_value')} ms",
         )
         tv = timed(new, "kern.sm:bench")
         if t and tv:
             print(
-                f"  naive softmax {t['gpuopt_value'] * 1e6:.1f} µs, torch.softmax "
-                f"{tv['gpuopt_value'] * 1e6:.1f} µs"
+                f"  naive softmax {t['gpuopt_value'] * 1e3:.1f} µs, torch.softmax "
+                f"{tv['gpuopt_value'] * 1e3:.1f} µs"
             )
         cold = timed(base, "kern.sm:small")
         warm = timed(base, "kern.sm:small", "--no-l2-flush")
         if cold and warm:
             ratio = cold["gpuopt_value"] / warm["gpuopt_value"]
             print(
-                f"  small softmax (fits in L2): flushed {cold['gpuopt_value'] * 1e6:.1f} µs, "
-                f"not flushed {warm['gpuopt_value'] * 1e6:.1f} µs, ratio {ratio:.2f}"
+                f"  small softmax (fits in L2): flushed {cold['gpuopt_value'] * 1e3:.1f} µs, "
+                f"not flushed {warm['gpuopt_value'] * 1e3:.1f} µs, ratio {ratio:.2f}"
             )
             check(
                 warm.get("l2_flush_bytes") == 0, "--no-l2-flush turns the flush off", gpu_only=True

@@ -63,8 +63,8 @@ def test_round_with_a_kernelbench_workload(make_repo, tmp_path: Path) -> None:
         baseline = c.record_baseline(ledger, session, runs=2, warmup=0)
         refs = [r for r in ledger.list(m.Run, session_id=session.id) if not r.warmup]
         assert len(refs) == 2 and all(r.status is m.RunStatus.OK for r in refs)
-        # The value is the worker's median seconds per call, not the process's wall time.
-        assert all(r.value is not None and 0 < r.value < r.wall_s for r in refs)
+        # The value is the worker's median milliseconds per call, not the process's wall time.
+        assert all(r.value is not None and 0 < r.value / 1e3 < r.wall_s / 10 for r in refs)
         # Two CPU processes cannot show reproducibility (the gate asks for more): this test is
         # about what the round records, so the baseline is declared reproducible here.
         baseline.reproducibility = m.Reproducibility.REPRODUCIBLE

@@ -59,7 +59,7 @@ def test_a_timed_replicate_prints_one_json_value(torch_repo) -> None:
     assert line[key] > 0 and line["min"] <= line[key] <= line["max"]
     assert line["device"] == "cpu" and line["dtype"] == "float32"
     assert line["clock"] == "perf_counter" and line["samples"] >= 10
-    assert line["unit"] == "s" and line["warmup"] == 3 and line["l2_flush_bytes"] == 0
+    assert line["unit"] == "ms" and line["warmup"] == 3 and line["l2_flush_bytes"] == 0
     assert line["training"] is True and line["source"] == "kern.s_train:bench"
     # The worktree is left as it was: no __pycache__ written by the worker.
     status = subprocess.run(
