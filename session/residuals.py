@@ -244,7 +244,9 @@ def record_residual(
     mechanism_moved: bool | None = None,
     note: str = "",
 ) -> m.Residual:
-    """Store the suggestion (not yet confirmed) for the person to confirm or correct."""
+    """Store the suggestion (not yet confirmed) for the person to confirm or correct.
+
+    An unconfirmed suggestion for the same variant and round is replaced, not repeated."""
     from session.gates import latest_comparisons
 
     s = suggest_residual(
@@ -253,6 +255,11 @@ def record_residual(
     if round_id is None:
         rnd, _ = latest_comparisons(ledger, variant)
         round_id = rnd.id if rnd else None
+    pending = [
+        r
+        for r in ledger.list(m.Residual, variant_id=variant.id, order_by="created_at, rowid")
+        if r.round_id == round_id and r.confirmed is None
+    ]
     residual = m.Residual(
         session_id=session.id,
         variant_id=variant.id,
@@ -261,6 +268,8 @@ def record_residual(
         suggested=s.suggested,
         note=note or s.explanation,
     )
+    if pending:
+        residual.id = pending[-1].id
     ledger.put(residual)
     return residual
 

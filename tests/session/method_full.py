@@ -128,6 +128,11 @@ READABLE: dict[str, str] = {
 }
 
 
+def _nz(text: str, fallback: str) -> str:
+    """The text, or a fallback where a model refuses blank text."""
+    return text if text.strip() else fallback
+
+
 def _workload_name(text: str, fallback: str) -> str:
     name = re.sub(r"[=,\s]", "", text)
     return name or fallback
@@ -148,11 +153,11 @@ def build_full_session(ledger: Ledger, t: dict[str, str]) -> m.Session:
         workloads=[
             m.Workload(
                 name=wa,
-                command=t["command_a"] or "true",
+                command=_nz(t["command_a"], "true"),
                 scope=m.WorkloadScope.ISOLATED,
                 env={"CUDA_LAUNCH_BLOCKING": t["env_value"]},
             ),
-            m.Workload(name=wb, command=t["command_b"] or "true", training=True),
+            m.Workload(name=wb, command=_nz(t["command_b"], "true"), training=True),
         ],
         check=t["check"] or None,
         hooks=m.Hooks(setup=t["setup"] or None, prepare=t["prepare"] or None),

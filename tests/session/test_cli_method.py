@@ -292,3 +292,100 @@ def test_dispose_refusal_exits_2_in_a_real_process(db):
         "gpuopt: refused: a rejection needs a reopening condition (--reopen-when)"
     )
     assert "Traceback" not in proc.stderr
+
+
+def test_hypothesis_add_refuses_a_taken_variant_before_writing(db, capsys):
+    code, _, _ = gpuopt(
+        db, "hypothesis", "add", "5e55", "--title", "one", "--variant", "fused", capsys=capsys
+    )
+    assert code == 0
+    code, _, err = gpuopt(
+        db, "hypothesis", "add", "5e55", "--title", "two", "--variant", "fused", capsys=capsys
+    )
+    assert code == 2 and "one factor" in err
+    with Ledger.open(db, readonly=True) as ledger:
+        assert [h.title for h in ledger.list(m.Hypothesis)] == ["one"]
+
+
+def test_status_change_is_all_or_nothing(db, capsys):
+    _, out, _ = gpuopt(db, "hypothesis", "add", "5e55", "--title", "t", capsys=capsys)
+    hid = out.strip()
+    code, _, err = gpuopt(
+        db,
+        "hypothesis",
+        "status",
+        "5e55",
+        hid,
+        "--confidence",
+        "high",
+        "--status",
+        "rejected",
+        "--why",
+        "no gain",
+        capsys=capsys,
+    )
+    assert code == 2 and "--reopen-when" in err
+    with Ledger.open(db, readonly=True) as ledger:
+        h = ledger.get(m.Hypothesis, hid)
+    assert h.confidence is m.Confidence.MEDIUM and h.status is m.HypothesisStatus.PROPOSED
+
+
+def test_residual_and_round_summary_commands(db, capsys):
+    _, out, _ = gpuopt(
+        db,
+        "hypothesis",
+        "add",
+        "5e55",
+        "--title",
+        "fusion",
+        "--variant",
+        "fused",
+        "--predicted-evidence",
+        "fewer kernel launches",
+        capsys=capsys,
+    )
+    hid = out.strip()
+    code, out, err = gpuopt(db, "hypothesis", "residual", "5e55", "fused", capsys=capsys)
+    assert code == 0, err
+    assert out.startswith("suggested: metric_only") and "confirm it with" in out
+    code, out, err = gpuopt(
+        db,
+        "hypothesis",
+        "residual",
+        "5e55",
+        "fused",
+        "--mechanism-moved",
+        "yes",
+        "--confirm",
+        "as_predicted",
+        "--confidence",
+        "high",
+        "--why",
+        "ncu shows one kernel",
+        capsys=capsys,
+    )
+    assert code == 0, err
+    assert "suggested: as_predicted" in out and "confidence medium → high" in out
+    with Ledger.open(db, readonly=True) as ledger:
+        (res,) = ledger.list(m.Residual)  # the first suggestion was replaced, not repeated
+        assert res.confirmed is m.ResidualClass.AS_PREDICTED
+        assert ledger.get(m.Hypothesis, hid).confidence is m.Confidence.HIGH
+    code, out, _ = gpuopt(
+        db,
+        "hypothesis",
+        "summary",
+        "5e55",
+        "--next",
+        "re-profile with ncu",
+        "--json",
+        capsys=capsys,
+    )
+    summary = json.loads(out)["summary"]
+    assert summary["next"] == "re-profile with ncu"
+    assert (
+        "as_predicted" in summary["residuals"] and "medium → high" in summary["confidence_updates"]
+    )
+    code, out, _ = gpuopt(db, "hypothesis", "summary", "5e55", "1", capsys=capsys)
+    assert code == 0 and "next: re-profile with ncu" in out and "(from the ledger)" in out
+    code, _, err = gpuopt(db, "hypothesis", "summary", "5e55", "9", capsys=capsys)
+    assert code == 2 and "no round" in err
