@@ -129,10 +129,10 @@ class RoundPane(StepPane):
         f = {x.field_name: x for x in self.query(Field)}
         try:
             lo, hi = int(f["min_blocks"].value), int(f["max_blocks"].value)
-            if lo < 2 or hi < lo:
+            if lo < 6 or hi < lo:
                 raise ValueError
         except ValueError:
-            f["max_blocks"].set_error("whole numbers, 2 ≤ min ≤ max")
+            f["max_blocks"].set_error("whole numbers, 6 ≤ min ≤ max: fewer blocks can never decide")
             return
         f["max_blocks"].set_error("")
         self.session_screen.start_round(min_blocks=lo, max_blocks=hi)

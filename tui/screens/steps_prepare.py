@@ -314,10 +314,10 @@ class BaselinePane(StepPane):
         try:
             runs = int(f["runs"].value)
             warmup = int(f["warmup"].value)
-            if runs < 4:
+            if runs < 8:
                 raise ValueError
         except ValueError:
-            f["runs"].set_error("a whole number, at least 4 (two halves of two)")
+            f["runs"].set_error("a whole number, at least 8: fewer cannot show that its two halves agree")
             return
         f["runs"].set_error("")
         self.session_screen.start_baseline(runs=runs, warmup=max(warmup, 0))
