@@ -1,0 +1,47 @@
+"""Shared helpers of the TUI tests: a sample ledger and an app that draws the same every time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ledger import Ledger
+from session import models as m
+from tui.app import GpuoptApp
+from tui.demo.sample import SID, build_sample
+from tui.feed import demo_samples
+
+
+def sample_ledger(path: Path, upto: m.StepName = m.StepName.RECORD) -> Path:
+    with Ledger.open(path) as ledger:
+        build_sample(ledger, upto)
+    return path
+
+
+def steady_app(path: Path, **kw: Any) -> GpuoptApp:
+    """The app on a ledger with replayed telemetry, no cursor blink, a fixed ledger label."""
+    kw.setdefault("telemetry", "replay")
+    kw.setdefault("replay", demo_samples())
+    kw.setdefault("steady", True)
+    kw.setdefault("ledger_label", "ledger.db")
+    return GpuoptApp(path, **kw)
+
+
+async def settle(pilot: Any, rounds: int = 3) -> None:
+    for _ in range(rounds):
+        await pilot.pause()
+
+
+__all__ = ["SID", "sample_ledger", "settle", "steady_app"]
+
+
+def sync(fn: Any) -> Any:
+    """Run an async test with asyncio (no async plugin is installed)."""
+    import asyncio
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return asyncio.run(fn(*args, **kwargs))
+
+    return wrapper

@@ -1,0 +1,259 @@
+"""The gpuopt Textual app: a session picker, the session screen, and review mode.
+
+Textual draws on stderr and reads the keyboard itself: nothing here redirects either.
+torch is never imported in this process; long work runs in thread workers.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+
+from session import models as m
+
+
+class TelemetryTick(Message):
+    def __init__(self, sample: m.TelemetrySample) -> None:
+        super().__init__()
+        self.sample = sample
+
+
+class FeedReady(Message):
+    def __init__(self, note: str, name: str) -> None:
+        super().__init__()
+        self.note = note
+        self.name = name
+
+
+class GpuoptApp(App[None]):
+    TITLE = "gpuopt"
+    CSS_PATH = "gpuopt.tcss"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [Binding("ctrl+q", "quit", "quit", priority=True)]
+
+    def __init__(
+        self,
+        ledger_path: str | Path | None = None,
+        *,
+        session_id: str | None = None,
+        review: bool = False,
+        readonly: bool = False,
+        telemetry: str = "live",
+        replay: Sequence[m.TelemetrySample] | None = None,
+        draft: dict[str, str] | None = None,
+        export_dir: str | Path | None = None,
+        seed: int | None = None,
+        start_step: m.StepName | None = None,
+        make_monitor_fn: Any = None,
+        steady: bool = False,
+        ledger_label: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.steady = steady  # no cursor blink: for repeatable pictures
+        self.ledger_label = ledger_label
+        self.ledger_path = ledger_path
+        self.session_id = session_id
+        self.review = review
+        self.readonly = readonly or review
+        self.telemetry_mode = telemetry
+        self.replay = list(replay or [])
+        self.draft = draft
+        self.export_dir = export_dir
+        self.seed = seed
+        self.start_step = start_step
+        self.exported: str | None = None
+        self.telemetry_history: deque[m.TelemetrySample] = deque(maxlen=64)
+        self.telemetry_note = ""
+        self.gpu_name = ""
+        self._feed: Any = None
+        self._make_monitor_fn = make_monitor_fn
+        self._busy = False
+        self.monitor: Any = None
+        self._sink_ledger = None
+        self.ledger: Any = None
+
+    # ------------------------------------------------------------------ start
+
+    def on_mount(self) -> None:
+        from ledger import Ledger
+
+        self.ledger = Ledger.open(self.ledger_path, readonly=self.readonly)
+        if self.ledger_path is None:
+            self.ledger_path = self.ledger.path
+        if self.telemetry_mode == "replay":
+            self.telemetry_note = "replayed telemetry"
+            self.gpu_name = (
+                "NVIDIA H200" if any(s.util_gpu is not None for s in self.replay) else ""
+            )
+            self.telemetry_history.extend(self.replay)
+        elif self.telemetry_mode == "live":
+            self._start_telemetry()
+        else:
+            self.telemetry_note = "telemetry is off"
+        self.push_screen(self.first_screen())
+
+    def first_screen(self) -> Screen[Any]:
+        if self.review:
+            from tui.screens.review import ReviewScreen
+
+            return ReviewScreen()
+        if self.session_id is not None or self.draft:
+            from tui.screens.session import SessionScreen
+
+            screen = SessionScreen(self.session_id, readonly=self.readonly, draft=self.draft)
+            return screen
+        from tui.screens.picker import PickerScreen
+
+        return PickerScreen()
+
+    def on_unmount(self) -> None:
+        if self._feed is not None:
+            self._feed.stop.set()
+        if self.monitor is not None:
+            try:
+                self.monitor.close()
+            except Exception:
+                pass
+        if self._sink_ledger is not None:
+            self._sink_ledger.close()
+        if self.ledger is not None:
+            self.ledger.close()
+
+    # ------------------------------------------------------------------ telemetry
+
+    def _start_telemetry(self) -> None:
+        """One sampler for the whole process: the telemetry monitor where installed (it
+        also judges each run for the engine), else the app's own small feed."""
+        try:
+            from measure.telemetry import make_monitor
+        except ImportError:
+            self._run_feed()
+            return
+        self._sink_ledger: Any = None
+        self.monitor = make_monitor(self._sink, None, on_sample=self._on_samples)
+        self._probe_monitor()
+
+    def _sink(self, rows: list[Any]) -> None:
+        """Samples go to the ledger only while a baseline or round runs (sampler thread)."""
+        if not self._busy or self.readonly or not rows:
+            return
+        if self._sink_ledger is None:
+            from ledger import Ledger
+
+            self._sink_ledger = Ledger.open(self.ledger_path)
+        self._sink_ledger.insert_samples(rows)
+
+    def _on_samples(self, samples: list[Any]) -> None:
+        """From the sampler thread: one message per GPU 0 or host sample."""
+        merged: dict[str, Any] = {}
+        for s in samples:
+            if s.gpu not in (None, 0):
+                continue
+            for k, v in s.as_dict().items():
+                if v is not None and k in m.TelemetrySample.model_fields:
+                    merged.setdefault(k, v)
+        if "t_us" in merged:
+            merged["source"] = (
+                merged.get("source")
+                if merged.get("source") in ("nvml", "host", "replay")
+                else "host"
+            )
+            self.post_message(TelemetryTick(m.TelemetrySample(**merged)))
+
+    @work(thread=True, exit_on_error=False, group="telemetry", name="telemetry-probe")
+    def _probe_monitor(self) -> None:
+        status = self.monitor.status
+        devices = self.monitor.devices
+        name = getattr(devices[0], "name", "") if devices else ""
+        self.post_message(FeedReady("" if status == "ok" else status, name))
+
+    @work(thread=True, exit_on_error=False, group="telemetry", name="telemetry")
+    def _run_feed(self) -> None:
+        from tui.feed import LiveFeed
+
+        self._feed = LiveFeed(lambda s: self.post_message(TelemetryTick(s)))
+        self._feed.loop(on_ready=lambda note, name: self.post_message(FeedReady(note, name)))
+
+    def on_feed_ready(self, msg: FeedReady) -> None:
+        self.telemetry_note, self.gpu_name = msg.note, msg.name
+        for panel in self._panels():
+            panel.set_note(msg.note)
+            panel.gpu_name = msg.name
+
+    def on_telemetry_tick(self, msg: TelemetryTick) -> None:
+        self.telemetry_history.append(msg.sample)
+        for panel in self._panels():
+            panel.push(msg.sample)
+
+    def _panels(self) -> Iterable[Any]:
+        from tui.widgets.telemetry import TelemetryPanel
+
+        try:
+            yield from self.screen.query(TelemetryPanel)
+        except Exception:
+            return
+
+    def set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        if self._feed is not None:
+            self._feed.busy = busy
+        if not busy and self.monitor is not None:
+            try:
+                self.monitor.flush()
+            except Exception:
+                pass
+
+    def make_monitor(self, ledger: Any, session_id: str) -> Any:
+        """The run monitor the engine uses: real telemetry where installed, else none."""
+        if self._make_monitor_fn is not None:
+            return self._make_monitor_fn(ledger, session_id)
+        if self.monitor is not None:
+            self.monitor.sampler.session_id = session_id
+            return self.monitor
+        from measure.monitor import NullMonitor
+
+        return NullMonitor()
+
+    # ------------------------------------------------------------------ palette
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        from tui.bridge import STEP_ORDER, STEP_TITLES
+        from tui.screens.session import SessionScreen
+
+        if isinstance(screen, SessionScreen):
+            for i, step in enumerate(STEP_ORDER):
+                yield SystemCommand(
+                    f"Go to {STEP_TITLES[step]}", f"step {i + 1}", lambda i=i: screen.action_goto(i)
+                )
+            yield SystemCommand(
+                "Record the baseline",
+                "measure the pinned snapshot",
+                lambda: screen.pane(m.StepName.BASELINE).action_record(),
+            )  # type: ignore[attr-defined]
+            yield SystemCommand("Add a variant", "from a git ref", screen.ask_variant)
+            yield SystemCommand(
+                "Run a round",
+                "interleaved blocks",
+                lambda: screen.pane(m.StepName.ROUND).action_run(),
+            )  # type: ignore[attr-defined]
+            yield SystemCommand("Stop the running work", "after the current run", screen.stop_work)
+            yield SystemCommand(
+                "Export the decision record", "markdown and JSON", screen.export_record
+            )
+        yield SystemCommand(
+            "Review this ledger", "sessions, rounds, rejected ideas", self._open_review
+        )
+
+    def _open_review(self) -> None:
+        from tui.screens.review import ReviewScreen
+
+        self.push_screen(ReviewScreen())

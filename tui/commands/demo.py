@@ -1,0 +1,104 @@
+"""`gpuopt demo`: a small softmax repository and a session on it, in the app or headless."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="try gpuopt on a small PyTorch softmax repository it creates",
+        description=(
+            "Create a demo git repository (a naive softmax with three one-change branches: "
+            "fused, no-max, same) and a session on it, then open the app. With --no-tui the "
+            "whole session runs headless and the decision record is printed."
+        ),
+    )
+    p.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="where to create the repository (default: the user data directory)",
+    )
+    p.add_argument(
+        "--no-tui",
+        action="store_true",
+        help="run the whole flow headless and print the decision record",
+    )
+    p.add_argument(
+        "--workload",
+        choices=("auto", "kernelbench", "command"),
+        default="auto",
+        help="time through the torch harness (kernelbench) or the repository's bench.py (command); "
+        "auto picks the harness where installed",
+    )
+    p.add_argument("--runs", type=int, default=10, metavar="N", help="baseline runs (default 10)")
+    p.add_argument(
+        "--blocks",
+        type=int,
+        default=10,
+        metavar="N",
+        help="minimum blocks of the round (default 10)",
+    )
+    p.add_argument("--seed", type=int, default=1, help="seed of the round's run order")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+    import time
+    from pathlib import Path
+
+    from tui.cli import UsageError, WorkFailed
+    from tui.commands.common import open_ledger
+    from tui.demo.flow import demo_session, run_flow
+    from tui.demo.repo import DemoError, create_repo, default_dir
+
+    if args.runs < 4 or args.blocks < 2:
+        raise UsageError("--runs must be at least 4 and --blocks at least 2")
+    if not args.no_tui and not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise UsageError(
+            "the demo opens the full-screen app and needs a terminal; add --no-tui to run it headless"
+        )
+    try:
+        repo = create_repo(Path(args.dir) if args.dir else default_dir())
+    except DemoError as exc:
+        raise WorkFailed(str(exc)) from None
+    print(f"demo repository: {repo}", file=sys.stderr)
+    with open_ledger(args) as ledger:
+        session = demo_session(repo, args.workload)
+        ledger.put(session)
+        print(f"session {session.id} in {ledger.path}", file=sys.stderr)
+        if args.no_tui:
+            from tui import bridge
+
+            t0 = time.monotonic()
+            last = [0.0]
+
+            def progress(p: object) -> None:
+                now = time.monotonic()
+                if now - last[0] < 1.0 and getattr(p, "phase", "") not in ("done",):
+                    return
+                last[0] = now
+                print(
+                    f"  [{now - t0:5.1f}s] {getattr(p, 'phase', '')}: {getattr(p, 'message', '')}",
+                    file=sys.stderr,
+                )
+
+            def say(text: str) -> None:
+                print(text, file=sys.stderr)
+
+            try:
+                run_flow(ledger, session, runs=args.runs, min_blocks=args.blocks, max_blocks=args.blocks + 2,
+                         seed=args.seed, say=say, progress=progress)  # fmt: skip
+            except bridge.engine_errors() as exc:
+                raise WorkFailed(str(getattr(exc, "reason", "") or exc)) from None
+            print(f"demo finished in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+            sys.stdout.write(bridge.record_markdown(ledger, session))
+            return 0
+        path = ledger.path
+    from tui.app import GpuoptApp
+
+    app = GpuoptApp(path, session_id=session.id, seed=args.seed)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,1 @@
+"""The demo: a small PyTorch softmax repository with variant commits, and its session."""

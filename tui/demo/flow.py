@@ -1,0 +1,198 @@
+"""The demo session: its contract, its hypotheses, and the whole flow run headless.
+
+`demo_session` builds the session for a demo repository. `run_flow` runs what a person
+would do in the app (baseline, hypotheses, variants, round, residuals, dispositions,
+export) through the same engine and method calls, reporting each step through `say`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from session import models as m
+
+THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+HYPOTHESES: list[dict[str, Any]] = [
+    {
+        "title": "One fused softmax call instead of four passes",
+        "symptom": "the row is read and written by max, subtract, exp, sum and divide in turn",
+        "mechanism": "each elementwise or reduction pass re-reads the row and launches its own operator",
+        "predicted_effect": "at least 20% less time per call",
+        "predicted_direction": m.Direction.LOWER,
+        "predicted_evidence": "fewer operators per call in the audit",
+        "falsifier": "the operator count drops but the time does not",
+        "confidence": m.Confidence.HIGH,
+    },
+    {
+        "title": "Skip the max subtraction",
+        "symptom": "a whole reduction pass only to shift the logits",
+        "mechanism": "without the shift one reduction and one subtraction disappear",
+        "predicted_effect": "about 10% less time per call",
+        "predicted_direction": m.Direction.LOWER,
+        "predicted_evidence": "two operators fewer per call",
+        "falsifier": "non-finite outputs for large logits",
+        "confidence": m.Confidence.LOW,
+    },
+    {
+        "title": "A contiguous copy first changes nothing (control)",
+        "symptom": "none: a control for the measurement itself",
+        "mechanism": "the input is already contiguous, so contiguous() returns it unchanged",
+        "predicted_effect": "no change beyond noise",
+        "predicted_evidence": "the same operators, plus one no-op call",
+        "falsifier": "a verdict other than SAME",
+        "confidence": m.Confidence.MEDIUM,
+    },
+]
+VARIANTS = [("fused", "fused", 0), ("no-max", "no-max", 1), ("same", "same", 2)]
+
+
+def harness_available() -> bool:
+    return (
+        importlib.util.find_spec("measure.harness") is not None
+        and importlib.util.find_spec("session.torch_checks") is not None
+    )
+
+
+def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
+    """The demo's contract: the torch harness (KernelBench format) where installed, else
+    the repository's own bench.py (a JSON line) and check.py."""
+    use_harness = harness_available() if kind == "auto" else kind == "kernelbench"
+    py = python or sys.executable
+    if use_harness:
+        env = {**THREAD_ENV, "GPUOPT_TORCH_MIN_TIME": "0.05", "GPUOPT_TORCH_WARMUP": "3"}
+        workload = m.Workload(name="softmax", kind=m.WorkloadKind.KERNELBENCH, command="kernelbench:problem.py",
+                              env=env, scope=m.WorkloadScope.ISOLATED)  # fmt: skip
+        metric = m.Metric(
+            name="softmax time", source=m.MetricSource.JSON, pattern="gpuopt_value", unit="ms"
+        )
+        return m.Contract(metric=metric, workloads=[workload], python=py, timeout_s=300)
+    workload = m.Workload(
+        name="softmax",
+        command=f"{py} bench.py",
+        env=dict(THREAD_ENV),
+        scope=m.WorkloadScope.ISOLATED,
+    )
+    metric = m.Metric(
+        name="softmax time", source=m.MetricSource.JSON, pattern="gpuopt_value", unit="ms"
+    )
+    return m.Contract(metric=metric, workloads=[workload], check=f"{py} check.py", timeout_s=300)
+
+
+def demo_session(repo: Path, kind: str = "auto") -> m.Session:
+    return m.Session(title="Demo: a naive softmax", repo=str(repo), contract=demo_contract(kind))
+
+
+Say = Callable[[str], None]
+
+
+def run_flow(
+    ledger: Any,
+    session: m.Session,
+    *,
+    runs: int = 10,
+    min_blocks: int = 10,
+    max_blocks: int = 12,
+    seed: int = 1,
+    say: Say = print,
+    progress: Callable[[Any], None] | None = None,
+    monitor: Any = None,
+) -> dict[str, Any]:
+    """Baseline → hypotheses → variants → round → residuals → dispositions. Returns what
+    happened (ids and verdicts); the ledger holds the rest."""
+    from session.conduct import add_variant, record_baseline, run_round
+    from tui import bridge
+
+    say("Recording the baseline…")
+    baseline = record_baseline(
+        ledger, session, runs=runs, warmup=1, progress=progress, monitor=monitor
+    )
+    say(
+        f"  baseline {baseline.id}: {baseline.reproducibility.value} {baseline.reproducibility_detail}"
+    )
+    say("Writing the hypotheses…")
+    hyps = []
+    for fields in HYPOTHESES:
+        h, similar = bridge.add_hypothesis(ledger, session, **fields)
+        hyps.append(h)
+        say(
+            f"  {h.id} {h.title}"
+            + (f" ({len(similar)} similar rejected before)" if similar else "")
+        )
+    say("Adding the variants…")
+    variants = []
+    for name, ref, hi in VARIANTS:
+        v = add_variant(ledger, session, name, ref=ref, hypothesis_id=hyps[hi].id)
+        variants.append(v)
+        say(f"  {v.name} ← {ref} ({v.snapshot.commit[:10]})")
+    say(f"Running the round (at least {min_blocks} blocks)…")
+    rnd = run_round(ledger, session, min_blocks=min_blocks, max_blocks=max_blocks, seed=seed,
+                    progress=progress, monitor=monitor)  # fmt: skip
+    view = bridge.load_view(ledger, session.id)
+    verdicts: dict[str, str] = {}
+    for c in view.comparisons.get(rnd.id, []):
+        verdicts[view.variant_name(c.variant_id)] = c.verdict.value
+        say(f"  {view.variant_name(c.variant_id):<7} ratio {c.ratio or float('nan'):.3f} "
+            f"[{c.ci_low or float('nan'):.3f}, {c.ci_high or float('nan'):.3f}] {c.verdict.value}")  # fmt: skip
+    for cr in view.correctness:
+        say(f"  check {view.variant_name(cr.variant_id):<7} {'pass' if cr.passed else 'FAIL'}")
+    say("Confirming residuals and deciding…")
+    decisions: dict[str, str] = {}
+    for v in variants:
+        sug = bridge.suggest_residual(view, v, ledger)
+        if sug is not None:
+            bridge.confirm_residual(ledger, view, v, sug, "confirmed by the demo")
+        decisions[v.name] = decide(ledger, view, v, say)
+    return {"baseline": baseline.id, "round": rnd.id, "verdicts": verdicts, "decisions": decisions}
+
+
+def decide(ledger: Any, view: Any, v: m.Variant, say: Say) -> str:
+    """The demo's decisions, falling back to 'need more evidence' where a gate refuses."""
+    from tui import bridge
+
+    checks = view.correctness_of(v.id)
+    passed = bool(checks) and all(c.passed for c in checks)
+    cls = (
+        next((c.suggested_class for c in checks if c.suggested_class), None)
+        or m.OptimizationClass.C2
+    )
+    attempts: list[tuple[m.DispositionChoice, dict[str, Any]]] = []
+    if v.name == "fused" and passed:
+        attempts.append((m.DispositionChoice.KEEP_DEFAULT, {
+            "optimization_class": cls, "fallback": "revert to the four-pass softmax",
+            "reason": "faster, and within the tolerance of a float32 softmax",
+            "remaining_bottlenecks": ["process start-up dominates the end-to-end time"],
+        }))  # fmt: skip
+    if not passed:
+        attempts.append((m.DispositionChoice.REJECT, {
+            "reason": "non-finite outputs for large logits: the check fails",
+            "reopen_when": "the logits are known to be bounded well below 88",
+            "failure_cases": ["any row with a logit above about 88 (float32 exp overflow)"],
+        }))  # fmt: skip
+    if v.name == "same":
+        attempts.append((m.DispositionChoice.REJECT, {
+            "reason": "a control: it should not and did not change the time",
+            "reopen_when": "never; it exists to show the noise band",
+        }))  # fmt: skip
+    attempts.append((m.DispositionChoice.NEED_EVIDENCE, {
+        "reason": "the round did not decide it", "reopen_when": "a longer round on a quiet machine",
+    }))  # fmt: skip
+    refusals = []
+    for choice, fields in attempts:
+        try:
+            d = bridge.dispose(ledger, view.session, v, choice, **fields)
+        except Exception as exc:
+            reason = getattr(exc, "reason", None) or str(exc)
+            refusals.append(f"{choice.value}: {reason}")
+            continue
+        say(
+            f"  {v.name:<7} {d.choice.value}"
+            + (f"   (refused first: {'; '.join(refusals)})" if refusals else "")
+        )
+        return d.choice.value
+    say(f"  {v.name:<7} undecided: {'; '.join(refusals)}")
+    return "undecided"

@@ -1,0 +1,128 @@
+"""Small modal dialogs: an error, a yes/no question, a few fields."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Label, Static
+
+from tui.widgets.form import Field, clear_errors, show_errors
+
+
+class ErrorModal(ModalScreen[None]):
+    """What went wrong, in a few lines; the app keeps running."""
+
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
+
+    def __init__(self, title: str, message: str, detail: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="error-dialog"):
+            yield Label(self.title_text, id="dialog-title")
+            yield Static(self.message, id="dialog-message")
+            if self.detail:
+                with VerticalScroll(id="dialog-detail"):
+                    yield Static(self.detail, markup=False)
+            yield Static("[b]enter[/] / [b]esc[/] close", classes="dialog-keys")
+
+    def action_dismiss(self, result: Any = None) -> Any:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class ConfirmModal(ModalScreen[bool]):
+    BINDINGS = [
+        Binding("y", "answer(True)", "yes"),
+        Binding("n,escape", "answer(False)", "no"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.question, id="dialog-message")
+            yield Static("[b]y[/] yes   [b]n[/] no", classes="dialog-keys")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class FormModal(ModalScreen[Any]):
+    """A few fields; `submit(values)` returns the result, raises ValidationError (shown under
+    the fields) or ValueError (shown under the form); escape cancels."""
+
+    BINDINGS = [
+        Binding("ctrl+s,f2", "submit", "save", priority=True),
+        Binding("escape", "cancel", "cancel"),
+    ]
+
+    def __init__(
+        self,
+        title: str,
+        fields: list[Field],
+        submit: Callable[[dict[str, Any]], Any],
+        *,
+        checkboxes: list[tuple[str, str, bool]] | None = None,
+        note: str = "",
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.fields = fields
+        self.submit_fn = submit
+        self.checkboxes = checkboxes or []
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="form-dialog"):
+            yield Label(self.title_text, id="dialog-title")
+            if self.note:
+                yield Static(self.note, id="dialog-note")
+            with VerticalScroll(id="dialog-body"):
+                yield from self.fields
+                for name, label, value in self.checkboxes:
+                    yield Checkbox(label, value, id=f"check-{name}")
+            yield Static("", id="form-error")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save (ctrl+s)", id="save", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def values(self) -> dict[str, Any]:
+        out: dict[str, Any] = {f.field_name: f.value for f in self.fields}
+        for name, _, _ in self.checkboxes:
+            out[name] = self.query_one(f"#check-{name}", Checkbox).value
+        return out
+
+    def action_submit(self) -> None:
+        clear_errors(self.fields)
+        err = self.query_one("#form-error", Static)
+        err.update("")
+        try:
+            result = self.submit_fn(self.values())
+        except ValidationError as exc:
+            loose = show_errors(self.fields, exc)
+            err.update("\n".join(loose))
+            return
+        except Exception as exc:  # a gate refusal or an engine error: say it here
+            err.update(f"[b]Refused:[/] {getattr(exc, 'reason', None) or exc}")
+            return
+        self.dismiss(result)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_submit()
+        else:
+            self.action_cancel()

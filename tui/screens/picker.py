@@ -1,0 +1,90 @@
+"""The first screen of `gpuopt` without a command: pick a session or start a new one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+
+class PickerScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter", "open", "open", show=True, priority=False),
+        Binding("n", "new", "new session"),
+        Binding("v", "review", "review ledger"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="title-bar")
+        yield Static(
+            "Pick a session to continue it, or press [b]n[/] to start a new one. "
+            "Each session is one target metric on one repository.",
+            classes="guidance",
+        )
+        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="empty", classes="guidance")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        app: Any = self.app
+        self.query_one("#title-bar", Static).update(
+            Text.assemble((" gpuopt", "bold"), f" · {app.ledger_label or app.ledger.path}")
+        )
+        t = self.query_one(DataTable)
+        t.add_columns("id", "title", "repository", "created", "hyp", "var", "rounds")
+        self.refresh_rows()
+
+    def refresh_rows(self) -> None:
+        app: Any = self.app
+        t = self.query_one(DataTable)
+        t.clear()
+        rows = app.ledger.session_rows()
+        for r in rows:
+            t.add_row(
+                r["id"][:8],
+                r["title"],
+                r["repo"].rstrip("/").rsplit("/", 1)[-1],
+                r["created_at"][:16].replace("T", " "),
+                str(r["hypotheses"]),
+                str(r["variants"]),
+                str(r["rounds"]),
+                key=r["id"],
+            )
+        self.query_one("#empty", Static).update(
+            ""
+            if rows
+            else "No sessions in this ledger yet. Press n to start one, or run `gpuopt demo`."
+        )
+        t.display = bool(rows)
+        if rows:
+            t.focus()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_rows()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self._open(str(event.row_key.value))
+
+    def action_open(self) -> None:
+        t = self.query_one(DataTable)
+        if t.row_count:
+            self._open(str(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value))
+
+    def _open(self, sid: str) -> None:
+        from tui.screens.session import SessionScreen
+
+        self.app.push_screen(SessionScreen(sid, readonly=self.app.ledger.readonly))  # type: ignore[attr-defined]
+
+    def action_new(self) -> None:
+        from tui.screens.session import SessionScreen
+
+        self.app.push_screen(SessionScreen(None))
+
+    def action_review(self) -> None:
+        from tui.screens.review import ReviewScreen
+
+        self.app.push_screen(ReviewScreen())

@@ -1,0 +1,251 @@
+"""Review mode: every session of a ledger, their rounds and variants, the rejected ideas.
+
+Reading only: nothing here writes the ledger or runs a command stored in it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+
+from session import models as m
+from tui import bridge
+from tui.widgets.ratio import fmt_ci, fmt_ratio, verdict_text
+
+SORT_KEYS = ("created_at", "title", "repo", "rounds", "variants")
+
+
+class ReviewScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter", "open", "open session"),
+        Binding("slash", "filter", "filter"),
+        Binding("o", "sort", "sort"),
+        Binding("x", "export", "export record"),
+        Binding("h", "tab('rejected')", "rejected ideas"),
+        Binding("s", "tab('sessions')", "sessions"),
+        Binding("escape", "back", "back", show=False),
+    ]
+
+    sort_index = 0
+    sort_reverse = True
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="title-bar")
+        with TabbedContent(id="review-tabs", initial="sessions"):
+            with TabPane("Sessions", id="sessions"):
+                yield Input(
+                    placeholder="filter: words in title, repository or id (press / )",
+                    id="review-filter",
+                )
+                yield DataTable(id="review-sessions", cursor_type="row", zebra_stripes=True)
+                with Vertical(id="review-detail-box"):
+                    yield Static("", id="review-detail")
+            with TabPane("Rejected hypotheses", id="rejected"):
+                yield Static(
+                    "Ideas tried and rejected, in every session of this ledger: read them before repeating one.",
+                    classes="guidance",
+                )
+                yield DataTable(id="review-rejected", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    @property
+    def ledger(self) -> Any:
+        return self.app.ledger  # type: ignore[attr-defined]
+
+    def on_mount(self) -> None:
+        led = self.ledger
+        mode = "read-only" if led.readonly else "review"
+        self.query_one("#title-bar", Static).update(
+            Text.assemble((" gpuopt review", "bold"), f" · {getattr(self.app, 'ledger_label', None) or led.path}", (f" · {mode}", "yellow"))
+        )
+        self.query_one("#review-sessions", DataTable).add_columns(
+            "id", "title", "repository", "created", "var", "rounds", "kept"
+        )
+        self.query_one("#review-rejected", DataTable).add_columns(
+            "session", "hypothesis", "mechanism", "reopen when"
+        )
+        self.load()
+        self.query_one("#review-sessions", DataTable).focus()
+
+    def load(self) -> None:
+        led = self.ledger
+        self.rows = led.session_rows()
+        kept = {
+            r["session_id"]: r["n"]
+            for r in led.query(
+                "SELECT session_id, COUNT(*) AS n FROM dispositions WHERE choice LIKE 'keep%' GROUP BY session_id"
+            )
+        }
+        for r in self.rows:
+            r["kept"] = kept.get(r["id"], 0)
+        self.fill_sessions()
+        titles = {r["id"]: r["title"] for r in self.rows}
+        t = self.query_one("#review-rejected", DataTable)
+        t.clear()
+        for h in led.list(
+            m.Hypothesis, status=m.HypothesisStatus.REJECTED, order_by="created_at DESC, rowid DESC"
+        ):
+            t.add_row(
+                titles.get(h.session_id, h.session_id)[:24],
+                h.title,
+                h.mechanism[:60],
+                h.reopen_when[:40],
+                key=h.id,
+            )
+
+    def fill_sessions(self) -> None:
+        t = self.query_one("#review-sessions", DataTable)
+        t.clear()
+        words = self.query_one("#review-filter", Input).value.lower().split()
+        key = SORT_KEYS[self.sort_index]
+        rows = [
+            r
+            for r in self.rows
+            if all(w in f"{r['id']} {r['title']} {r['repo']}".lower() for w in words)
+        ]
+        rows.sort(key=lambda r: r[key], reverse=self.sort_reverse)
+        for r in rows:
+            t.add_row(
+                r["id"][:8],
+                r["title"],
+                r["repo"].rstrip("/").rsplit("/", 1)[-1],
+                r["created_at"][:10],
+                str(r["variants"]),
+                str(r["rounds"]),
+                str(r["kept"]),
+                key=r["id"],
+            )
+        t.border_title = f"sorted by {key} {'↓' if self.sort_reverse else '↑'}"
+        self.show_detail()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.fill_sessions()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#review-sessions", DataTable).focus()
+
+    def selected_id(self) -> str | None:
+        t = self.query_one("#review-sessions", DataTable)
+        if t.row_count == 0:
+            return None
+        return str(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "review-sessions":
+            self.show_detail()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "review-sessions":
+            self.action_open()
+
+    def show_detail(self) -> None:
+        box = self.query_one("#review-detail", Static)
+        sid = self.selected_id()
+        if sid is None:
+            box.update(
+                Text(
+                    "No sessions match." if self.rows else "This ledger holds no sessions.",
+                    style="dim",
+                )
+            )
+            return
+        view = bridge.load_view(self.ledger, sid)
+        box.update(session_summary(view))
+
+    def action_open(self) -> None:
+        sid = self.selected_id()
+        if sid is None:
+            return
+        from tui.screens.session import SessionScreen
+
+        self.app.push_screen(SessionScreen(sid, readonly=True))
+
+    def action_filter(self) -> None:
+        self.query_one("#review-tabs", TabbedContent).active = "sessions"
+        self.query_one("#review-filter", Input).focus()
+
+    def action_sort(self) -> None:
+        if self.sort_reverse:
+            self.sort_reverse = False
+        else:
+            self.sort_index = (self.sort_index + 1) % len(SORT_KEYS)
+            self.sort_reverse = True
+        self.fill_sessions()
+        self.notify(f"sorted by {SORT_KEYS[self.sort_index]}", timeout=2)
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#review-tabs", TabbedContent).active = tab
+        self.query_one(
+            f"#review-{'sessions' if tab == 'sessions' else 'rejected'}", DataTable
+        ).focus()
+
+    def action_export(self) -> None:
+        sid = self.selected_id()
+        if sid is None:
+            return
+        session = self.ledger.get(m.Session, sid)
+        target = getattr(self.app, "export_dir", None) or "."
+        try:
+            path = bridge.export_record(self.ledger, session, target)
+        except OSError as exc:
+            self.notify(f"Export failed: {exc}", severity="error")
+            return
+        self.app.exported = str(path)  # type: ignore[attr-defined]
+        self.notify(f"Record written to {path} (and .json)", timeout=8)
+
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+
+
+def session_summary(view: bridge.SessionView) -> Group:
+    s = view.session
+    head = Text()
+    head.append(s.title, style="bold")
+    head.append(
+        f"  {s.id} · {s.repo} · {s.contract.metric.name}, {s.contract.metric.direction.value} is better",
+        style="dim",
+    )
+    parts: list[Any] = [head]
+    b = view.baseline
+    if b is not None:
+        parts.append(
+            Text(
+                f"baseline {b.id[:8]} · {b.reproducibility.value.replace('_', ' ')} · "
+                f"{', '.join(f'{k}={v:.4g}' for k, v in b.reference.items())}",
+                style="dim",
+            )
+        )
+    rounds = Table(box=None, padding=(0, 1), header_style="bold", show_edge=False)
+    for col in ("round", "variant", "workload", "ratio", "95% CI", "verdict", "decision"):
+        rounds.add_column(col, no_wrap=True)
+    for r in view.rounds:
+        for c in view.comparisons.get(r.id, []):
+            d = view.disposition_of(c.variant_id)
+            rounds.add_row(
+                f"{r.number} {r.status.value[:4]}",
+                view.variant_name(c.variant_id),
+                c.workload,
+                fmt_ratio(c.ratio),
+                fmt_ci(c.ci_low, c.ci_high),
+                verdict_text(c.verdict),
+                d.choice.value if d else "—",
+            )
+    if view.rounds:
+        parts.append(rounds)
+    else:
+        parts.append(Text("no rounds", style="dim"))
+    untested = [
+        v.name for v in view.variants if not any(v.id in r.variant_ids for r in view.rounds)
+    ]
+    if untested:
+        parts.append(Text("variants not yet measured: " + ", ".join(untested), style="dim"))
+    return Group(*parts)

@@ -1,0 +1,648 @@
+"""The session screen: the rail of steps, the step in front, and live telemetry.
+
+State lives here: the screen reads a `SessionView` from the ledger after every change and
+hands it to the rail and the panes. Long work (baseline, round) runs in thread workers that
+open their own ledger connection, never touch a widget, and report through messages.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Static
+from textual.worker import Worker, WorkerState
+
+from session import models as m
+from tui import bridge
+from tui.bridge import STEP_ORDER, STEP_TITLES, SessionView
+from tui.screens.modals import ErrorModal, FormModal
+from tui.screens.step_base import StepPane
+from tui.screens.steps_decide import (
+    CHOICE_WORDS,
+    RESIDUAL_WORDS,
+    DispositionPane,
+    RecordPane,
+    ResultsPane,
+    RoundPane,
+)
+from tui.screens.steps_prepare import BaselinePane, ContractPane, HypothesesPane, PreflightPane
+from tui.widgets.form import Field
+from tui.widgets.rail import StepRail
+from tui.widgets.telemetry import TelemetryPanel
+
+NARROW_BELOW = 110
+
+
+class EngineProgress(Message):
+    def __init__(self, kind: str, progress: Any) -> None:
+        super().__init__()
+        self.kind = kind
+        self.progress = progress
+
+
+class EngineDone(Message):
+    def __init__(self, kind: str, message: str, error: str = "") -> None:
+        super().__init__()
+        self.kind = kind
+        self.message = message
+        self.error = error
+
+
+class SessionScreen(Screen[None]):
+    BINDINGS = [
+        Binding("n", "next_step", "next step"),
+        Binding("p", "prev_step", "previous"),
+        *[
+            Binding(str(i + 1), f"goto({i})", STEP_TITLES[s], show=False)
+            for i, s in enumerate(STEP_ORDER)
+        ],
+        Binding("escape", "focus_pane", "leave field", show=False),
+        Binding("f6", "focus_rail", "steps", show=False),
+        Binding("f5", "reload", "reload", show=False),
+        Binding("question_mark", "help", "help"),
+    ]
+
+    busy: str | None = None
+
+    def __init__(
+        self, session_id: str | None, *, readonly: bool = False, draft: dict[str, str] | None = None
+    ) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.readonly = readonly
+        self.draft = draft or {}
+        self.view: SessionView | None = None
+        self.current: m.StepName = m.StepName.CONTRACT
+        self.stop_event = threading.Event()
+        self._gates: dict[str, dict[m.DispositionChoice, list[str]]] = {}
+        self._record_md: str | None = None
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="title-bar")
+        with Horizontal(id="main"):
+            with Vertical(id="rail-box"):
+                yield StepRail(id="rail")
+            with ContentSwitcher(initial=f"step-{m.StepName.CONTRACT.value}", id="content"):
+                yield ContractPane()
+                yield BaselinePane()
+                yield PreflightPane()
+                yield HypothesesPane()
+                yield RoundPane()
+                yield ResultsPane()
+                yield DispositionPane()
+                yield RecordPane()
+            yield TelemetryPanel(id="telemetry")
+        yield Footer()
+
+    @property
+    def ledger(self) -> Any:
+        return self.app.ledger  # type: ignore[attr-defined]
+
+    def pane(self, step: m.StepName | None = None) -> StepPane:
+        return self.query_one(f"#step-{(step or self.current).value}", StepPane)
+
+    def on_mount(self) -> None:
+        self.query_one("#rail-box").border_title = "Steps"
+        self.query_one(TelemetryPanel).border_title = "Telemetry"
+        self._apply_width(self.app.size.width)
+        panel = self.query_one(TelemetryPanel)
+        app: Any = self.app
+        panel.gpu_name = getattr(app, "gpu_name", "")
+        panel.set_note(getattr(app, "telemetry_note", ""))
+        panel.push_many(list(getattr(app, "telemetry_history", [])))
+        self.reload()
+        start = self.first_open_step()
+        self.goto(start, focus=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        narrow = width < NARROW_BELOW
+        self.set_class(narrow, "-narrow")
+        self.query_one(TelemetryPanel).compact = narrow
+
+    def first_open_step(self) -> m.StepName:
+        if self.view is None:
+            return m.StepName.CONTRACT
+        if self.readonly:
+            return m.StepName.RESULTS if self.view.rounds else m.StepName.CONTRACT
+        for st in self.view.steps:
+            if st.state is not m.StepState.DONE:
+                return st.step
+        return m.StepName.RECORD
+
+    # ------------------------------------------------------------------ state
+
+    def reload(self) -> None:
+        if self.session_id is None:
+            self.view = None
+        else:
+            self.view = bridge.load_view(self.ledger, self.session_id)
+        self._gates.clear()
+        self._record_md = None
+        rail = self.query_one(StepRail)
+        if self.view is None:
+            statuses = [
+                m.StepStatus(
+                    step=s,
+                    state=m.StepState.BLOCKED
+                    if s is not m.StepName.CONTRACT
+                    else m.StepState.IN_PROGRESS,
+                    reason="save the contract first" if s is not m.StepName.CONTRACT else "",
+                )
+                for s in STEP_ORDER
+            ]
+            rail.update_steps(statuses)
+        else:
+            v = self.view
+            rail.update_steps(
+                v.steps,
+                {
+                    m.StepName.HYPOTHESES: len(v.hypotheses),
+                    m.StepName.ROUND: len(v.rounds),
+                    m.StepName.DISPOSITION: len(v.dispositions),
+                },
+            )
+        self.update_title()
+        self.pane().show(self.view)
+
+    def update_title(self) -> None:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(" gpuopt", style="bold")
+        v = self.view
+        if v is None:
+            t.append(" · new session", style="")
+        else:
+            t.append(f" · {v.session.title}")
+            b = v.baseline
+            repo = v.session.repo.rstrip("/").rsplit("/", 1)[-1]
+            if b is not None:
+                t.append(
+                    f" · {repo}@{b.snapshot.commit[:7]}{'+dirty' if b.snapshot.dirty else ''}",
+                    style="dim",
+                )
+                t.append(f" · baseline {b.id[:8]}")
+            else:
+                t.append(f" · {repo}", style="dim")
+            gpu = getattr(self.app, "gpu_name", "")
+            if gpu:
+                t.append(f" · {gpu}", style="dim")
+            if v.rounds:
+                t.append(f" · round {v.rounds[-1].number}")
+        if self.readonly:
+            t.append(" · read-only", style="bold yellow")
+        if self.busy:
+            t.append(f" · {self.busy} running", style="bold yellow")
+        self.query_one("#title-bar", Static).update(t)
+
+    def goto(self, step: m.StepName, focus: bool = False) -> None:
+        self.current = step
+        switcher = self.query_one(ContentSwitcher)
+        switcher.current = f"step-{step.value}"
+        switcher.border_title = f"{STEP_ORDER.index(step) + 1} {STEP_TITLES[step]}"
+        self.query_one(StepRail).set_current(step)
+        pane = self.pane()
+        pane.show(self.view)
+        if focus:
+            pane.focus_first()
+
+    # ------------------------------------------------------------------ navigation
+
+    def action_next_step(self) -> None:
+        i = STEP_ORDER.index(self.current)
+        self.goto(STEP_ORDER[min(i + 1, len(STEP_ORDER) - 1)], focus=True)
+
+    def action_prev_step(self) -> None:
+        i = STEP_ORDER.index(self.current)
+        self.goto(STEP_ORDER[max(i - 1, 0)], focus=True)
+
+    def action_goto(self, index: int) -> None:
+        self.goto(STEP_ORDER[index], focus=True)
+
+    def action_focus_pane(self) -> None:
+        self.pane().focus()
+
+    def action_focus_rail(self) -> None:
+        self.query_one("#rail OptionList").focus()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def action_help(self) -> None:
+        self.app.push_screen(ErrorModal("Keys", HELP_TEXT))
+
+    def on_step_rail_chosen(self, event: StepRail.Chosen) -> None:
+        self.goto(event.step, focus=True)
+
+    # ------------------------------------------------------------------ writes
+
+    def _guard(self) -> bool:
+        if self.readonly:
+            self.notify("Read-only: nothing is written in review mode.", severity="warning")
+            return False
+        return True
+
+    def save_session(self, session: m.Session) -> None:
+        if not self._guard():
+            return
+        self.ledger.put(session)
+        first = self.session_id is None
+        self.session_id = session.id
+        self.reload()
+        self.notify(f"Session {session.id} saved.")
+        if first:
+            self.goto(m.StepName.BASELINE, focus=True)
+
+    def save_models(self, *items: Any, note: str = "saved") -> None:
+        if not self._guard() or not items:
+            return
+        self.ledger.put(*items)
+        self.reload()
+        self.notify(note)
+
+    def add_hypothesis(self, vals: dict[str, Any]) -> list[m.Hypothesis] | None:
+        if not self._guard() or self.view is None:
+            return None
+        try:
+            h, similar = bridge.add_hypothesis(self.ledger, self.view.session, **vals)
+        except bridge.engine_errors() as exc:
+            self.show_error("Hypothesis not saved", str(exc))
+            return None
+        self.reload()
+        self.notify(
+            f"Hypothesis {h.id[:8]} saved."
+            + (f" {len(similar)} similar rejected before." if similar else "")
+        )
+        return list(similar)
+
+    def edit_hypothesis(self, h: m.Hypothesis, vals: dict[str, Any]) -> None:
+        if not self._guard():
+            return
+        try:
+            new = bridge.edit_hypothesis(self.ledger, h, vals)
+        except bridge.engine_errors() as exc:
+            self.show_error("Hypothesis not saved", str(exc))
+            return
+        self.reload()
+        self.notify(f"Hypothesis {new.id[:8]} updated.")
+
+    def ask_hypothesis_status(self, h: m.Hypothesis) -> None:
+        fields = [
+            Field(
+                "status",
+                "Status",
+                h.status.value,
+                choices=[(s.value, s.value) for s in m.HypothesisStatus],
+            ),
+            Field("why", "Why (the observation)", placeholder="what you saw"),
+            Field("reopen_when", "Reopen when (needed to reject)", h.reopen_when),
+        ]
+
+        def submit(vals: dict[str, Any]) -> str:
+            if not vals["why"].strip():
+                raise ValueError("say why the status changes")
+            bridge.set_hypothesis_status(
+                self.ledger, h, m.HypothesisStatus(vals["status"]), vals["why"], vals["reopen_when"]
+            )
+            return vals["status"]
+
+        self.app.push_screen(
+            FormModal(f"Status of {h.title}", fields, submit),
+            lambda r: self._after(r, "status updated"),
+        )
+
+    def ask_variant(self) -> None:
+        view = self.view
+        if view is None or not self._guard():
+            return
+        hyps = [
+            (h.title[:40], h.id)
+            for h in view.hypotheses
+            if h.status is not m.HypothesisStatus.REJECTED
+        ]
+        fields = [
+            Field("name", "Name (no spaces)", placeholder="e.g. fused"),
+            Field("ref", "Git ref, branch or commit", placeholder="e.g. fused-softmax"),
+            Field(
+                "hypothesis_id",
+                "Hypothesis it tests",
+                hyps[-1][1] if hyps else "",
+                choices=hyps,
+                allow_blank=True,
+            ),
+        ]
+
+        def submit(vals: dict[str, Any]) -> m.Variant:
+            if not vals["name"].strip():
+                raise ValueError("give the variant a name")
+            if not vals["ref"].strip():
+                raise ValueError("give a git ref (branch, tag or commit) holding the change")
+            return bridge.add_variant(
+                self.ledger,
+                view.session,
+                vals["name"].strip(),
+                ref=vals["ref"].strip(),
+                hypothesis_id=vals["hypothesis_id"] or None,
+                probe=bool(vals.get("probe")),
+            )
+
+        note = "" if hyps else "No hypothesis yet: a variant without one cannot be kept."
+        self.app.push_screen(
+            FormModal(
+                "Add a variant",
+                fields,
+                submit,
+                checkboxes=[("probe", "probe (observes, changes nothing)", False)],
+                note=note,
+            ),
+            lambda r: self._after(r, f"variant {getattr(r, 'name', '')} added"),
+        )
+
+    def ask_residual(self) -> None:
+        view = self.view
+        if view is None or not self._guard():
+            return
+        pending = [v for v in view.variants if view.residual_of(v.id) is None] or view.variants
+        first = pending[0]
+        sug = bridge.suggest_residual(view, first, self.ledger)
+        fields = [
+            Field("variant", "Variant", first.id, choices=[(v.name, v.id) for v in view.variants]),
+            Field(
+                "residual",
+                "How the outcome differs from the prediction",
+                sug.value if sug else "",
+                choices=[
+                    (f"{c.value}: {RESIDUAL_WORDS[c]}"[:60], c.value) for c in m.ResidualClass
+                ],
+            ),
+            Field("note", "Note", placeholder="what you read in the results"),
+        ]
+
+        def submit(vals: dict[str, Any]) -> m.Residual:
+            if not vals["residual"]:
+                raise ValueError("choose a residual class")
+            v = next(x for x in view.variants if x.id == vals["variant"])
+            return bridge.confirm_residual(
+                self.ledger, view, v, m.ResidualClass(vals["residual"]), vals["note"]
+            )
+
+        self.app.push_screen(
+            FormModal("Confirm the residual", fields, submit),
+            lambda r: self._after(r, "residual confirmed"),
+        )
+
+    def gates_for(self, v: m.Variant) -> dict[m.DispositionChoice, list[str]]:
+        if v.id not in self._gates and self.view is not None:
+            try:
+                self._gates[v.id] = bridge.disposition_gates(self.ledger, self.view, v)
+            except Exception as exc:
+                self._gates[v.id] = {c: [f"cannot evaluate: {exc}"] for c in m.DispositionChoice}
+        return self._gates.get(v.id, {})
+
+    def ask_disposition(self, v: m.Variant) -> None:
+        view = self.view
+        if view is None or not self._guard():
+            return
+        checks = view.correctness_of(v.id)
+        sug_class = next((c.suggested_class.value for c in checks if c.suggested_class), "")
+        open_choices = [c for c, p in self.gates_for(v).items() if not p]
+        default = (open_choices[0] if open_choices else m.DispositionChoice.NEED_EVIDENCE).value
+        fields = [
+            Field(
+                "choice",
+                "Decision",
+                default,
+                choices=[(CHOICE_WORDS[c], c.value) for c in m.DispositionChoice],
+            ),
+            Field(
+                "optimization_class",
+                "Numerical class",
+                sug_class,
+                choices=[(c.value, c.value) for c in m.OptimizationClass],
+                allow_blank=True,
+            ),
+            Field("guards", "Guards or flags (comma separated)"),
+            Field("fallback", "Fallback"),
+            Field("failure_cases", "Known failure cases (comma separated)"),
+            Field("remaining_bottlenecks", "Remaining bottlenecks (comma separated)"),
+            Field("reason", "Why"),
+            Field("reopen_when", "Reopen when"),
+        ]
+
+        def split(s: str) -> list[str]:
+            return [x.strip() for x in s.split(",") if x.strip()]
+
+        def submit(vals: dict[str, Any]) -> m.Disposition:
+            kw: dict[str, Any] = {
+                "optimization_class": m.OptimizationClass(vals["optimization_class"])
+                if vals["optimization_class"]
+                else None,
+                "accepted_semantics": bool(vals.get("accepted_semantics")),
+                "guards": split(vals["guards"]),
+                "fallback": vals["fallback"],
+                "failure_cases": split(vals["failure_cases"]),
+                "remaining_bottlenecks": split(vals["remaining_bottlenecks"]),
+                "reason": vals["reason"],
+                "reopen_when": vals["reopen_when"],
+            }
+            return bridge.dispose(
+                self.ledger, view.session, v, m.DispositionChoice(vals["choice"]), **kw
+            )
+
+        gates = self.gates_for(v)
+        note = "  ".join(
+            f"{c.value}: {'open' if not p else 'needs ' + '; '.join(p)}" for c, p in gates.items()
+        )
+        self.app.push_screen(
+            FormModal(
+                f"Decide {v.name}",
+                fields,
+                submit,
+                checkboxes=[
+                    (
+                        "accepted_semantics",
+                        "I accept the changed precision or semantics (C3/C4)",
+                        False,
+                    )
+                ],
+                note=note[:400],
+            ),
+            lambda r: self._after(r, f"decision recorded for {v.name}"),
+        )
+
+    def _after(self, result: Any, note: str) -> None:
+        if result is None:
+            return
+        self.reload()
+        self.notify(note)
+
+    # ------------------------------------------------------------------ record
+
+    def record_markdown(self) -> str:
+        if self.view is None:
+            return ""
+        if self._record_md is None:
+            try:
+                self._record_md = bridge.record_markdown(self.ledger, self.view.session)
+            except Exception as exc:
+                self._record_md = f"The record could not be built: {exc}"
+        return self._record_md
+
+    def export_record(self) -> None:
+        if self.view is None:
+            return
+        target = getattr(self.app, "export_dir", None) or "."
+        try:
+            path = bridge.export_record(self.ledger, self.view.session, target)
+        except OSError as exc:
+            self.show_error("Export failed", str(exc))
+            return
+        self.app.exported = str(path)  # type: ignore[attr-defined]
+        self.notify(f"Record written to {path} (and .json)", timeout=8)
+
+    # ------------------------------------------------------------------ work
+
+    def start_baseline(self, runs: int, warmup: int) -> None:
+        if not self._guard() or self.view is None:
+            return
+        if self.busy:
+            self.notify(f"A {self.busy} is already running.", severity="warning")
+            return
+        self._begin("baseline")
+        self._baseline_worker(self.view.session.id, runs, warmup)
+
+    def start_round(self, min_blocks: int, max_blocks: int) -> None:
+        if not self._guard() or self.view is None:
+            return
+        if self.busy:
+            self.notify(f"A {self.busy} is already running.", severity="warning")
+            return
+        self._begin("round")
+        self._round_worker(self.view.session.id, min_blocks, max_blocks)
+
+    def _begin(self, kind: str) -> None:
+        self.busy = kind
+        self.stop_event = threading.Event()
+        self.app.set_busy(True)  # type: ignore[attr-defined]
+        self.update_title()
+        self.pane().show(self.view)
+
+    def stop_work(self) -> None:
+        if self.busy:
+            self.stop_event.set()
+            self.notify("Stopping after the current run…")
+
+    def _progress(self, kind: str) -> Any:
+        def post(p: Any) -> None:
+            self.post_message(EngineProgress(kind, p))
+
+        return post
+
+    @work(thread=True, exit_on_error=False, group="engine", name="baseline")
+    def _baseline_worker(self, session_id: str, runs: int, warmup: int) -> None:
+        from ledger import Ledger
+
+        with Ledger.open(self.app.ledger_path) as ledger:  # type: ignore[attr-defined]
+            session = ledger.get(m.Session, session_id)
+            try:
+                b = bridge.record_baseline(
+                    ledger,
+                    session,
+                    runs=runs,
+                    warmup=warmup,
+                    progress=self._progress("baseline"),
+                    stop=self.stop_event,
+                    monitor=self.app.make_monitor(ledger, session_id),  # type: ignore[attr-defined]
+                )
+            except bridge.engine_errors() as exc:
+                self.post_message(
+                    EngineDone("baseline", "", error=str(getattr(exc, "reason", "") or exc))
+                )
+                return
+        self.post_message(
+            EngineDone(
+                "baseline",
+                f"Baseline {b.id[:8]} recorded: {b.reproducibility.value.replace('_', ' ')}.",
+            )
+        )
+
+    @work(thread=True, exit_on_error=False, group="engine", name="round")
+    def _round_worker(self, session_id: str, min_blocks: int, max_blocks: int) -> None:
+        from ledger import Ledger
+
+        with Ledger.open(self.app.ledger_path) as ledger:  # type: ignore[attr-defined]
+            session = ledger.get(m.Session, session_id)
+            try:
+                r = bridge.run_round(
+                    ledger,
+                    session,
+                    min_blocks=min_blocks,
+                    max_blocks=max_blocks,
+                    progress=self._progress("round"),
+                    stop=self.stop_event,
+                    monitor=self.app.make_monitor(ledger, session_id),  # type: ignore[attr-defined]
+                    seed=getattr(self.app, "seed", None),
+                )
+            except bridge.engine_errors() as exc:
+                self.post_message(
+                    EngineDone("round", "", error=str(getattr(exc, "reason", "") or exc))
+                )
+                return
+        self.post_message(
+            EngineDone("round", f"Round {r.number} {r.status.value} after {r.blocks} blocks.")
+        )
+
+    def on_engine_progress(self, msg: EngineProgress) -> None:
+        pane = self.pane(m.StepName.BASELINE if msg.kind == "baseline" else m.StepName.ROUND)
+        pane.progress(msg.progress)  # type: ignore[attr-defined]
+
+    def _end(self) -> None:
+        self.busy = None
+        self.app.set_busy(False)  # type: ignore[attr-defined]
+
+    def on_engine_done(self, msg: EngineDone) -> None:
+        self._end()
+        self.reload()
+        if msg.error:
+            self.show_error(f"The {msg.kind} did not complete", msg.error)
+            return
+        self.notify(msg.message, timeout=6)
+        if msg.kind == "round":
+            self.goto(m.StepName.RESULTS, focus=True)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "engine" or event.state is not WorkerState.ERROR:
+            return
+        self._end()
+        self.reload()
+        err = event.worker.error
+        detail = "".join(traceback.format_exception(err)) if err is not None else ""
+        self.show_error(f"The {event.worker.name} failed", f"{type(err).__name__}: {err}", detail)
+
+    def show_error(self, title: str, message: str, detail: str = "") -> None:
+        self.app.push_screen(ErrorModal(title, message, detail))
+
+    # ------------------------------------------------------------------ telemetry
+
+    def telemetry_sample(self, sample: m.TelemetrySample) -> None:
+        self.query_one(TelemetryPanel).push(sample)
+
+
+HELP_TEXT = """\
+[b]1-8[/] jump to a step   [b]n[/] / [b]p[/] next / previous step   [b]esc[/] the step rail
+[b]ctrl+s[/] or [b]F2[/] save a form   [b]tab[/] move between fields
+[b]r[/] record the baseline (Baseline) or run the round (Round)   [b]s[/] stop cleanly
+[b]a[/] add a variant   [b]c[/] confirm a residual   [b]d[/] decide a variant   [b]x[/] export
+[b]ctrl+p[/] command palette   [b]ctrl+q[/] quit"""

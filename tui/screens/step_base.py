@@ -1,0 +1,91 @@
+"""What every step pane has: its guidance, the action it expects next, and its body."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from session import models as m
+from tui.bridge import SessionView
+
+if TYPE_CHECKING:
+    from tui.screens.session import SessionScreen
+
+
+class StepPane(VerticalScroll):
+    """One step of the session, shown in the content switcher."""
+
+    step: ClassVar[m.StepName]
+    GUIDANCE: ClassVar[str] = ""
+
+    can_focus = True
+    WRITES: ClassVar[frozenset[str]] = frozenset(
+        {"save", "record", "run", "add_variant", "confirm", "decide", "edit", "status", "write", "stop"}
+    )
+
+    def __init__(self) -> None:
+        super().__init__(id=f"step-{self.step.value}", classes="step-pane")
+        self.view: SessionView | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.GUIDANCE, classes="guidance")
+        yield Static("", classes="next")
+        yield from self.body()
+
+    def body(self) -> ComposeResult:
+        yield from ()
+
+    @property
+    def session_screen(self) -> SessionScreen:
+        from tui.screens.session import SessionScreen
+
+        screen = self.screen
+        assert isinstance(screen, SessionScreen)
+        return screen
+
+    @property
+    def readonly(self) -> bool:
+        return self.session_screen.readonly
+
+    def show(self, view: SessionView | None) -> None:
+        """Redraw from a fresh view of the ledger."""
+        self.view = view
+        hint = self.next_hint(view)
+        nxt = self.query_one(".next", Static)
+        if self.readonly:
+            nxt.update(Text("Read-only: this ledger is open for review.", style="dim"))
+        else:
+            nxt.update(Text.assemble(("Next: ", "bold"), hint) if hint else "")
+        self.refresh_body(view)
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the keys that would write while the ledger is read-only."""
+        try:
+            readonly = self.readonly
+        except Exception:
+            return True
+        if readonly and action in self.WRITES:
+            return False
+        return self.action_open(action)
+
+    def action_open(self, action: str) -> bool | None:
+        return True
+
+    def on_resize(self) -> None:
+        if self.view is not None and self.display:
+            self.refresh_body(self.view)
+
+    def next_hint(self, view: SessionView | None) -> str:
+        return ""
+
+    def refresh_body(self, view: SessionView | None) -> None:
+        pass
+
+    def focus_first(self) -> None:
+        """Put the keyboard where the step expects it."""
+        self.focus()

@@ -1,0 +1,107 @@
+"""Form fields that show pydantic's validation errors under each field."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Input, Label, Select, Static
+
+
+class Field(Vertical):
+    """A label, an input (text or choice) and the error line under it."""
+
+    DEFAULT_CSS = """
+    Field { height: auto; margin: 0 0 0 0; }
+    Field > Label { color: $text-muted; padding: 0 1; }
+    Field > Input, Field > Select { width: 1fr; }
+    Field > .error { color: $error; height: auto; padding: 0 1; display: none; }
+    Field.-invalid > .error { display: block; }
+    """
+
+    def __init__(
+        self,
+        name: str,
+        label: str,
+        value: str = "",
+        *,
+        placeholder: str = "",
+        choices: Sequence[tuple[str, str]] | None = None,
+        allow_blank: bool = False,
+    ) -> None:
+        super().__init__(id=f"field-{name.replace('.', '-')}")
+        self.field_name = name
+        self.label = label
+        self.initial = value
+        self.placeholder = placeholder
+        self.choices = choices
+        self.allow_blank = allow_blank
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.label)
+        if self.choices is not None:
+            kw: dict[str, Any] = {"allow_blank": self.allow_blank}
+            if self.initial:
+                kw["value"] = self.initial
+            yield Select(self.choices, **kw)
+        else:
+            yield Input(self.initial, placeholder=self.placeholder)
+        yield Static("", classes="error")
+
+    def on_mount(self) -> None:
+        if getattr(self.app, "steady", False):
+            for widget in self.query(Input):
+                widget.cursor_blink = False
+
+    @property
+    def value(self) -> str:
+        if self.choices is not None:
+            v = self.query_one(Select).value
+            return "" if v is Select.NULL else str(v)
+        return self.query_one(Input).value
+
+    @value.setter
+    def value(self, text: str) -> None:
+        if self.choices is not None:
+            self.query_one(Select).value = text
+        else:
+            self.query_one(Input).value = text
+
+    def set_error(self, message: str) -> None:
+        self.query_one(".error", Static).update(message)
+        self.set_class(bool(message), "-invalid")
+
+
+def clear_errors(fields: Iterable[Field]) -> None:
+    for f in fields:
+        f.set_error("")
+
+
+def show_errors(
+    fields: Iterable[Field], exc: ValidationError, aliases: dict[str, str] | None = None
+) -> list[str]:
+    """Put each error under its field; returns those that matched no field."""
+    by_name = {f.field_name: f for f in fields}
+    aliases = aliases or {}
+    loose: list[str] = []
+    messages: dict[str, list[str]] = {}
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"]]
+        msg = err["msg"].removeprefix("Value error, ")
+        target = None
+        for i in range(len(loc), 0, -1):
+            key = ".".join(loc[:i])
+            key = aliases.get(key, key)
+            if key in by_name:
+                target = key
+                break
+        if target is None:
+            loose.append(f"{'.'.join(loc) or 'form'}: {msg}")
+        else:
+            messages.setdefault(target, []).append(msg)
+    for name, msgs in messages.items():
+        by_name[name].set_error("; ".join(msgs))
+    return loose

@@ -1,0 +1,101 @@
+"""The rail of the eight steps: each with its state, the highlighted one's gate reason below."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from session import models as m
+from tui.bridge import STEP_ORDER, STEP_TITLES
+
+GLYPH: dict[m.StepState, tuple[str, str]] = {
+    m.StepState.DONE: ("✓", "green"),
+    m.StepState.IN_PROGRESS: ("•", "yellow"),
+    m.StepState.BLOCKED: ("✗", "red"),
+    m.StepState.NOT_STARTED: ("·", "dim"),
+}
+
+
+class StepRail(Vertical):
+    """The steps, their states, and why the highlighted one is where it is."""
+
+    DEFAULT_CSS = """
+    StepRail { height: 1fr; }
+    StepRail > OptionList { height: 8; border: none; padding: 0; background: transparent; overflow: hidden hidden; scrollbar-size: 0 0; }
+    StepRail > #gate { height: auto; padding: 0 1; color: $text-muted; }
+    """
+
+    class Chosen(Message):
+        def __init__(self, step: m.StepName) -> None:
+            super().__init__()
+            self.step = step
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.statuses: dict[m.StepName, m.StepStatus] = {
+            s: m.StepStatus(step=s) for s in STEP_ORDER
+        }
+        self.counts: dict[m.StepName, int] = {}
+        self.current: m.StepName = m.StepName.CONTRACT
+
+    def compose(self) -> ComposeResult:
+        yield OptionList(*[Option(self._prompt(s), id=s.value) for s in STEP_ORDER], id="steps")
+        yield Static("", id="gate")
+
+    def _prompt(self, step: m.StepName) -> Text:
+        st = self.statuses.get(step, m.StepStatus(step=step))
+        glyph, style = GLYPH[st.state]
+        t = Text(no_wrap=True, overflow="ellipsis")
+        if step is self.current:
+            t.append("▶ ", style="bold")
+        else:
+            t.append(glyph + " ", style=style)
+        t.append(STEP_TITLES[step], style="bold" if step is self.current else "")
+        n = self.counts.get(step)
+        if n:
+            t.append(f" {n}", style="dim")
+        return t
+
+    def update_steps(
+        self, statuses: list[m.StepStatus], counts: dict[m.StepName, int] | None = None
+    ) -> None:
+        self.statuses = {s.step: s for s in statuses}
+        self.counts = counts or {}
+        self._redraw()
+
+    def set_current(self, step: m.StepName) -> None:
+        self.current = step
+        ol = self.query_one(OptionList)
+        ol.highlighted = STEP_ORDER.index(step)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        ol = self.query_one(OptionList)
+        for step in STEP_ORDER:
+            ol.replace_option_prompt(step.value, self._prompt(step))
+        self._show_gate()
+
+    def _show_gate(self) -> None:
+        ol = self.query_one(OptionList)
+        idx = ol.highlighted if ol.highlighted is not None else STEP_ORDER.index(self.current)
+        step = STEP_ORDER[idx]
+        st = self.statuses.get(step)
+        gate = self.query_one("#gate", Static)
+        if st is None or not st.reason:
+            gate.update("")
+            return
+        _, style = GLYPH[st.state]
+        gate.update(Text(st.reason, style=style if st.state is m.StepState.BLOCKED else "dim"))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self._show_gate()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id:
+            self.post_message(self.Chosen(m.StepName(event.option.id)))

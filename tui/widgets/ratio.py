@@ -1,0 +1,85 @@
+"""A ratio with its confidence interval drawn as text against the noise band.
+
+    ├──■──┤   ·····│·····
+The axis is logarithmic and centred on 1.0 (no change); the dotted band is ±threshold;
+`■` is the estimate, `├ ┤` the interval. Pure functions: easy to test, cheap to draw.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+
+from session import models as m
+
+VERDICT_STYLE: dict[str, str] = {
+    "FASTER": "bold green",
+    "SLOWER": "bold red",
+    "SAME": "bold blue",
+    "INCONCLUSIVE": "bold yellow",
+    "BROKEN": "bold magenta",
+}
+
+
+def verdict_text(verdict: m.Verdict | str, broken: bool = False) -> Text:
+    word = (
+        "BROKEN" if broken else (verdict.value if isinstance(verdict, m.Verdict) else str(verdict))
+    )
+    return Text(word, style=VERDICT_STYLE.get(word, "bold"))
+
+
+def ratio_bar(
+    ratio: float | None,
+    low: float | None,
+    high: float | None,
+    threshold: float,
+    width: int = 30,
+    verdict: str = "",
+) -> Text:
+    """The interval against the band, `width` cells wide."""
+    width = max(width, 9)
+    if ratio is None or low is None or high is None or ratio <= 0 or low <= 0 or high <= 0:
+        return Text("·" * width, style="dim")
+    span = max(abs(math.log(low)), abs(math.log(high)), 3 * math.log1p(threshold), 0.01) * 1.15
+    mid = (width - 1) / 2
+
+    def pos(x: float) -> int:
+        return max(0, min(width - 1, round(mid + math.log(x) / span * mid)))
+
+    cells = [" "] * width
+    styles = [""] * width
+    b0, b1 = pos(1 - threshold), pos(1 + threshold)
+    for i in range(b0, b1 + 1):
+        cells[i], styles[i] = "·", "dim"
+    c = pos(1.0)
+    cells[c], styles[c] = "│", "dim"
+    lo, hi, est = pos(low), pos(high), pos(ratio)
+    style = VERDICT_STYLE.get(verdict, "bold")
+    for i in range(lo, hi + 1):
+        cells[i], styles[i] = "─", style
+    cells[lo], cells[hi] = "├", "┤"
+    if lo == hi:
+        cells[lo] = "┼"
+    cells[est], styles[est] = "■", style
+    text = Text()
+    for ch, st in zip(cells, styles, strict=True):
+        text.append(ch, style=st or None)
+    return text
+
+
+def fmt_ratio(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def fmt_ci(lo: float | None, hi: float | None) -> str:
+    if lo is None or hi is None:
+        return "—"
+    return f"[{lo:.3f}, {hi:.3f}]"
+
+
+def fmt_eta(seconds: float | None) -> str:
+    if seconds is None or seconds != seconds or seconds < 0:
+        return "—"
+    s = round(seconds)
+    return f"{s // 60}:{s % 60:02d}"
