@@ -295,7 +295,22 @@ def _record(ledger: Any, session: m.Session, **fields: Any) -> m.Evidence:
     _check_links(ledger, session, fields.get("hypothesis_id"), fields.get("variant_id"))
     ev = m.Evidence(session_id=session.id, **fields)
     ledger.put(ev)
+    _refresh_concerns(ledger, session, ev)
     return ev
+
+
+def _refresh_concerns(ledger: Any, session: m.Session, ev: m.Evidence) -> None:
+    """New evidence can raise a concern area (a compiler-generated kernel, say): record it
+    on the hypothesis the evidence bears on."""
+    from session.concerns import record_suggestions
+
+    hid = ev.hypothesis_id
+    if hid is None and ev.variant_id:
+        v = ledger.get(m.Variant, ev.variant_id)
+        hid = v.hypothesis_id if v else None
+    h = ledger.get(m.Hypothesis, hid) if hid else None
+    if h is not None:
+        record_suggestions(ledger, session, h)
 
 
 def add_note(

@@ -409,6 +409,14 @@ def build_full_session(ledger: Ledger, t: dict[str, str]) -> m.Session:
         baseline_reproduced=True,
         started_at=at(10),
         ended_at=at(20),
+        summary={  # what the engine writes beside the person's search-round fields
+            "seed": 1234,
+            "stop_reason": "every variant decided",
+            "elapsed_s": 812.4,
+            "skipped_blocks": [],
+            "notes": [f"block 3 re-run: {t['why']}"],
+            "baseline_check": {wa: 1.003, wb: 0.998},
+        },
     )
     ledger.put(r)
     comps = []

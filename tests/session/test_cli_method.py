@@ -389,3 +389,18 @@ def test_residual_and_round_summary_commands(db, capsys):
     assert code == 0 and "next: re-profile with ncu" in out and "(from the ledger)" in out
     code, _, err = gpuopt(db, "hypothesis", "summary", "5e55", "9", capsys=capsys)
     assert code == 2 and "no round" in err
+
+
+def test_preflight_answer_linked_to_evidence(db, capsys):
+    _, out, _ = gpuopt(
+        db, "evidence", "add", "5e55", "--measurement", "peak=2.1 GiB", capsys=capsys
+    )
+    eid = out.split()[0]
+    code, out, err = gpuopt(
+        db, "preflight", "5e55", "--evidence", f"lifetime={eid}", "--json", capsys=capsys
+    )
+    assert code == 0, err
+    q = next(x for x in json.loads(out)["questions"] if x["question"] == "lifetime")
+    assert q["kind"] == "measured" and q["evidence_id"] == eid
+    code, _, err = gpuopt(db, "preflight", "5e55", "--evidence", "backing=nope", capsys=capsys)
+    assert code == 2 and "no evidence" in err

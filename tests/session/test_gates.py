@@ -339,3 +339,12 @@ def test_preflight_unknowns_flagged_at_disposition(ledger):
     d = dispose(ledger, s, v, "keep-default", **GOOD_DEFAULT)
     assert "schedule" in d.open_questions and "lifetime" not in d.open_questions
     assert ledger.get(m.Disposition, d.id).open_questions == d.open_questions
+
+
+def test_a_probe_is_never_kept(ledger):
+    s = make_session(ledger)
+    _, v, _ = measured_variant(ledger, s, kind=m.VariantKind.PROBE)
+    assert "is a probe" in refused(dispose, ledger, s, v, "keep-default", **GOOD_DEFAULT)
+    assert "is a probe" in refused(dispose, ledger, s, v, "keep-local", optimization_class="NA")
+    d = dispose(ledger, s, v, "reject", reason="probe done", reopen_when="never needed again")
+    assert d.choice is m.DispositionChoice.REJECT

@@ -194,3 +194,28 @@ def test_compiler_generated_kernel_in_a_profile(ledger):
     facts = concerns.Facts(text="", kernel_names=["triton_per_fused_softmax_0"], has_evidence=True)
     found = {s.area for s in concerns.suggest(facts)}
     assert A.COMPILER_AND_RUNTIME in found and A.PERFORMANCE_EVIDENCE not in found
+
+
+def test_new_evidence_and_residuals_raise_concern_areas(ledger):
+    from pathlib import Path
+
+    from method_factory import make_baseline, make_comparison, make_round
+
+    from session.evidence import import_torch_profile
+    from session.residuals import record_residual
+
+    s = make_session(ledger)
+    h, _ = add_hypothesis(ledger, s, title="plain words only")
+    assert A.COMPILER_AND_RUNTIME not in h.concern_areas
+    prof = Path(__file__).parent / "data" / "torch_table_cuda.txt"
+    text = prof.read_text().replace("ampere_sgemm_128x64_tn", "triton_per_fused_softmax_0")
+    (ledger.path.parent / "p.txt").write_text(text)
+    import_torch_profile(ledger, s, ledger.path.parent / "p.txt", hypothesis_id=h.id)
+    assert A.COMPILER_AND_RUNTIME in ledger.get(m.Hypothesis, h.id).concern_areas
+    b = make_baseline(ledger, s)
+    v = make_variant(ledger, s, hypothesis_id=h.id)
+    make_comparison(ledger, make_round(ledger, s, b, [v]), v)
+    make_audit(ledger, s, "baseline", launches=7, peak=200)
+    make_audit(ledger, s, v.id, launches=7, peak=100)
+    record_residual(ledger, s, v)
+    assert A.LIFETIME_AND_ALLOCATION in ledger.get(m.Hypothesis, h.id).concern_areas

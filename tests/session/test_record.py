@@ -130,7 +130,8 @@ def test_full_record_has_every_part(tmp_path):
     # history, round summary, plan
     h = data["hypotheses"][0]
     assert [e["field"] for e in h["history"]] == ["created", "confidence", "status"]
-    assert r["summary"]["next"].startswith("re-profile") and "fused" in r["summary"]["variants"]
+    assert r["search_round"]["next"].startswith("re-profile")
+    assert "fused" in r["search_round"]["variants"]
     plan = data["measurement_plan"]
     figures = [p["figure"] for p in plan]
     assert "reference results of baseline ba5e11000001" in figures
@@ -189,9 +190,8 @@ def test_any_text_keeps_tables_whole_and_json_round_trips(values):
     assert d["failure_cases"] == (
         [values["failure_case"]] if values["failure_case"].strip() else []
     )
-    assert back["rounds"][0]["summary"]["next"] == (
-        values["summary_next"] or back["rounds"][0]["summary"]["next"]
-    )
+    rnd = back["rounds"][0]["search_round"]
+    assert rnd["next"] == (values["summary_next"] or rnd["next"])
 
 
 @pytest.mark.parametrize("key", ["mechanism", "guard", "command_b", "title", "variant_name"])
@@ -199,3 +199,20 @@ def test_a_pipe_newline_and_backticks_in_one_field(tmp_path, key):
     data = _export(tmp_path, texts(**{key: "x | y\n```\n| z |`w`"}))
     md = to_markdown(data)
     check_tables(md)
+
+
+def test_export_of_an_empty_session_reads_only(tmp_path):
+    from method_factory import make_session
+
+    path = tmp_path / "ledger.db"
+    with Ledger.open(path) as ledger:
+        make_session(ledger)
+    before = path.read_bytes()
+    with Ledger.open(path, readonly=True) as ledger:
+        data = build_export(ledger, ledger.resolve_session("5e55"))
+    md = to_markdown(data)
+    check_tables(md)
+    assert "No baseline recorded yet." in md and "Nothing measured yet." in md
+    assert [s["state"] for s in data["steps"]][:2] == ["done", "not_started"]
+    assert path.read_bytes() == before
+    assert json.loads(to_json(data)) == data

@@ -157,7 +157,7 @@ def test_round_summary_holds_the_search_round_fields(ledger):
     assert "medium → high" in draft["confidence_updates"]
     assert "as_predicted" in draft["residuals"]
     set_round_summary(ledger, r, next="re-profile with ncu after the fusion lands")
-    assert ledger.get(m.Round, r.id).summary["next"].startswith("re-profile")
+    assert ledger.get(m.Round, r.id).summary["search_round"]["next"].startswith("re-profile")
     assert draft_round_summary(ledger, ledger.get(m.Round, r.id))["next"].startswith("re-profile")
     with pytest.raises(ValueError):
         set_round_summary(ledger, r, bogus="x")

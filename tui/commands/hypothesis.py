@@ -432,7 +432,7 @@ def summary(args: argparse.Namespace) -> int:
         return 0
     print(f"Round {rnd.number} ({rnd.id})")
     for key, label in ROUND_SUMMARY_FIELDS.items():
-        mark = "" if key in rnd.summary else " (from the ledger)"
+        mark = "" if key in (rnd.summary.get("search_round") or {}) else " (from the ledger)"
         print(f"  {key}: {draft.get(key) or '—'}{mark}")
         print(f"      {label}")
     return 0
