@@ -181,3 +181,20 @@ def test_search_finds_any_word_of_any_text_field(
         decoy = m.Hypothesis(session_id="s1", title="decoy", mechanism="unrelated words")
         ledger.put(decoy, target)
         assert target in ledger.search_hypotheses(f"about {word}?")
+
+
+def test_opening_an_up_to_date_ledger_does_not_wait_for_writers(ledger: Ledger) -> None:
+    """Opening (the app, a CLI command) while another process holds the write lock."""
+    import time
+
+    other = sqlite3.connect(ledger.path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        t0 = time.monotonic()
+        with Ledger.open(ledger.path) as second:
+            assert not second.readonly
+            assert second.list(m.Session) == []
+        assert time.monotonic() - t0 < 5
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
