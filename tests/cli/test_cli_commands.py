@@ -316,3 +316,23 @@ def test_no_command_without_the_app_is_usage(capsys: Any, db: str) -> None:
         pytest.skip("the app's own command handles a bare `gpuopt`")
     code, _, err = cli(capsys, "--ledger", db)
     assert code == 2 and "usage: gpuopt" in err
+
+
+def test_new_refuses_a_ledger_inside_the_repository(capsys: Any, repo: str) -> None:
+    inside = Path(repo) / "sub" / "l.db"
+    line = one_line_error(
+        cli(
+            capsys,
+            "--ledger",
+            str(inside),
+            "new",
+            "--repo",
+            repo,
+            "--title",
+            "t",
+            "--workload",
+            "w=true",
+        )
+    )
+    assert "inside the repository" in line
+    assert not (Path(repo) / "sub").exists()
