@@ -45,6 +45,7 @@ class ReviewScreen(Screen[None]):
                     placeholder="filter: words in title, repository or id (press / )",
                     id="review-filter",
                 )
+                yield Static("", id="review-sort")
                 yield DataTable(id="review-sessions", cursor_type="row", zebra_stripes=True)
                 with Vertical(id="review-detail-box"):
                     yield Static("", id="review-detail")
@@ -123,7 +124,11 @@ class ReviewScreen(Screen[None]):
                 str(r["kept"]),
                 key=r["id"],
             )
-        t.border_title = f"sorted by {key} {'↓' if self.sort_reverse else '↑'}"
+        order = "newest first" if key == "created_at" and self.sort_reverse else (
+            "oldest first" if key == "created_at" else ("descending" if self.sort_reverse else "ascending"))
+        self.query_one("#review-sort", Static).update(
+            f"{len(rows)} of {len(self.rows)} sessions · sorted by {key.replace('_at', '')}, {order} (o changes it)"
+        )
         self.show_detail()
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -231,7 +236,7 @@ def session_summary(view: bridge.SessionView) -> Group:
         for c in view.comparisons.get(r.id, []):
             d = view.disposition_of(c.variant_id)
             rounds.add_row(
-                f"{r.number} {r.status.value[:4]}",
+                str(r.number) if r.status is m.RoundStatus.COMPLETED else f"{r.number} {r.status.value}",
                 view.variant_name(c.variant_id),
                 c.workload,
                 fmt_ratio(c.ratio),

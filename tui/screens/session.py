@@ -241,7 +241,9 @@ class SessionScreen(Screen[None]):
         self.reload()
 
     def action_help(self) -> None:
-        self.app.push_screen(ErrorModal("Keys", HELP_TEXT))
+        pane = self.pane()
+        title = f"{STEP_ORDER.index(self.current) + 1} {STEP_TITLES[self.current]}"
+        self.app.push_screen(ErrorModal(title, pane.GUIDANCE + "\n\n" + HELP_TEXT))
 
     def on_step_rail_chosen(self, event: StepRail.Chosen) -> None:
         self.goto(event.step, focus=True)

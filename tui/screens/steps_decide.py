@@ -15,7 +15,7 @@ from session import models as m
 from tui.bridge import SessionView, residual_suggestion, suggest_residual
 from tui.screens.step_base import StepPane
 from tui.widgets.form import Field
-from tui.widgets.ratio import fmt_ci, fmt_eta, fmt_ratio, ratio_bar, verdict_text
+from tui.widgets.ratio import common_span, fmt_ci, fmt_eta, fmt_ratio, ratio_bar, verdict_text
 
 # ---------------------------------------------------------------------------- round
 
@@ -75,7 +75,7 @@ class RoundPane(StepPane):
             t.add_row(
                 Text(v.name, style="bold"),
                 v.kind.value,
-                h.title if h else Text("none", style="yellow"),
+                _clip(h.title, 32) if h else Text("none", style="yellow"),
                 v.source or v.snapshot.commit[:10],
                 str(v.files_changed),
                 key=v.id,
@@ -100,13 +100,10 @@ class RoundPane(StepPane):
         bar = self.query_one("#round-bar", ProgressBar)
         mx = max(int(p.max_blocks or 0), 1)
         bar.update(total=mx, progress=min(int(p.block or 0), mx))
-        st = Text()
-        st.append(f"{p.phase}: ", style="bold")
-        st.append(p.message or "")
-        st.append(
-            f"   block {p.block} of ≤{p.max_blocks}  runs {p.runs_done}/{p.runs_total}  ETA {fmt_eta(p.eta_s)}",
-            style="dim",
-        )
+        st = Text(no_wrap=True, overflow="ellipsis")
+        st.append(f"block {p.block} of ≤{p.max_blocks}", style="bold")
+        st.append(f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)} · s stops cleanly\n")
+        st.append(f"{p.phase}: {p.message or ''}", style="dim")
         self.query_one("#round-status", Static).update(st)
         view = self.view
         if view is not None and p.comparisons:
@@ -169,12 +166,10 @@ def comparison_table(
     if not rows:
         out.append("no comparisons yet", style="dim")
         return out
+    span = common_span([(c.ci_low, c.ci_high) for c in rows], threshold)
     name_w = min(max(len(view.variant_name(c.variant_id)) for c in rows), 14)
     wl_w = min(max(len(c.workload) for c in rows), 12)
-    out.append(
-        f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>6}  {'95% CI':<16}  verdict\n",
-        style="bold",
-    )
+    out.append(f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>6}  {'95% CI':<16}  verdict\n", style="bold")
     for c in rows:
         broken = c.variant_id in failed
         out.append(f"{view.variant_name(c.variant_id)[:name_w]:<{name_w}}  ", style="bold")
@@ -182,27 +177,23 @@ def comparison_table(
         out.append(f"{fmt_ratio(c.ratio):>6}  ")
         out.append(f"{fmt_ci(c.ci_low, c.ci_high):<16}  ")
         out.append_text(verdict_text(c.verdict, broken=broken))
-        if broken:
-            out.append(" check failed", style="magenta")
         if c.verdict is m.Verdict.INCONCLUSIVE and c.blocks_needed:
-            out.append(f" ~{c.blocks_needed} more blocks", style="dim")
-        if c.untrusted_runs or c.failed_runs:
-            out.append(f" ⚠ {c.untrusted_runs} quarantined, {c.failed_runs} failed", style="yellow")
+            out.append(f" +{c.blocks_needed}", style="dim")
         out.append("\n")
         pad = name_w + 2
-        bar_w = max(min(width - pad - 14, 48), 15)
+        bar_w = max(min(width - pad - 2, 56), 15)
         out.append(" " * pad)
-        out.append_text(
-            ratio_bar(
-                c.ratio,
-                c.ci_low,
-                c.ci_high,
-                threshold,
-                bar_w,
-                "BROKEN" if broken else c.verdict.value,
-            )
-        )
-        out.append(f"  band ±{threshold * 100:g}%\n", style="dim")
+        style = "BROKEN" if broken else c.verdict.value
+        out.append_text(ratio_bar(c.ratio, c.ci_low, c.ci_high, threshold, bar_w, style, span))
+        notes = []
+        if broken:
+            notes.append(("check failed", "magenta"))
+        if c.untrusted_runs or c.failed_runs:
+            notes.append((f"{c.untrusted_runs} quarantined, {c.failed_runs} failed", "yellow"))
+        out.append("\n")
+        for note, nstyle in notes:
+            out.append(" " * pad + "↳ " + note + "\n", style=nstyle)
+    out.append(f"bar: 95% CI, log axis · │ no change · ··· ±{threshold * 100:g}% noise", style="dim")
     return out
 
 

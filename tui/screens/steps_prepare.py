@@ -303,9 +303,9 @@ class BaselinePane(StepPane):
         eta = fmt_eta(getattr(p, "eta_s", None))
         self.query_one("#baseline-status", Static).update(
             Text.assemble(
-                (f"{p.phase}: ", "bold"),
-                p.message or "",
-                (f"   runs {p.runs_done}/{p.runs_total}  ETA {eta}", "dim"),
+                (f"runs {p.runs_done}/{p.runs_total}", "bold"),
+                f" · ETA {eta} · s stops cleanly\n",
+                (f"{p.phase}: {p.message or ''}", "dim"),
             )
         )
 

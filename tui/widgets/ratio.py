@@ -36,12 +36,15 @@ def ratio_bar(
     threshold: float,
     width: int = 30,
     verdict: str = "",
+    span: float | None = None,
 ) -> Text:
-    """The interval against the band, `width` cells wide."""
+    """The interval against the band, `width` cells wide; `span` (the half-width of the
+    axis in log units, see `common_span`) keeps several bars on one scale."""
     width = max(width, 9)
     if ratio is None or low is None or high is None or ratio <= 0 or low <= 0 or high <= 0:
         return Text("·" * width, style="dim")
-    span = max(abs(math.log(low)), abs(math.log(high)), 3 * math.log1p(threshold), 0.01) * 1.15
+    if span is None:
+        span = common_span([(low, high)], threshold)
     mid = (width - 1) / 2
 
     def pos(x: float) -> int:
@@ -66,6 +69,16 @@ def ratio_bar(
     for ch, st in zip(cells, styles, strict=True):
         text.append(ch, style=st or None)
     return text
+
+
+def common_span(intervals: list[tuple[float | None, float | None]], threshold: float) -> float:
+    """Half-width of a log axis, centred on 1, that holds every interval and the band."""
+    widest = 3 * math.log1p(threshold)
+    for lo, hi in intervals:
+        for x in (lo, hi):
+            if x is not None and x > 0:
+                widest = max(widest, abs(math.log(x)))
+    return max(widest, 0.01) * 1.15
 
 
 def fmt_ratio(x: float | None) -> str:

@@ -1,0 +1,116 @@
+"""The pictures of the app: each scene is a ledger state, an app and the keys that reach it.
+
+Used by `scripts/screenshots.py` (SVG and PNG in screenshots/) and by the snapshot tests,
+so both show the same thing. Every scene is repeatable: a sample ledger with frozen ids and
+times, replayed telemetry, no cursor blink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from session import models as m
+
+
+@dataclass
+class Scene:
+    name: str
+    upto: m.StepName = m.StepName.RECORD
+    app: dict[str, Any] = field(default_factory=dict)  # GpuoptApp keyword arguments
+    keys: tuple[str, ...] = ()
+    after: Callable[[Any], Awaitable[None]] | None = None
+
+
+async def _round_running(pilot: Any) -> None:
+    """A round in progress: progress and live estimates, as the engine reports them."""
+    from dataclasses import dataclass as dc
+
+    from tui.screens.session import EngineProgress
+
+    @dc
+    class P:
+        phase: str
+        message: str
+        block: int
+        max_blocks: int
+        runs_done: int
+        runs_total: int
+        eta_s: float | None
+        comparisons: list[m.Comparison]
+
+    screen = pilot.app.screen
+    screen.busy = "round"
+    screen.update_title()
+    screen.pane().show(screen.view)
+    live = [
+        m.Comparison(round_id="-", variant_id="v1fused00001", workload="softmax", n=9, ratio=0.745,
+                     ci_low=0.722, ci_high=0.771, verdict=m.Verdict.FASTER),
+        m.Comparison(round_id="-", variant_id="v2nomax00001", workload="softmax", n=9, ratio=0.917,
+                     ci_low=0.881, ci_high=0.952, verdict=m.Verdict.FASTER),
+        m.Comparison(round_id="-", variant_id="v3noop000001", workload="softmax", n=9, ratio=1.006,
+                     ci_low=0.978, ci_high=1.031, verdict=m.Verdict.INCONCLUSIVE, blocks_needed=6),
+    ]  # fmt: skip
+    screen.post_message(EngineProgress("round", P("round", "block 9: fused, baseline, same, no-max", 9, 30, 36, 120, 42.0, live)))
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def _error(pilot: Any) -> None:
+    pilot.app.screen.show_error("The round did not complete", "variant no-max: git worktree add failed: disk full")
+    await pilot.pause()
+
+
+SCENES: list[Scene] = [
+    Scene("01-contract", m.StepName.CONTRACT, keys=("1",)),
+    Scene("02-baseline", m.StepName.BASELINE, keys=("2",)),
+    Scene("03-preflight", m.StepName.PREFLIGHT, keys=("3",)),
+    Scene("04-hypotheses", m.StepName.HYPOTHESES, keys=("4",)),
+    Scene("05-round", m.StepName.ROUND, keys=("5",)),
+    Scene("05b-round-running", m.StepName.ROUND, keys=("5",), after=_round_running),
+    Scene("06-results", m.StepName.DISPOSITION, keys=("6",)),
+    Scene("07-disposition", m.StepName.RECORD, keys=("7",)),
+    Scene("08-record", m.StepName.RECORD, keys=("8",)),
+    Scene("09-new-session", m.StepName.CONTRACT, app={"session_id": None, "draft": {"title": ""}}),
+    Scene("10-picker", m.StepName.RECORD, app={"session_id": None}),
+    Scene("11-review", m.StepName.RECORD, app={"session_id": None, "review": True, "telemetry": "off"}),
+    Scene("12-error", m.StepName.ROUND, keys=("5",), after=_error),
+    Scene("13-decide-form", m.StepName.DISPOSITION, keys=("7", "tab", "down", "d")),
+]
+
+
+def make_app(scene: Scene, ledger_path: Path) -> Any:
+    """Fill a fresh ledger for the scene and return the app to photograph."""
+    from ledger import Ledger
+    from tui.app import GpuoptApp
+    from tui.demo.sample import SID, build_sample
+    from tui.feed import demo_samples
+
+    if not ledger_path.exists():
+        with Ledger.open(ledger_path) as ledger:
+            build_sample(ledger, scene.upto)
+    kw: dict[str, Any] = {
+        "session_id": SID,
+        "telemetry": "replay",
+        "replay": demo_samples(),
+        "steady": True,
+        "ledger_label": "~/.local/share/gpuopt/ledger.db",
+        "export_dir": ledger_path.parent,
+    }
+    kw.update(scene.app)
+    return GpuoptApp(ledger_path, **kw)
+
+
+async def drive(scene: Scene, pilot: Any) -> None:
+    await pilot.pause()
+    await pilot.pause()
+    for key in scene.keys:
+        await pilot.press(key)
+        await pilot.pause()
+    await pilot.pause()
+    if scene.after is not None:
+        await scene.after(pilot)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
