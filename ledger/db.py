@@ -281,6 +281,8 @@ def open_connection(path: Path | str, readonly: bool = False) -> LedgerConnectio
                 f"{path}: read-only and not yet set up as a ledger of this gpuopt"
             )
         return _open_existing(path, readonly=True, why="the ledger file or its folder is read-only")
+    if not (KNOWN_MIGRATIONS - applied):  # up to date: no need to take the write lock
+        return _open_existing(path, readonly=False, why="")
     return _initialise(path)
 
 
@@ -289,8 +291,10 @@ def _open_existing(
 ) -> LedgerConnection:
     try:
         return LedgerConnection(path, readonly=readonly, newer=newer, why_readonly=why)
+    except sqlite3.OperationalError as exc:
+        raise LedgerError(f"{path}: cannot open the ledger ({exc})") from None
     except sqlite3.DatabaseError as exc:
-        raise CorruptLedgerError(f"{path}: cannot open the ledger ({exc})") from None
+        raise CorruptLedgerError(f"{path}: not a usable gpuopt ledger ({exc})") from None
 
 
 def _initialise(path: Path) -> LedgerConnection:

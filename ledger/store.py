@@ -289,7 +289,9 @@ class Ledger:
         """Insert or replace entities, all in one transaction."""
         with self.write():
             for item in items:
-                table = TABLES[type(item)]
+                table = TABLES.get(type(item))
+                if table is None:
+                    raise TypeError(f"{type(item).__name__} is not stored as a row of its own")
                 row = table.columns(item)
                 row["data"] = item.model_dump_json()
                 cols = ", ".join(row)

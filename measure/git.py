@@ -28,6 +28,8 @@ _IDENTITY = {
     "GIT_COMMITTER_NAME": "gpuopt",
     "GIT_COMMITTER_EMAIL": "gpuopt@localhost",
 }
+# No daemon started and no shared index files written on the person's behalf.
+_QUIET_INDEX = ("-c", "core.fsmonitor=false", "-c", "core.splitIndex=false")
 # Variables that would point git at another repository or index than the one we mean.
 _STRIP = (
     "GIT_DIR",
@@ -172,9 +174,10 @@ class _Status:
 
 def _status(repo: Path) -> _Status:
     raw = git(
-        ["status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=none"],
+        [*_QUIET_INDEX, "status", "--porcelain=v2", "-z", "--untracked-files=all",
+         "--ignore-submodules=none"],
         repo,
-    ).stdout
+    ).stdout  # fmt: skip
     st = _Status()
     parts = raw.split(b"\0")
     i = 0
@@ -303,8 +306,8 @@ def take_snapshot(
         if index.exists():
             shutil.copyfile(index, tmp_index)
         env = {"GIT_INDEX_FILE": str(tmp_index)}
-        git(["add", "-A", "--", "."], repo, env=env)
-        tree = _out(git(["write-tree"], repo, env=env))
+        git([*_QUIET_INDEX, "add", "-A", "--", "."], repo, env=env)
+        tree = _out(git([*_QUIET_INDEX, "write-tree"], repo, env=env))
     commit = _out(
         git(
             ["commit-tree", "--no-gpg-sign", tree, "-p", parent or head, "-m",

@@ -2,7 +2,7 @@
 
 `workload_command` gives the engine the shell command of one timed replicate: the worker
 (`measure/torch_worker.py`, run by path with the contract's interpreter) times the workload
-in-process and prints one JSON line whose `gpuopt_value` is the median of its samples.
+in-process and prints one JSON line whose `gpuopt_value` is the median of its samples (ms).
 
 `audit` and `capture` run the worker in a subprocess for the audit pass (kernels, operators,
 allocations, peak) and the correctness pass (outputs and gradients over seeded trials, with
@@ -81,7 +81,7 @@ def workload_command(
 ) -> tuple[str, str, str]:
     """(command, metric_source, metric_pattern) of one timed replicate of a torch workload.
 
-    The command prints one JSON line; its `gpuopt_value` is the median seconds per call of
+    The command prints one JSON line; its `gpuopt_value` is the median milliseconds per call of
     the in-process samples (one value per process: one replicate for the paired statistics).
     """
     return (

@@ -138,10 +138,13 @@ def _dtype(name: str | None) -> torch.dtype | None:
 
 def _device(name: str | None) -> torch.device:
     if not name or name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        name = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise WorkloadError(f"device {name} asked for, but this torch sees no CUDA device")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise WorkloadError(f"device {name} asked for, but this torch sees no CUDA device")
+        if device.index is None:  # record which GPU: "cuda:0", not "cuda"
+            device = torch.device("cuda", torch.cuda.current_device())
     return device
 
 
@@ -446,14 +449,15 @@ def time_workload(
     min_samples: int,
     max_samples: int,
     min_time_s: float,
+    l2_flush: bool = True,
 ) -> dict[str, Any]:
-    """Median seconds per call: CUDA events around each call after an L2 flush on a GPU,
+    """Median milliseconds per call: CUDA events around each call after an L2 flush on a GPU,
     perf_counter on a CPU. Warm-up calls are not counted."""
     for _ in range(max(0, warmup)):
         step(w, training, seed)
     _sync(w.device)
     samples: list[float] = []
-    flush = _l2_buffer(w.device)
+    flush = _l2_buffer(w.device) if l2_flush else None
     cuda_events = w.device.type == "cuda" and hasattr(torch.cuda, "Event")
     if cuda_events:
         pairs: list[tuple[Any, Any]] = []
@@ -473,7 +477,7 @@ def time_workload(
             if len(pairs) % 16 == 0:
                 _sync(w.device)  # keep the queue short so the wall-clock budget holds
         _sync(w.device)
-        samples = [s.elapsed_time(e) / 1e3 for s, e in pairs]
+        samples = [s.elapsed_time(e) for s, e in pairs]  # milliseconds
         clock = "cuda_event"
     else:
         started = time.perf_counter()
@@ -485,11 +489,11 @@ def time_workload(
             t0 = time.perf_counter()
             step(w, training, seed)
             _sync(w.device)
-            samples.append(time.perf_counter() - t0)
+            samples.append((time.perf_counter() - t0) * 1e3)
         clock = "perf_counter"
     return {
         METRIC_KEY: statistics.median(samples),
-        "unit": "s",
+        "unit": "ms",
         "samples": len(samples),
         "min": min(samples),
         "max": max(samples),
@@ -611,9 +615,18 @@ def audit_workload(w: Workload, training: bool, seed: int) -> dict[str, Any]:
         copies: list[str] = []
         for e in events:
             dt = getattr(e, "device_type", None)
-            if dt is not None and str(dt).endswith("CUDA"):
-                low = e.name.lower()
-                (copies if low.startswith(("memcpy", "memset")) else kernels).append(e.name)
+            if dt is None or not str(dt).endswith("CUDA"):
+                continue
+            # Kineto's activity type tells kernels from copies and from the device-side
+            # mirrors of record_function ranges ("gpu_user_annotation"), which are no launch.
+            activity = str(getattr(e, "activity_type", "") or "")
+            low = e.name.lower()
+            if activity in ("gpu_memcpy", "gpu_memset") or (
+                not activity and low.startswith(("memcpy", "memset"))
+            ):
+                copies.append(e.name)
+            elif activity in ("kernel", "concurrent_kernel", ""):
+                kernels.append(e.name)
         if not kernels and not copies:
             runtime = [e.name for e in events if "LaunchKernel" in e.name]
             if runtime:
@@ -936,6 +949,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--min-samples", type=int, default=int(env("GPUOPT_TORCH_MIN_SAMPLES", "10")))
     p.add_argument("--max-samples", type=int, default=int(env("GPUOPT_TORCH_MAX_SAMPLES", "200")))
     p.add_argument("--min-time", type=float, default=float(env("GPUOPT_TORCH_MIN_TIME", "0.2")))
+    p.add_argument(
+        "--no-l2-flush",
+        dest="l2_flush",
+        action="store_false",
+        default=env("GPUOPT_TORCH_L2_FLUSH", "1") not in ("0", "no", "false"),
+        help="time: do not flush the L2 before each call (GPU)",
+    )
     p.add_argument("--trials", type=int, default=5)
     p.add_argument("--save", help="outputs: write the captured tensors here (torch.save)")
     p.add_argument("--compare-to", help="outputs: compare against this saved capture")
@@ -945,9 +965,20 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _clean(obj: Any) -> Any:
+    """JSON has no NaN or Inf: non-finite floats become null (counts carry that news)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
 def _emit(obj: dict[str, Any]) -> None:
     sys.stdout.flush()
-    print(json.dumps(obj, allow_nan=False, default=str), flush=True)
+    print(json.dumps(_clean(obj), allow_nan=False, default=str), flush=True)
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -1001,6 +1032,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                     int(job.get("min_samples", 10)),
                     int(job.get("max_samples", 200)),
                     float(job.get("min_time", 0.2)),
+                    l2_flush=bool(job.get("l2_flush", True)),
                 )
             )
         elif mode == "audit":

@@ -21,7 +21,10 @@ from measure.git import GitError, common_dir, git, repo_root
 
 MARKER = "owner.json"
 # Worktree checkouts must run no hook of the person's (post-checkout, ...).
-_NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
+_NO_HOOKS = (
+    "-c", f"core.hooksPath={os.devnull}", "-c", "core.splitIndex=false",
+    "-c", "core.fsmonitor=false",
+)  # fmt: skip
 
 
 def worktree_base(repo: str | Path | None = None) -> Path:

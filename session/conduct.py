@@ -82,6 +82,17 @@ def cleanup_stale_worktrees(repo: str | Path) -> int:
         return 0
 
 
+def _subdir(session: m.Session) -> Path:
+    """Where in the checkout the session's repository path lies (runs start there)."""
+    from measure.git import repo_root
+
+    here = Path(session.repo).expanduser().resolve()
+    try:
+        return here.relative_to(repo_root(here).resolve())
+    except ValueError:
+        return Path()
+
+
 def _snapshot_model(info: Any) -> m.Snapshot:
     return m.Snapshot(
         id=info.id,
@@ -117,9 +128,19 @@ def _commands(session: m.Session) -> dict[str, _Command]:
         else:
             from measure.harness import workload_command
 
-            cmd, source, pattern = workload_command(w.kind.value, w.command, python=contract.python)
+            try:
+                cmd, source, pattern = workload_command(
+                    w.kind.value, w.command, python=contract.python, training=w.training
+                )
+            except Exception as exc:  # a malformed spec: say which workload, in one line
+                raise BadInput(f"workload {w.name}: {_one_line(exc)}") from None
             out[w.name] = _Command(cmd, source, pattern)
     return out
+
+
+def check_workloads(session: m.Session) -> None:
+    """BadInput when a workload cannot be turned into a command (e.g. a malformed spec)."""
+    _commands(session)
 
 
 def _needs_torch(session: m.Session) -> bool:
@@ -328,6 +349,7 @@ def record_baseline(
         raise BadInput("a baseline needs at least 2 runs per workload")
     if warmup < 0:
         raise BadInput("warm-up runs cannot be negative")
+    executor = _Executor(ledger, session, monitor)
     cleanup_stale_worktrees(session.repo)
     _say(progress, Progress("snapshot", f"snapshot of {session.repo}"))
     try:
@@ -350,7 +372,6 @@ def record_baseline(
         reproducibility_detail="being measured",
     )
     ledger.put(baseline)
-    executor = _Executor(ledger, session, monitor)
     names = [w.name for w in session.contract.workloads]
     values: dict[str, list[float]] = {n: [] for n in names}
     failed: dict[str, list[str]] = {n: [] for n in names}
@@ -360,7 +381,7 @@ def record_baseline(
     hooks = session.contract.hooks
     try:
         with Worktrees(session.repo) as wts:
-            tree = wts.add(BASELINE_ARM, snap.commit)
+            tree = wts.add(BASELINE_ARM, snap.commit) / _subdir(session)
             if hooks.setup:
                 _say(progress, Progress("setup", f"setup: {hooks.setup}"))
                 rec = executor.hook(
@@ -546,7 +567,7 @@ def many_files(variant: m.Variant) -> bool:
 # ------------------------------------------------------------------------------ rounds
 
 
-def _resolve_variants(
+def resolve_variants(
     ledger: Any, session: m.Session, refs: Sequence[str] | None
 ) -> list[m.Variant]:
     from ledger import LedgerError
@@ -572,6 +593,11 @@ def gate_round(ledger: Any, session: m.Session) -> m.Baseline:
     baseline = ledger.latest_baseline(session.id)
     if baseline is None:
         raise GateRefused("no baseline yet: record one with `gpuopt baseline` first")
+    if baseline.reproducibility is m.Reproducibility.UNJUDGED:
+        why = baseline.reproducibility_detail or "not judged"
+        if why == "being measured":
+            why = "its measurement never finished"
+        raise GateRefused(f"baseline {baseline.id} was not judged ({why}): record it again")
     if baseline.reproducibility is not m.Reproducibility.REPRODUCIBLE:
         why = baseline.reproducibility_detail or baseline.reproducibility.value
         raise GateRefused(
@@ -620,7 +646,7 @@ def run_round(
     from measure.worktrees import Worktrees
 
     baseline = gate_round(ledger, session)
-    chosen = _resolve_variants(ledger, session, variants)
+    chosen = resolve_variants(ledger, session, variants)
     contract = session.contract
     delta = threshold if threshold is not None else contract.threshold
     if not 0 < delta < 1:
@@ -644,9 +670,11 @@ def run_round(
         max_blocks=max_blocks,
         threshold=delta,
         budget_s=budget_s,
+        summary={"owner": _owner()},
     )
-    ledger.put(rnd)
     executor = _Executor(ledger, session, monitor)
+    recover_stale_rounds(ledger, session)
+    ledger.put(rnd)
     names = [w.name for w in contract.workloads]
     arms = [BASELINE_ARM, *(v.id for v in chosen)]
     label = {BASELINE_ARM: BASELINE_ARM, **{v.id: v.name for v in chosen}}
@@ -675,7 +703,7 @@ def run_round(
                     if arm == BASELINE_ARM
                     else _variant(chosen, arm).snapshot.commit
                 )
-                trees[arm] = wts.add(label[arm], commit)
+                trees[arm] = wts.add(label[arm], commit) / _subdir(session)
             try:
                 if hooks.setup:
                     for arm in arms:
@@ -788,22 +816,21 @@ def run_round(
                             variant_id=_vid(arm),
                         )
     except BaseException as exc:
-        rnd.status = (
-            m.RoundStatus.INTERRUPTED
-            if isinstance(exc, KeyboardInterrupt)
-            else m.RoundStatus.FAILED
-        )
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        rnd.status = m.RoundStatus.INTERRUPTED if interrupted else m.RoundStatus.FAILED
         rnd.ended_at = m.utcnow()
+        if interrupted:
+            _baseline_check(rnd, baseline, state, names, delta, notes)
         rnd.summary = _summary(
             rnd,
             seed,
-            stop_why,
+            "interrupted" if interrupted else stop_why,
             notes,
             skipped_blocks,
             checks,
             label,
             time.monotonic() - t0,
-            error=_one_line(exc),
+            error="" if interrupted else _one_line(exc),
         )
         ledger.put(rnd)
         if isinstance(exc, GitError):
@@ -832,6 +859,59 @@ def run_round(
         ),
     )
     return rnd
+
+
+def _owner() -> dict[str, Any]:
+    """Which process conducts a round, to recognise one left running by a crash."""
+    import socket
+
+    return {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "started": _process_start(os.getpid()),
+    }
+
+
+def _process_start(pid: int) -> float | None:
+    try:
+        import psutil
+
+        return float(psutil.Process(pid).create_time())
+    except Exception:
+        return None
+
+
+def recover_stale_rounds(ledger: Any, session: m.Session) -> list[m.Round]:
+    """Mark rounds left "running" by a process of this machine that is gone as interrupted.
+
+    Their completed runs stay; only the status, end time and a note change.
+    """
+    import socket
+
+    host = socket.gethostname()
+    fixed = []
+    for rnd in ledger.list(m.Round, session_id=session.id, status=m.RoundStatus.RUNNING):
+        owner = rnd.summary.get("owner") or {}
+        if owner.get("host") != host or not isinstance(owner.get("pid"), int):
+            continue  # another machine's, or no owner recorded: leave it alone
+        started = _process_start(owner["pid"])
+        recorded = owner.get("started")
+        alive = started is not None and (
+            not isinstance(recorded, (int, float)) or abs(started - recorded) < 2.0
+        )
+        if alive:
+            continue
+        rnd.status = m.RoundStatus.INTERRUPTED
+        rnd.ended_at = m.utcnow()
+        rnd.summary = {
+            **rnd.summary,
+            "stop_reason": "interrupted",
+            "notes": [*rnd.summary.get("notes", []), "its process ended without closing it"],
+        }
+        fixed.append(rnd)
+    if fixed:
+        ledger.put(*fixed)
+    return fixed
 
 
 def _one_line(exc: BaseException) -> str:

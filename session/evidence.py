@@ -143,7 +143,7 @@ def parse_ncu_csv(text: str, top: int = TOP) -> dict[str, Any]:
             {
                 "name": k["name"],
                 "launches": k["launches"],
-                "time_us": round(k["time_us"], 3),
+                "time_us": round(k["time_us"], 6),
                 "share": round(k["time_us"] / total_us, 4) if total_us else None,
                 "percent": {
                     c: round(k["_pct"][c] / k["_w"][c], 3) for c in key_percent if k["_w"].get(c)
@@ -154,7 +154,7 @@ def parse_ncu_csv(text: str, top: int = TOP) -> dict[str, Any]:
         "source": "ncu raw csv",
         "kernel_rows": len(body),
         "distinct_kernels": len(kernels),
-        "total_time_us": round(total_us, 3),
+        "total_time_us": round(total_us, 6),
         "time_metric": time_col,
         "metrics": len(metrics),
         "percent_metrics": key_percent,
@@ -181,6 +181,10 @@ def _percent(text: str) -> float | None:
     return parse_number(t[:-1]) if t.endswith("%") else None
 
 
+def _split_cells(text: str) -> list[str]:
+    return [c for c in re.split(r"\s{2,}", text.strip()) if c] if text.strip() else []
+
+
 def _spans(separator: str) -> list[tuple[int, int]]:
     return [(mt.start(), mt.end()) for mt in re.finditer(r"-+", separator)]
 
@@ -200,8 +204,13 @@ def parse_torch_table(text: str, top: int = TOP) -> dict[str, Any]:
     if len(seps) < 3:
         raise EvidenceError("not a torch.profiler table: expected three dashed separator lines")
     spans = _spans(lines[seps[0]])
+    name_end = spans[0][1]
     header_line = lines[seps[0] + 1]
-    headers = [header_line[a:b].strip() for a, b in spans]
+    # A header may be wider than its column ("CUDA time avg"), pushing the rest right:
+    # split on runs of two spaces, which never occur inside a header or a value.
+    headers = [header_line[:name_end].strip(), *_split_cells(header_line[name_end:])]
+    if len(headers) != len(spans):
+        headers = [header_line[a:b].strip() for a, b in spans]
     if "Name" not in headers:
         raise EvidenceError("not a torch.profiler table: no Name column")
     body = lines[seps[1] + 1 : seps[2]]
@@ -212,7 +221,10 @@ def parse_torch_table(text: str, top: int = TOP) -> dict[str, Any]:
             device = mt.group(1)
     rows: list[dict[str, Any]] = []
     for ln in body:
-        cells = {h: ln[a:b].strip() for h, (a, b) in zip(headers, spans, strict=False)}
+        values = [ln[:name_end].strip(), *_split_cells(ln[name_end:])]
+        if len(values) != len(headers):
+            values = [ln[a:b].strip() for a, b in spans]
+        cells = dict(zip(headers, values, strict=False))
         if not cells.get("Name"):
             continue
         calls = parse_number(cells.get("# of Calls", ""))
@@ -283,7 +295,22 @@ def _record(ledger: Any, session: m.Session, **fields: Any) -> m.Evidence:
     _check_links(ledger, session, fields.get("hypothesis_id"), fields.get("variant_id"))
     ev = m.Evidence(session_id=session.id, **fields)
     ledger.put(ev)
+    _refresh_concerns(ledger, session, ev)
     return ev
+
+
+def _refresh_concerns(ledger: Any, session: m.Session, ev: m.Evidence) -> None:
+    """New evidence can raise a concern area (a compiler-generated kernel, say): record it
+    on the hypothesis the evidence bears on."""
+    from session.concerns import record_suggestions
+
+    hid = ev.hypothesis_id
+    if hid is None and ev.variant_id:
+        v = ledger.get(m.Variant, ev.variant_id)
+        hid = v.hypothesis_id if v else None
+    h = ledger.get(m.Hypothesis, hid) if hid else None
+    if h is not None:
+        record_suggestions(ledger, session, h)
 
 
 def add_note(

@@ -285,6 +285,11 @@ def check_disposition(ledger: Any, session: m.Session, d: m.Disposition) -> list
         return out
     if out:  # without measurements the other checks would only repeat it
         return out
+    if variant.probe:
+        out.append(
+            f"{variant.name} is a probe: it observes the mechanism and is never kept; "
+            "make a change variant for production"
+        )
     out += _correct(facts)
     out += _class_checks(facts, d)
     if choice is m.DispositionChoice.KEEP_DEFAULT:

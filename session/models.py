@@ -33,7 +33,14 @@ def utcnow() -> datetime:
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
+    # NaN and infinities are kept as JSON's NaN/Infinity constants: the default would write
+    # null, and a NaN error statistic would come back from the ledger as "not measured".
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_assignment=True,
+        use_enum_values=False,
+        ser_json_inf_nan="constants",
+    )
 
     def __setattr__(self, name: str, value: Any) -> None:
         # pydantic applies an assignment before the whole-model checks run: when one fails,

@@ -170,7 +170,8 @@ def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
                 "variants": [names.get(v, v) for v in r.variant_ids],
                 "baseline_check": r.baseline_check,
                 "baseline_reproduced": r.baseline_reproduced,
-                "summary": draft_round_summary(ledger, r),
+                "summary": r.summary,
+                "search_round": draft_round_summary(ledger, r),
                 "started_at": r.started_at.isoformat(),
                 "ended_at": r.ended_at.isoformat() if r.ended_at else None,
                 "comparisons": [
@@ -457,6 +458,8 @@ def _bytes(n: int | None) -> str:
 
 
 def _section(lines: list[str], title: str) -> None:
+    while lines and lines[-1] == "":
+        lines.pop()
     lines += ["", f"## {title}", ""]
 
 
@@ -740,7 +743,20 @@ def to_markdown(data: dict[str, Any]) -> str:
                 for c in r["comparisons"]
             ],
         )
-        summary = r.get("summary") or {}
+        engine = r.get("summary") or {}
+        elapsed = engine.get("elapsed_s")
+        facts: list[list[Any]] = [
+            ["stopped because", engine.get("stop_reason")],
+            ["elapsed", f"{elapsed:g} s" if isinstance(elapsed, (int, float)) else None],
+            ["skipped blocks", _join(engine.get("skipped_blocks"), ", ")],
+            ["notes", _join(engine.get("notes"))],
+            ["error", engine.get("error")],
+        ]
+        facts = [f for f in facts if f[1]]
+        if facts:
+            lines.append("")
+            lines += md_table(["round fact", "value"], facts)
+        summary = r.get("search_round") or {}
         if summary:
             from session.residuals import ROUND_SUMMARY_FIELDS
 
@@ -913,7 +929,7 @@ def to_markdown(data: dict[str, Any]) -> str:
     if not plan:
         lines.append("Nothing measured yet.")
     for i, item in enumerate(plan, 1):
-        lines += [f"{i}. {md_cell(item['figure'])}", ""]
+        lines += [f"### {i}. {md_cell(item['figure'])}", ""]
         if item.get("refs"):
             lines += md_table(["snapshot refs"], [[ref] for ref in item["refs"]])
             lines.append("")

@@ -6,8 +6,9 @@ other evidence). Together with the prediction they give one of five residual cla
 suggestion is only a suggestion: the person confirms it, and the confidence change that
 follows is written to the hypothesis's history.
 
-Also here: the round summary, the short executable account of a round kept in
-`Round.summary` under the keys of `ROUND_SUMMARY_FIELDS`.
+Also here: the round summary, the short executable account of a round. The person's text
+is kept in `Round.summary["search_round"]` under the keys of `ROUND_SUMMARY_FIELDS` (the
+engine keeps its own keys beside it: seed, stop reason, notes, baseline check ratios).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ _FIELD_WORDS = {
 }
 _DOWN = re.compile(r"fewer|less|lower|reduc|drop|remov|eliminat|smaller|decreas|down|cut", re.I)
 _UP = re.compile(r"more|higher|increas|larger|grow|rise|\bup\b", re.I)
+
+SEARCH_ROUND = "search_round"  # the key of Round.summary that holds the person's text
 
 ROUND_SUMMARY_FIELDS: dict[str, str] = {
     "baseline_id": "Baseline ID and reference result",
@@ -244,7 +247,9 @@ def record_residual(
     mechanism_moved: bool | None = None,
     note: str = "",
 ) -> m.Residual:
-    """Store the suggestion (not yet confirmed) for the person to confirm or correct."""
+    """Store the suggestion (not yet confirmed) for the person to confirm or correct.
+
+    An unconfirmed suggestion for the same variant and round is replaced, not repeated."""
     from session.gates import latest_comparisons
 
     s = suggest_residual(
@@ -253,6 +258,11 @@ def record_residual(
     if round_id is None:
         rnd, _ = latest_comparisons(ledger, variant)
         round_id = rnd.id if rnd else None
+    pending = [
+        r
+        for r in ledger.list(m.Residual, variant_id=variant.id, order_by="created_at, rowid")
+        if r.round_id == round_id and r.confirmed is None
+    ]
     residual = m.Residual(
         session_id=session.id,
         variant_id=variant.id,
@@ -261,7 +271,14 @@ def record_residual(
         suggested=s.suggested,
         note=note or s.explanation,
     )
+    if pending:
+        residual.id = pending[-1].id
     ledger.put(residual)
+    h = ledger.get(m.Hypothesis, variant.hypothesis_id) if variant.hypothesis_id else None
+    if h is not None:  # correctness and audits are in by now: they may raise concern areas
+        from session.concerns import record_suggestions
+
+        record_suggestions(ledger, session, h)
     return residual
 
 
@@ -329,7 +346,14 @@ def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
         state = {True: "reproduced", False: "not reproduced", None: "unjudged"}[
             rnd.baseline_reproduced
         ]
-        check = f"baseline ratio {rnd.baseline_check:.3f} against its reference ({state})"
+        per = rnd.summary.get("baseline_check")
+        if isinstance(per, dict) and per:
+            ratios = ", ".join(
+                f"{k} {v:.3f}" for k, v in per.items() if isinstance(v, (int, float))
+            )
+            check = f"baseline against its reference: {ratios} ({state})"
+        else:
+            check = f"baseline ratio {rnd.baseline_check:.3f} against its reference ({state})"
     draft = {
         "baseline_id": f"{rnd.baseline_id}" + (f" ({ref})" if ref else ""),
         "reset_procedure": reset,
@@ -365,16 +389,22 @@ def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
             f"{h.id}: {h.reopen_when}" for h in hyps.values() if h and h.reopen_when.strip()
         ),
     }
-    stored = {k: v for k, v in rnd.summary.items() if k in ROUND_SUMMARY_FIELDS and v}
-    return {**draft, **{k: str(v) for k, v in stored.items()}}
+    mine = rnd.summary.get(SEARCH_ROUND)
+    stored = mine if isinstance(mine, dict) else {}
+    written = {k: str(v) for k, v in stored.items() if k in ROUND_SUMMARY_FIELDS and v}
+    return {**draft, **written}
 
 
 def set_round_summary(ledger: Any, rnd: m.Round, **fields: str) -> m.Round:
-    """Store the person's text for some search-round fields in `Round.summary`."""
+    """Store the person's text for some search-round fields, in
+    `Round.summary["search_round"]` (the engine's own keys are left alone)."""
     unknown = sorted(set(fields) - set(ROUND_SUMMARY_FIELDS))
     if unknown:
         raise ValueError(f"a round summary has no field {', '.join(unknown)}")
     fresh = ledger.get(m.Round, rnd.id) or rnd
-    fresh.summary = {**fresh.summary, **{k: v for k, v in fields.items() if v is not None}}
+    old = fresh.summary.get(SEARCH_ROUND)
+    mine = dict(old) if isinstance(old, dict) else {}
+    mine.update({k: v for k, v in fields.items() if v is not None})
+    fresh.summary = {**fresh.summary, SEARCH_ROUND: mine}
     ledger.put(fresh)
     return fresh

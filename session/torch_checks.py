@@ -94,6 +94,68 @@ def _run(
     )
 
 
+BASELINE_ARM = "baseline"
+
+# Audits measured by check_variant in the same worker process as the outputs (one torch
+# import per side instead of two), handed to audit_arm for the same arm and worktree.
+_PREFETCHED: dict[tuple[str, str, str], dict[str, m.Audit]] = {}
+
+
+def _tree_key(session: m.Session, arm: str, tree: Path) -> tuple[str, str, str]:
+    return (session.id, arm, str(Path(tree).resolve()))
+
+
+def _audit_job(w: m.Workload) -> dict[str, Any]:
+    return {
+        "name": w.name,
+        "mode": "audit",
+        "kind": w.kind.value,
+        "spec": w.command,
+        "training": w.training,
+    }
+
+
+def _audit_from(session: m.Session, arm: str, w: m.Workload, r: harness.WorkerResult) -> m.Audit:
+    d = r.data
+    return m.Audit(
+        session_id=session.id,
+        arm=arm,
+        workload=w.name,
+        device=str(d.get("device") or "cpu"),
+        dtype=str(d.get("dtype") or ""),
+        kernel_launches=d.get("kernel_launches") if r.ok else None,
+        operator_count=d.get("operator_count") if r.ok else None,
+        allocation_count=d.get("allocation_count") if r.ok else None,
+        peak_bytes=d.get("peak_bytes") if r.ok else None,
+        top_ops=list(d.get("top_ops") or []) if r.ok else [],
+        notes=([f"ran {d['source']}"] if d.get("source") else [])
+        + [str(n) for n in d.get("notes", [])],
+        error="" if r.ok else (r.error or "the audit failed")[:500],
+    )
+
+
+def _with_audits(
+    session: m.Session,
+    arm: str,
+    tree: Path,
+    group: list[m.Workload],
+    jobs: list[dict[str, Any]],
+    prefetch: bool,
+) -> list[harness.WorkerResult]:
+    """Run `jobs` in one process in `tree`, the arm's audits first when they are not known yet."""
+    key = _tree_key(session, arm, tree)
+    known = _PREFETCHED.get(key, {})
+    audit = [w for w in group if w.name not in known] if prefetch and jobs else []
+    ran = _run(session, [_audit_job(w) for w in audit] + jobs, tree, group[0].env)
+    if audit:
+        if len(_PREFETCHED) > 256:  # worktrees of long-gone rounds
+            _PREFETCHED.clear()
+        found = _PREFETCHED.setdefault(key, {})
+        for w, r in zip(audit, ran, strict=False):
+            found[w.name] = _audit_from(session, arm, w, r)
+    return ran[len(audit) :]
+
+
 def check_variant(
     ledger: Any,
     session: m.Session,
@@ -104,12 +166,14 @@ def check_variant(
     trials: int = DEFAULT_TRIALS,
     seed: int = 0,
     exact: bool = False,
+    prefetch_audits: bool = True,
 ) -> list[m.CorrectnessResult]:
     """Compare a variant with the baseline on every torch workload; store and return the results.
 
     Trials use seeds seed, seed+1, …; the baseline's outputs are kept per baseline commit and
     reused for later variants. With exact=True (a C1 or N/A claim) only bit-identical passes.
-    One worker process per side (per distinct workload environment).
+    One worker process per side (per distinct workload environment); with prefetch_audits it
+    also audits each side, and audit_arm then uses those figures for the same worktree.
     """
     root = artifacts_dir(ledger, session)
     base_commit = _head_commit(Path(baseline_dir))
@@ -149,8 +213,13 @@ def check_variant(
         }
         for w in missing:
             paths[w.name][0].parent.mkdir(parents=True, exist_ok=True)
-        ran = _run(
-            session, [job(w, tmp[w.name]) for w in missing], Path(baseline_dir), group[0].env
+        ran = _with_audits(
+            session,
+            BASELINE_ARM,
+            Path(baseline_dir),
+            group,
+            [job(w, tmp[w.name]) for w in missing],
+            prefetch_audits,
         )
         for w, r in zip(missing, ran, strict=True):
             if r.ok and tmp[w.name].is_file():
@@ -159,11 +228,13 @@ def check_variant(
             tmp[w.name].unlink(missing_ok=True)
             results[w.name] = _failed(session, variant, w, seeds, r, "the baseline side failed")
         todo = [w for w in group if w.name not in results]
-        ran = _run(
+        ran = _with_audits(
             session,
-            [job(w, paths[w.name][1], paths[w.name][0]) for w in todo],
+            variant.id,
             Path(variant_dir),
-            group[0].env,
+            group,
+            [job(w, paths[w.name][1], paths[w.name][0]) for w in todo],
+            prefetch_audits,
         )
         for w, r in zip(todo, ran, strict=True):
             if not r.ok:
@@ -229,37 +300,17 @@ def _result(
 
 
 def audit_arm(ledger: Any, session: m.Session, arm: str, worktree: Path) -> list[m.Audit]:
-    """Audit every torch workload of one arm ("baseline" or a variant id); store and return."""
-    audits: dict[str, m.Audit] = {}
+    """Audit every torch workload of one arm ("baseline" or a variant id); store and return.
+
+    Figures check_variant already measured in this worktree are used, not measured again.
+    """
+    audits = dict(_PREFETCHED.pop(_tree_key(session, arm, Path(worktree)), {}))
     order = [w.name for w in torch_workloads(session)]
-    for group in _groups(torch_workloads(session)):
-        jobs = [
-            {
-                "name": w.name,
-                "mode": "audit",
-                "kind": w.kind.value,
-                "spec": w.command,
-                "training": w.training,
-            }
-            for w in group
-        ]
-        for w, r in zip(group, _run(session, jobs, Path(worktree), group[0].env), strict=True):
-            d = r.data
-            audits[w.name] = m.Audit(
-                session_id=session.id,
-                arm=arm,
-                workload=w.name,
-                device=str(d.get("device") or "cpu"),
-                dtype=str(d.get("dtype") or ""),
-                kernel_launches=d.get("kernel_launches") if r.ok else None,
-                operator_count=d.get("operator_count") if r.ok else None,
-                allocation_count=d.get("allocation_count") if r.ok else None,
-                peak_bytes=d.get("peak_bytes") if r.ok else None,
-                top_ops=list(d.get("top_ops") or []) if r.ok else [],
-                notes=([f"ran {d['source']}"] if d.get("source") else [])
-                + [str(n) for n in d.get("notes", [])],
-                error="" if r.ok else (r.error or "the audit failed")[:500],
-            )
+    todo = [w for w in torch_workloads(session) if w.name not in audits]
+    for group in _groups(todo):
+        ran = _run(session, [_audit_job(w) for w in group], Path(worktree), group[0].env)
+        for w, r in zip(group, ran, strict=True):
+            audits[w.name] = _audit_from(session, arm, w, r)
     done = [audits[n] for n in order if n in audits]
     if done:
         ledger.put(*done)

@@ -195,3 +195,78 @@ def test_ctrl_c_interrupts_the_round_and_leaves_no_worktree(make_repo, tmp_path)
     assert "interrupted" in out
     assert_untouched(repo, before)
     assert not any((tmp_path / "worktrees").iterdir())
+
+
+def start_round(env: dict[str, str], ledger: Path, sid: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "--ledger", str(ledger), "round", sid,
+         "--min-blocks", "200", "--max-blocks", "400", "--no-telemetry"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if line.startswith("round: block 2/"):
+            return proc
+        assert line or proc.poll() is None, "the round ended before it could be interrupted"
+    raise AssertionError("the round never reached block 2")
+
+
+def test_after_a_crash_the_next_round_cleans_up(make_repo, tmp_path):
+    repo = busy_repo(make_repo)
+    env = cli_env(tmp_path)
+    ledger = tmp_path / "ledger.db"
+    new = gpuopt(env, ledger, "new", "--repo", str(repo), "--title", "crash", *METRIC,
+                 "--workload", "nap=sleep 0.05; echo 1")  # fmt: skip
+    sid = new.stdout.strip()
+    assert gpuopt(env, ledger, "baseline", sid, "--runs", "8", "--no-telemetry").returncode == 0
+    assert (
+        gpuopt(env, ledger, "variant", "add", sid, "--name", "same", "--ref", "HEAD").returncode
+        == 0
+    )
+    before = state(repo)
+    proc = start_round(env, ledger, sid)
+    proc.kill()  # SIGKILL: no cleanup at all
+    proc.communicate(timeout=30)
+    assert run_git(repo, "worktree", "list").count("\n") == 3  # left behind by the crash
+    again = gpuopt(env, ledger, "round", sid, "--min-blocks", "6", "--max-blocks", "6",
+                   "--no-telemetry")  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    db = sqlite3.connect(ledger)
+    rows = db.execute("SELECT number, status FROM rounds ORDER BY number").fetchall()
+    db.close()
+    assert rows == [(1, "interrupted"), (2, "completed")]
+    assert_untouched(repo, before)
+    assert not any((tmp_path / "worktrees").iterdir())
+
+
+def test_ctrl_c_during_the_baseline(make_repo, tmp_path):
+    repo = busy_repo(make_repo)
+    env = cli_env(tmp_path)
+    ledger = tmp_path / "ledger.db"
+    new = gpuopt(env, ledger, "new", "--repo", str(repo), "--title", "b", *METRIC,
+                 "--workload", "nap=sleep 0.2; echo 1")  # fmt: skip
+    sid = new.stdout.strip()
+    before = state(repo)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "--ledger", str(ledger), "baseline", sid, "--runs", "50",
+         "--no-telemetry"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    db = sqlite3.connect(ledger)
+    while time.monotonic() < deadline:
+        if db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] >= 2:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    verdict, data = db.execute("SELECT reproducibility, data FROM baselines").fetchone()
+    runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    db.close()
+    assert verdict == "unjudged" and "interrupted after" in data and 2 <= runs < 51
+    assert "not judged" in out
+    assert_untouched(repo, before)
+    assert not any((tmp_path / "worktrees").iterdir())

@@ -11,6 +11,8 @@ hands it to each baseline and round.
 
 from __future__ import annotations
 
+import atexit
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,7 @@ class TelemetryMonitor:
             gpu_off_reason=gpu_off_reason,
         )
         self.last_record: RunRecord | None = None
+        atexit.register(_close_at_exit, weakref.ref(self))  # pending rows reach the sink
         if start:
             self.sampler.start()
 
@@ -110,6 +113,12 @@ class TelemetryMonitor:
         self.close()
 
 
+def _close_at_exit(ref: weakref.ref[TelemetryMonitor]) -> None:
+    monitor = ref()
+    if monitor is not None:
+        monitor.close()
+
+
 def make_monitor(
     sink: Sink | Callable[[list[Any]], Any] | None,
     session_id: str | None,
@@ -131,7 +140,7 @@ def make_monitor(
 
         backend = ReplayBackend(scenario)
     elif gpu:
-        from measure.telemetry.nvml import NvmlBackend
+        from measure.telemetry.nvml import NvmlBackend  # (its exit hook runs after ours)
 
         backend = NvmlBackend()
     else:

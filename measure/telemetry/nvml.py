@@ -42,7 +42,16 @@ def _init_process_wide(lib: Any) -> None:
             return
         lib.nvmlInit()
         _initialised = True
-        atexit.register(_shutdown_process_wide, lib)
+        _shutdown_lib.append(lib)
+
+
+_shutdown_lib: list[Any] = []
+
+
+@atexit.register  # registered at import, so it runs after every monitor has closed
+def _at_exit() -> None:
+    if _shutdown_lib:
+        _shutdown_process_wide(_shutdown_lib[0])
 
 
 def _shutdown_process_wide(lib: Any) -> None:
@@ -174,10 +183,23 @@ class NvmlBackend:
                 out.append(i)
                 continue
             matches = [i for i, u in uuids.items() if u and u.startswith(entry)]
+            if len(matches) != 1 and entry.startswith("MIG-"):
+                parent = self._mig_parent(entry)
+                matches = [parent] if parent is not None else []
             if len(matches) != 1:
                 break
             out.append(matches[0])
         return list(dict.fromkeys(out))
+
+    def _mig_parent(self, mig_uuid: str) -> int | None:
+        """The NVML index of the GPU a MIG instance (by its UUID) lives on."""
+        lib = self.lib
+        try:
+            mig = lib.nvmlDeviceGetHandleByUUID(mig_uuid)
+            parent = lib.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(mig)
+            return int(lib.nvmlDeviceGetIndex(parent))
+        except (lib.NVMLError, AttributeError):
+            return None
 
     def close(self) -> None:
         """Stop reading. The real library is shut down once, at process exit."""

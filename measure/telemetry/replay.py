@@ -222,6 +222,9 @@ class ReplayLib:
     def nvmlShutdown(self) -> None:
         self.shutdowns += 1
 
+    def nvmlSystemGetDriverVersion(self) -> str:
+        return str(self.scenario.get("driver", "replay"))
+
     def nvmlDeviceGetCount(self) -> int:
         return len(self.devices)
 
@@ -230,6 +233,22 @@ class ReplayLib:
         if pos is None:
             raise self.NVMLError(2)
         return pos
+
+    def nvmlDeviceGetHandleByUUID(self, uuid: str) -> Any:
+        for pos, d in enumerate(self.devices):
+            if d.get("uuid") == uuid:
+                return pos
+            if uuid in d.get("mig_uuids", ()):
+                return ("mig", pos)
+        raise self.NVMLError(6)  # not found
+
+    def nvmlDeviceGetDeviceHandleFromMigDeviceHandle(self, h: Any) -> int:
+        if isinstance(h, tuple):
+            return int(h[1])
+        raise self.NVMLError(2)
+
+    def nvmlDeviceGetIndex(self, h: int) -> int:
+        return int(self.devices[h].get("index", h))
 
     def nvmlDeviceGetName(self, h: int) -> str:
         self._check(h, "name", "nvmlDeviceGetName")

@@ -11,7 +11,7 @@
 - clean: GPU samples were read, and none of the above.
 
 Worst first: untrusted, warn, unknown, clean. A sample is busy when the GPU's utilization is
-above zero (or, without utilization, when the "GPU idle" reason is absent). When a run has
+above zero and the "GPU idle" reason is absent. When a run has
 no busy sample at all, the throttle rules look at all of its samples, the clock rules at none.
 """
 
@@ -60,12 +60,15 @@ def _get(sample: Any, name: str) -> Any:
 
 
 def is_busy(sample: Any) -> bool:
+    """Utilization above zero and no "GPU idle" reason. (NVML's utilization is an average
+    over the last fraction of a second, so a sample taken just after the work ended can
+    still show some; the idle reason is of the moment.)"""
+    reasons = _get(sample, "clock_reasons")
+    if reasons is not None and int(reasons) & IDLE:
+        return False
     util = _get(sample, "util_gpu")
     if util is not None:
         return float(util) > 0
-    reasons = _get(sample, "clock_reasons")
-    if reasons is not None:
-        return not int(reasons) & IDLE
     return True
 
 

@@ -181,3 +181,38 @@ def test_search_finds_any_word_of_any_text_field(
         decoy = m.Hypothesis(session_id="s1", title="decoy", mechanism="unrelated words")
         ledger.put(decoy, target)
         assert target in ledger.search_hypotheses(f"about {word}?")
+
+
+def test_opening_an_up_to_date_ledger_does_not_wait_for_writers(ledger: Ledger) -> None:
+    """Opening (the app, a CLI command) while another process holds the write lock."""
+    import time
+
+    other = sqlite3.connect(ledger.path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        t0 = time.monotonic()
+        with Ledger.open(ledger.path) as second:
+            assert not second.readonly
+            assert second.list(m.Session) == []
+        assert time.monotonic() - t0 < 5
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+def test_variant_by_name_id_or_prefix(ledger: Ledger) -> None:
+    from ledger import LedgerError
+
+    ledger.put(_session())
+    snap = m.Snapshot(commit="0" * 40, ref="refs/gpuopt/snapshots/x")
+    a = m.Variant(id="abc111", session_id="s1", name="fused", snapshot=snap)
+    b = m.Variant(id="abc222", session_id="s1", name="abc1", snapshot=snap)
+    ledger.put(a, b)
+    assert ledger.variant("s1", "fused") == a
+    assert ledger.variant("s1", "abc222") == b
+    assert ledger.variant("s1", "abc2") == b
+    assert ledger.variant("s1", "abc1") == b  # a name wins over an id prefix
+    with pytest.raises(LedgerError, match="several"):
+        ledger.variant("s1", "abc")
+    with pytest.raises(LedgerError, match="no variant"):
+        ledger.variant("s1", "zzz")

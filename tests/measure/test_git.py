@@ -152,3 +152,30 @@ def test_git_environment_of_the_caller_is_ignored(make_repo, tmp_path, monkeypat
     assert run_git(repo, "show", f"{snap.commit}:new.py") == "new = 1\n"
     assert (other / ".git" / "index").read_bytes() == before
     assert g.SNAPSHOT_REF_PREFIX not in run_git(other, "for-each-ref")
+
+
+def test_split_index_repositories_keep_their_index_files(make_repo):
+    repo = make_repo(files={"a.txt": "a\n"})
+    run_git(repo, "config", "core.splitIndex", "true")
+    run_git(repo, "update-index", "--split-index")
+    (repo / "a.txt").write_text("b\n")
+    run_git(repo, "add", "a.txt")
+    (repo / "u.txt").write_text("u\n")
+    git_dir = repo / ".git"
+    before = {
+        p.name: p.read_bytes()
+        for p in git_dir.iterdir()
+        if p.name.startswith(("index", "sharedindex"))
+    }
+    snap = g.take_snapshot(repo)
+    from measure.worktrees import worktree
+
+    with worktree(repo, snap.commit, "x") as tree:
+        assert (tree / "u.txt").exists()
+    after = {
+        p.name: p.read_bytes()
+        for p in git_dir.iterdir()
+        if p.name.startswith(("index", "sharedindex"))
+    }
+    assert after == before and any(n.startswith("sharedindex") for n in before)
+    assert run_git(repo, "show", f"{snap.commit}:u.txt") == "u\n"

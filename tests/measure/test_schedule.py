@@ -100,3 +100,37 @@ def test_adaptive_loop_stops_early_for_a_clear_effect() -> None:
         blocks += 1
         reason = stop_reason([paired_estimate(d)], blocks, 10, 30, blocks * 1.0, None)
     assert (reason, blocks) == (STOP_DECIDED, 10)
+
+
+def _adaptive_round(rng: random.Random, effect: float, sd: float) -> tuple[str, int]:
+    import math
+
+    from measure.stats import paired_estimate
+
+    d: list[float] = []
+    while True:
+        d.append(math.log(effect) + rng.gauss(0, sd))
+        e = paired_estimate(d)
+        if stop_reason([e], len(d), 10, 30, float(len(d)), None) is not None:
+            return e.verdict, len(d)
+
+
+def test_adaptive_stopping_keeps_aa_false_alarms_low() -> None:
+    """Looking after every block from 10 to 30 inflates false alarms; the 2 % band keeps
+    them under 5 % while the per-block noise (sd of the log ratio) stays at or below 10 %."""
+    rng = random.Random(12)
+    for sd in (0.02, 0.10):
+        verdicts = [_adaptive_round(rng, 1.0, sd)[0] for _ in range(200)]
+        alarms = sum(v in ("FASTER", "SLOWER") for v in verdicts)
+        assert alarms / len(verdicts) <= 0.05, sd
+    # With little noise an A/A round ends SAME, at the first look.
+    same = [_adaptive_round(rng, 1.0, 0.005) for _ in range(50)]
+    assert all(v == "SAME" and n == 10 for v, n in same)
+
+
+def test_adaptive_power_for_a_five_percent_effect() -> None:
+    rng = random.Random(13)
+    runs = [_adaptive_round(rng, 1.05, 0.03) for _ in range(100)]
+    hits = [n for v, n in runs if v == "SLOWER"]
+    assert len(hits) >= 90
+    assert sorted(hits)[len(hits) // 2] <= 15

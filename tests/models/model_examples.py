@@ -153,3 +153,31 @@ def text_strategy(cls: type[BaseModel], fixed: dict[str, Any] | None = None) -> 
         else:
             fields[name] = strategy
     return st.fixed_dictionaries(fields).map(lambda values: cls(**values))
+
+
+FLOATS = st.floats(allow_nan=True, allow_infinity=True)
+
+
+def float_strategy(cls: type[BaseModel], fixed: dict[str, Any] | None = None) -> Any:
+    """Instances of `cls` with any float (NaN, infinities, -0.0 included) in every float
+    field without bounds, nested models and free-form dicts included."""
+    fixed = fixed or {}
+    example = full(cls)
+    fields: dict[str, Any] = {}
+    for name, info in cls.model_fields.items():
+        annotation = _strip_optional(info.annotation)
+        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+        if name in fixed:
+            fields[name] = st.just(fixed[name])
+        elif annotation is float and not info.metadata:
+            fields[name] = FLOATS
+        elif origin is dict and args[1] is Any:
+            fields[name] = st.dictionaries(TEXT, FLOATS, max_size=3)
+        elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            fields[name] = float_strategy(annotation)
+        elif origin is list and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+            fields[name] = st.lists(float_strategy(args[0]), min_size=1, max_size=2,
+                                    unique_by=_name_of)  # fmt: skip
+        else:
+            fields[name] = st.just(getattr(example, name))
+    return st.fixed_dictionaries(fields).map(lambda values: cls(**values))

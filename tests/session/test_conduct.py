@@ -166,7 +166,7 @@ def test_stopped_baseline_is_unjudged(ledger, repo):
         and "interrupted" in b.reproducibility_detail
     )
     assert len(ledger.list(m.Run, baseline_id=b.id)) == 3
-    with pytest.raises(c.GateRefused):
+    with pytest.raises(c.GateRefused, match=r"was not judged \(interrupted after 3 of 11 runs"):
         c.run_round(ledger, session)
 
 
@@ -320,6 +320,7 @@ def test_keyboard_interrupt_marks_the_round_and_removes_worktrees(ledger, repo):
         c.run_round(ledger, session, monitor=Scripted(interrupt_at=5))
     rnd = ledger.list(m.Round, session_id=session.id)[0]
     assert rnd.status is m.RoundStatus.INTERRUPTED and rnd.ended_at is not None
+    assert rnd.summary["stop_reason"] == "interrupted" and "error" not in rnd.summary
     assert len(ledger.list(m.Run, round_id=rnd.id)) == 4  # the 5th never got recorded
     assert list_worktrees(repo) == [repo]
 
@@ -348,3 +349,13 @@ def test_failed_setup_fails_the_round_cleanly(ledger, repo):
     rnd = ledger.list(m.Round, session_id=session.id)[0]
     assert rnd.status is m.RoundStatus.FAILED and "setup" in rnd.summary["error"]
     assert list_worktrees(repo) == [repo]
+
+
+def test_a_session_on_a_subdirectory_runs_there(ledger, make_repo):
+    repo = make_repo(files={"pkg/value.txt": "4.00\n", "value.txt": "9\n"})
+    session = make_session(ledger, repo / "pkg")
+    b = c.record_baseline(ledger, session, runs=8, warmup=0)
+    assert b.reference == {"read": 4.0}
+    c.add_variant(ledger, session, "same", ref="HEAD")
+    rnd = c.run_round(ledger, session, min_blocks=6, max_blocks=6)
+    assert rnd.baseline_check == pytest.approx(1.0)

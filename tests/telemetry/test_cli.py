@@ -80,7 +80,7 @@ def test_scenarios_are_listed() -> None:
 
 
 def test_live_replay_labels_every_line_and_shows_verdicts() -> None:
-    r = gpuopt("telemetry", "--replay", "hw-slowdown-mid-run", "--seconds", "8",
+    r = gpuopt("telemetry", "--replay", "hw-slowdown-mid-run", "--seconds", "9.5",
                "--interval", "0.25")  # fmt: skip
     assert r.returncode == 0, r.stderr
     lines = [line for line in r.stdout.splitlines() if line.strip()]

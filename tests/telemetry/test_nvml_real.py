@@ -71,10 +71,12 @@ def test_cuda_visible_devices_selects_by_index_and_uuid() -> None:
     from measure.telemetry.replay import ReplayLib, load_scenario
 
     sc = load_scenario("clean")
-    second = dict(sc["devices"][0], index=1, uuid="GPU-bbbb-2")
+    second = dict(sc["devices"][0], index=1, uuid="GPU-bbbb-2", mig=True, mig_uuids=["MIG-c-1"])
     sc = dict(sc, devices=[sc["devices"][0], second])
     assert [d.index for d in NvmlBackend(ReplayLib(sc), visible="1").open()] == [1]
     assert [d.index for d in NvmlBackend(ReplayLib(sc), visible="GPU-bbbb").open()] == [1]
     assert [d.index for d in NvmlBackend(ReplayLib(sc), use_env=False).open()] == [0, 1]
+    # a MIG instance is watched through the GPU it lives on
+    assert [d.index for d in NvmlBackend(ReplayLib(sc), visible="MIG-c-1").open()] == [1]
     with pytest.raises(BackendUnavailable, match="selects none"):
         NvmlBackend(ReplayLib(sc), visible="7").open()

@@ -164,3 +164,10 @@ def test_trust_values_match_the_session_model() -> None:
     from session.models import Trust as ModelTrust
 
     assert {t.value for t in Trust} == {t.value for t in ModelTrust}
+
+
+def test_a_sample_with_the_idle_reason_is_not_busy_even_with_utilization_left() -> None:
+    # taken just after the work ended: utilization still averages above zero, clocks fall
+    tail = gpu_sample(util_gpu=40.0, clock_reasons=0x1, sm_clock_mhz=600.0)
+    assert judge([*busy(6), tail], deltas()) == (Trust.CLEAN, [])
+    assert judge([*busy(6), dict(tail, clock_reasons=0)], deltas())[0] is Trust.WARN

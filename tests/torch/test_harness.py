@@ -7,8 +7,12 @@ import subprocess
 import sys
 
 import pytest
+from torch_scenarios import torch_repo_fixture  # noqa: F401  (the torch_repo fixture)
 
+from ledger import Ledger
 from measure import harness
+from session import models as m
+from session import torch_checks
 
 
 def test_split_spec_accepts_the_prefix_or_not() -> None:
@@ -35,16 +39,14 @@ def test_workload_command_shape() -> None:
     assert uv.startswith("uv run python -B ")
 
 
-def test_timed_replicates_print_one_json_value(torch_repo) -> None:
-    """Both kinds through the exact command the engine runs (bash -c in the worktree)."""
-    torch_cmd, _, key = harness.workload_command(
+def test_a_timed_replicate_prints_one_json_value(torch_repo) -> None:
+    """The exact command the engine runs (bash -c in the worktree); a training path here,
+    a KernelBench file in the end-to-end test."""
+    cmd, _, key = harness.workload_command(
         "torch", "torch:kern.s_train:bench", training=True, options=["--min-time", "0"]
     )
-    kb_cmd, _, _ = harness.workload_command(
-        "kernelbench", "kernelbench:problems/p_model.py", options=["--min-time", "0"]
-    )
     proc = subprocess.run(
-        ["bash", "-c", f"{torch_cmd} && {kb_cmd}"],
+        ["bash", "-c", cmd],
         cwd=torch_repo.variant_dir,
         capture_output=True,
         text=True,
@@ -52,14 +54,13 @@ def test_timed_replicates_print_one_json_value(torch_repo) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    assert len(lines) == 2
-    for line in lines:
-        assert line[key] > 0 and line["min"] <= line[key] <= line["max"]
-        assert line["device"] == "cpu" and line["dtype"] == "float32"
-        assert line["clock"] == "perf_counter" and line["samples"] >= 10
-        assert line["unit"] == "s" and line["warmup"] == 3 and line["l2_flush_bytes"] == 0
-    assert lines[0]["training"] is True
-    assert lines[1]["source"] == "problems/p_model.py:ModelNew"
+    assert len(lines) == 1
+    line = lines[0]
+    assert line[key] > 0 and line["min"] <= line[key] <= line["max"]
+    assert line["device"] == "cpu" and line["dtype"] == "float32"
+    assert line["clock"] == "perf_counter" and line["samples"] >= 10
+    assert line["unit"] == "ms" and line["warmup"] == 3 and line["l2_flush_bytes"] == 0
+    assert line["training"] is True and line["source"] == "kern.s_train:bench"
     # The worktree is left as it was: no __pycache__ written by the worker.
     status = subprocess.run(
         ["git", "status", "--porcelain", "--ignored"],
@@ -72,20 +73,25 @@ def test_timed_replicates_print_one_json_value(torch_repo) -> None:
 
 
 def test_worker_failures_are_one_clear_line(torch_repo, tmp_path) -> None:
-    results = harness.run_jobs(
-        [
-            {"name": "a", "mode": "audit", "kind": "torch", "spec": "kern.nothing_here:bench"},
-            {"name": "b", "mode": "audit", "kind": "kernelbench", "spec": "problems/none.py"},
-            {"name": "c", "mode": "audit", "kind": "torch", "spec": "kern.s_fast:missing"},
-            {"name": "d", "mode": "audit", "kind": "torch", "spec": "kern.s_fast:bench"},
-        ],
-        torch_repo.base_dir,
+    workloads = [
+        m.Workload.parse("a=torch:kern.nothing_here:bench"),
+        m.Workload.parse("b=kernelbench:problems/none.py"),
+        m.Workload.parse("c=torch:kern.s_fast:missing"),
+        m.Workload.parse("d=torch:kern.s_fast:bench"),
+    ]
+    session = m.Session(
+        title="t", repo=str(torch_repo.repo), contract=m.Contract(workloads=workloads)
     )
-    assert [r.ok for r in results] == [False, False, False, True]
-    assert "cannot import kern.nothing_here" in results[0].error
-    assert "no problem file problems/none.py" in results[1].error
-    assert "has no attribute missing" in results[2].error
-    assert results[3].data["operator_count"] == 5
+    with Ledger.open(tmp_path / "ledger.db") as ledger:
+        ledger.put(session)
+        audits = torch_checks.audit_arm(ledger, session, "baseline", torch_repo.base_dir)
+        assert ledger.list(m.Audit, session_id=session.id) == audits
+    assert [a.workload for a in audits] == ["a", "b", "c", "d"]
+    assert "cannot import kern.nothing_here" in audits[0].error
+    assert "no problem file problems/none.py" in audits[1].error
+    assert "has no attribute missing" in audits[2].error
+    assert audits[0].operator_count is None and audits[0].peak_bytes is None
+    assert audits[3].error == "" and audits[3].operator_count == 5
     timed = harness.run_worker("sleep 5", tmp_path, timeout_s=0.5)
     assert not timed.ok and "ran past 0.5 s" in timed.error and timed.wall_s < 4
     silent = harness.run_worker("echo not json", tmp_path)

@@ -152,3 +152,17 @@ def test_audit_deltas_in_words() -> None:
     assert numerics.audit_deltas({"kernel_launches": None}, {"kernel_launches": 3}) == []
     assert numerics.format_bytes(512) == "512 B"
     assert numerics.format_bytes(3 * 2**30) == "3 GiB"
+
+
+def test_cpu_peak_is_left_empty_when_clear_refs_is_refused(worker, monkeypatch) -> None:
+    w = worker.Workload(
+        lambda x: (x * 2).sum(), [torch.ones(8)], {}, {}, None, torch.device("cpu"), None, "t"
+    )
+    monkeypatch.setattr(worker, "_vmhwm_reset", lambda: False)
+    refused = worker.audit_workload(w, False, 0)
+    assert refused["peak_bytes"] is None
+    assert any("clear_refs" in n for n in refused["notes"])
+    assert refused["operator_count"] == 2  # mul, sum
+    monkeypatch.undo()
+    allowed = worker.audit_workload(w, False, 0)
+    assert allowed["peak_bytes"] is None or allowed["peak_bytes"] > 0

@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from torch_scenarios import torch_repo_fixture  # noqa: F401  (the torch_repo fixture)
 
 from ledger import Ledger
+from measure import harness
 from session import models as m
 from session import torch_checks
 
@@ -25,12 +27,22 @@ def checked(torch_repo, tmp_path_factory: pytest.TempPathFactory):
     snap = m.Snapshot(commit=torch_repo.variant_commit, ref="refs/gpuopt/snapshots/x")
     variant = m.Variant(session_id=session.id, name="all-changes", snapshot=snap)
     ledger.put(session, variant)
-    results = torch_checks.check_variant(
-        ledger, session, variant, torch_repo.base_dir, torch_repo.variant_dir, trials=3, seed=11
-    )
-    base_audits = torch_checks.audit_arm(ledger, session, "baseline", torch_repo.base_dir)
-    var_audits = torch_checks.audit_arm(ledger, session, variant.id, torch_repo.variant_dir)
+    processes: list[str] = []
+    real = harness.run_jobs
+
+    def counted(jobs, worktree, **kw):
+        processes.append(f"{Path(worktree).name}: {sorted({j['mode'] for j in jobs})}")
+        return real(jobs, worktree, **kw)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(harness, "run_jobs", counted)
+        results = torch_checks.check_variant(
+            ledger, session, variant, torch_repo.base_dir, torch_repo.variant_dir, trials=3, seed=11
+        )
+        base_audits = torch_checks.audit_arm(ledger, session, "baseline", torch_repo.base_dir)
+        var_audits = torch_checks.audit_arm(ledger, session, variant.id, torch_repo.variant_dir)
     yield {
+        "processes": processes,
         "names": {w.name for w in workloads},
         "ledger": ledger,
         "session": session,
@@ -157,3 +169,11 @@ def test_audits_are_stored_per_arm(checked) -> None:
     # training path: the backward is in the audit
     train = base["s_train"]
     assert train.operator_count is not None and train.operator_count >= 3
+
+
+def test_one_worker_process_per_side(checked) -> None:
+    """Outputs and audits of all workloads: one process in each worktree, none afterwards."""
+    assert checked["processes"] == [
+        "wt-base: ['audit', 'outputs']",
+        "wt-variant: ['audit', 'outputs']",
+    ]

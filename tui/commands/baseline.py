@@ -21,6 +21,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=int, default=10, metavar="N", help="runs per workload (10)")
     p.add_argument("--warmup", type=int, default=1, metavar="N", help="excluded warm-up runs (1)")
     p.add_argument("--json", action="store_true", help="print the baseline as JSON")
+    p.add_argument(
+        "--no-telemetry",
+        action="store_true",
+        help="no GPU/host sampling (every run's trust stays unknown)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -31,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from session import models as m
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
-    from tui.commands.round_cmd import interruptible, progress_display
+    from tui.commands.round_cmd import engine_monitor, interruptible, progress_display
 
     if args.runs < 2:
         raise UsageError("--runs must be at least 2")
@@ -39,10 +44,24 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--warmup cannot be negative")
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
-        with interruptible() as stop, progress_display("baseline") as show:
+        try:  # refuse before any telemetry starts
+            conduct.check_workloads(session)
+        except conduct.BadInput as exc:
+            raise UsageError(str(exc)) from None
+        with (
+            engine_monitor(ledger, session.id, not args.no_telemetry) as monitor,
+            interruptible() as stop,
+            progress_display("baseline") as show,
+        ):
             try:
                 baseline = conduct.record_baseline(
-                    ledger, session, runs=args.runs, warmup=args.warmup, progress=show, stop=stop
+                    ledger,
+                    session,
+                    runs=args.runs,
+                    warmup=args.warmup,
+                    progress=show,
+                    stop=stop,
+                    monitor=monitor,
                 )
             except (conduct.GateRefused, conduct.BadInput) as exc:
                 raise UsageError(str(exc)) from None

@@ -18,6 +18,21 @@ TEXT_FIELDS = (
 )
 
 
+RESIDUALS = ("as_predicted", "nothing_moved", "mechanism_only", "metric_only", "opposite_sign")
+SUMMARY_FIELDS = (
+    "baseline_id",
+    "reset_procedure",
+    "hypotheses",
+    "variants",
+    "baseline_check",
+    "results",
+    "confidence_updates",
+    "residuals",
+    "disposition",
+    "next",
+)
+
+
 def _text_options(p: argparse.ArgumentParser) -> None:
     for name, help_text in TEXT_FIELDS:
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, metavar="TEXT", help=help_text)
@@ -84,6 +99,48 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ar = hsub.add_parser("areas", help="the concern areas and what each covers")
     ar.set_defaults(handler=areas)
 
+    rs = hsub.add_parser(
+        "residual",
+        help="read how a variant's result differs from its hypothesis's prediction",
+        description=(
+            "Suggest the residual class of a variant from its comparisons and audits (and "
+            "record it); with --confirm, record your reading and the confidence change it "
+            "brings to the hypothesis. Classes: " + ", ".join(RESIDUALS) + "."
+        ),
+    )
+    rs.add_argument("session", metavar="SESSION")
+    rs.add_argument("variant", metavar="VARIANT")
+    rs.add_argument(
+        "--mechanism-moved",
+        choices=("yes", "no"),
+        help="your reading of mechanism evidence the audits do not cover",
+    )
+    rs.add_argument("--confirm", choices=RESIDUALS, help="the class you confirm")
+    rs.add_argument(
+        "--confidence",
+        choices=("low", "medium", "high"),
+        help="the hypothesis's confidence after this result",
+    )
+    rs.add_argument(
+        "--status",
+        choices=("proposed", "supported", "weakened", "rejected", "reopenable"),
+        help="the hypothesis's new status",
+    )
+    rs.add_argument("--why", default="", metavar="TEXT", help="the observation, in words")
+    rs.add_argument("--json", action="store_true")
+    rs.set_defaults(handler=residual)
+
+    sm = hsub.add_parser(
+        "summary",
+        help="show or write the summary of a round (the search-round fields)",
+    )
+    sm.add_argument("session", metavar="SESSION")
+    sm.add_argument("round", metavar="ROUND", nargs="?", help="round number (default: last)")
+    for name in SUMMARY_FIELDS:
+        sm.add_argument(f"--{name.replace('_', '-')}", dest=f"summary_{name}", metavar="TEXT")
+    sm.add_argument("--json", action="store_true")
+    sm.set_defaults(handler=summary)
+
 
 def _fields(args: argparse.Namespace) -> dict[str, object]:
     out: dict[str, object] = {}
@@ -127,6 +184,22 @@ def _print_h(h: object, history: list[object] | None = None) -> None:
         )  # type: ignore[attr-defined]
 
 
+def _precheck_link(ledger: object, session: object, variant: str) -> None:
+    """Refuse before anything is written when the variant already tests a hypothesis."""
+    from ledger import LedgerError
+    from tui.cli import UsageError
+
+    try:
+        v = ledger.variant(session.id, variant)  # type: ignore[attr-defined]
+    except LedgerError as exc:
+        raise UsageError(str(exc)) from None
+    if v.hypothesis_id:
+        raise UsageError(
+            f"refused: a variant is one factor: {v.name} already tests hypothesis "
+            f"{v.hypothesis_id}; make a separate variant for this one"
+        )
+
+
 def _link(ledger: object, session: object, h: object, variant: str | None) -> None:
     if not variant:
         return
@@ -154,6 +227,8 @@ def add(args: argparse.Namespace) -> int:
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
+        if args.variant:
+            _precheck_link(ledger, session, args.variant)
         try:
             h, similar = add_hypothesis(
                 ledger, session, title=args.title, confidence=args.confidence, **_fields(args)
@@ -224,10 +299,17 @@ def status(args: argparse.Namespace) -> int:
 
     if not args.status and not args.confidence:
         raise UsageError("give --status and/or --confidence")
+    if not args.why.strip():
+        raise UsageError("--why: say which observation changes it")
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:
             h = get(ledger, args.hypothesis, session)
+            reopen = args.reopen_when if args.reopen_when is not None else h.reopen_when
+            if args.status == "rejected" and not reopen.strip():
+                raise HypothesisError(
+                    "a rejected hypothesis needs the condition that would reopen it (--reopen-when)"
+                )
             if args.confidence:
                 h = set_confidence(ledger, h, args.confidence, args.why)
             if args.status:
@@ -270,4 +352,87 @@ def areas(args: argparse.Namespace) -> int:
 
     for area, text in DESCRIPTIONS.items():
         print(f"{area.value:<24} {LABELS[area]}: {text}")
+    return 0
+
+
+def residual(args: argparse.Namespace) -> int:
+    from ledger import LedgerError
+    from session import models as m
+    from session.hypotheses import HypothesisError
+    from session.residuals import DESCRIPTIONS, confirm_residual, record_residual
+    from tui.cli import UsageError
+    from tui.commands.common import open_ledger, print_json, session_of
+
+    moved = {"yes": True, "no": False, None: None}[args.mechanism_moved]
+    with open_ledger(args) as ledger:
+        session = session_of(ledger, args.session)
+        try:
+            variant = ledger.variant(session.id, args.variant)
+        except LedgerError as exc:
+            raise UsageError(str(exc)) from None
+        if variant.hypothesis_id is None and (args.confidence or args.status):
+            raise UsageError(f"{variant.name} tests no hypothesis: link one first")
+        res = record_residual(ledger, session, variant, mechanism_moved=moved)
+        if args.confirm:
+            try:
+                res = confirm_residual(
+                    ledger,
+                    res,
+                    args.confirm,
+                    confidence=args.confidence,
+                    status=args.status,
+                    why=args.why,
+                )
+            except HypothesisError as exc:
+                raise UsageError(str(exc)) from None
+        res = ledger.get(m.Residual, res.id) or res
+    if args.json:
+        print_json(res.model_dump(mode="json"))
+        return 0
+    print(f"suggested: {res.suggested.value} — {DESCRIPTIONS[res.suggested]}")
+    print(f"  because: {res.note}")
+    if res.confirmed:
+        change = ""
+        if res.confidence_from and res.confidence_to:
+            change = f"; confidence {res.confidence_from.value} → {res.confidence_to.value}"
+        print(f"confirmed: {res.confirmed.value}{change}")
+    else:
+        print("confirm it with --confirm CLASS (and --confidence / --status / --why)")
+    return 0
+
+
+def summary(args: argparse.Namespace) -> int:
+    from session import models as m
+    from session.residuals import ROUND_SUMMARY_FIELDS, draft_round_summary, set_round_summary
+    from tui.cli import UsageError
+    from tui.commands.common import open_ledger, print_json, session_of
+
+    fields = {
+        name: getattr(args, f"summary_{name}")
+        for name in SUMMARY_FIELDS
+        if getattr(args, f"summary_{name}") is not None
+    }
+    with open_ledger(args, readonly=not fields) as ledger:
+        session = session_of(ledger, args.session)
+        rounds = ledger.list(m.Round, session_id=session.id, order_by="number, rowid")
+        if not rounds:
+            raise UsageError("no round yet: run one with gpuopt round")
+        if args.round is None:
+            rnd = rounds[-1]
+        else:
+            found = [r for r in rounds if str(r.number) == args.round or r.id == args.round]
+            if not found:
+                raise UsageError(f"no round {args.round!r} in session {session.id}")
+            rnd = found[-1]
+        if fields:
+            rnd = set_round_summary(ledger, rnd, **fields)
+        draft = draft_round_summary(ledger, rnd)
+    if args.json:
+        print_json({"round": rnd.number, "round_id": rnd.id, "summary": draft})
+        return 0
+    print(f"Round {rnd.number} ({rnd.id})")
+    for key, label in ROUND_SUMMARY_FIELDS.items():
+        mark = "" if key in (rnd.summary.get("search_round") or {}) else " (from the ledger)"
+        print(f"  {key}: {draft.get(key) or '—'}{mark}")
+        print(f"      {label}")
     return 0

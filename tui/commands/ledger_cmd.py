@@ -60,7 +60,7 @@ def backup(args: argparse.Namespace) -> int:
 
 
 def path(args: argparse.Namespace) -> int:
-    from ledger import default_ledger_path
+    from tui.commands.common import ledger_path
 
-    print(args.ledger or default_ledger_path())
+    print(ledger_path(args))
     return 0

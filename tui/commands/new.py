@@ -108,9 +108,19 @@ def _one_line(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.commands.common import open_ledger
+    from pathlib import Path
+
+    from tui.cli import UsageError
+    from tui.commands.common import ledger_path, open_ledger
 
     session = build_session(args)
+    where = ledger_path(args).resolve()
+    repo = Path(session.repo)  # type: ignore[attr-defined]
+    if where.is_relative_to(repo):
+        raise UsageError(
+            f"the ledger {where} is inside the repository: every snapshot would carry it; "
+            "choose --ledger outside the repository"
+        )
     with open_ledger(args) as ledger:
         ledger.put(session)
     print(session.id)  # type: ignore[attr-defined]

@@ -33,10 +33,48 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", type=float, metavar="SECONDS", help="stop after this much time")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the block order (recorded)")
     p.add_argument("--json", action="store_true", help="print the round as JSON")
+    p.add_argument(
+        "--no-telemetry",
+        action="store_true",
+        help="no GPU/host sampling (every run's trust stays unknown)",
+    )
     p.set_defaults(handler=run)
 
 
 # ---------------------------------------------------------------------------- shared helpers
+
+
+@contextmanager
+def engine_monitor(ledger: Any, session_id: str, enabled: bool = True) -> Iterator[Any]:
+    """Telemetry for every run (samples to the ledger on a connection of their own).
+
+    None (no telemetry: every run's trust "unknown") when switched off or not installed.
+    """
+    if not enabled:
+        yield None
+        return
+    try:
+        from measure.telemetry import make_monitor
+    except ImportError:
+        yield None
+        return
+    import sys
+
+    from ledger import Ledger
+
+    sink = Ledger.open(ledger.path)
+    monitor = make_monitor(sink.insert_samples, session_id)
+    try:
+        status = str(getattr(monitor, "status", "ok"))
+        if status != "ok":  # say it once: runs will be judged "unknown", never "clean"
+            print(f"gpuopt: no GPU telemetry ({status}); host only, trust unknown",
+                  file=sys.stderr)  # fmt: skip
+        yield monitor
+    finally:
+        try:
+            monitor.close()
+        finally:
+            sink.close()
 
 
 @contextmanager
@@ -168,12 +206,22 @@ def run(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
-        with interruptible() as stop, progress_display("round", names) as show:
+        try:  # refuse before any telemetry starts
+            conduct.gate_round(ledger, session)
+            conduct.check_workloads(session)
+            conduct.resolve_variants(ledger, session, variants)
+        except (conduct.GateRefused, conduct.BadInput) as exc:
+            raise UsageError(str(exc)) from None
+        with (
+            engine_monitor(ledger, session.id, not args.no_telemetry) as monitor,
+            interruptible() as stop,
+            progress_display("round", names) as show,
+        ):
             try:
                 rnd = conduct.run_round(
                     ledger, session, variants=variants, min_blocks=args.min_blocks,
                     max_blocks=args.max_blocks, threshold=args.threshold, budget_s=args.budget,
-                    seed=args.seed, progress=show, stop=stop,
+                    seed=args.seed, progress=show, stop=stop, monitor=monitor,
                 )  # fmt: skip
             except (conduct.GateRefused, conduct.BadInput) as exc:
                 raise UsageError(str(exc)) from None

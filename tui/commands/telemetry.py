@@ -84,10 +84,18 @@ class View:
         self._deque = collections.deque
 
     def on_sample(self, samples: list[Any]) -> None:
+        import dataclasses
+
         with self.lock:
             for s in samples:
                 key: Any = s.gpu if s.gpu is not None else "host"
                 if s.gpu is not None:
+                    prev = self.gpu.get(s.gpu)
+                    if prev is not None and s.pcie_tx_kbps is None and s.pcie_rx_kbps is None:
+                        # PCIe is read at most once a second: show the last reading between
+                        s = dataclasses.replace(
+                            s, pcie_tx_kbps=prev.pcie_tx_kbps, pcie_rx_kbps=prev.pcie_rx_kbps
+                        )
                     self.gpu[s.gpu] = s
                 else:
                     self.host = s

@@ -1,4 +1,4 @@
-"""A real git repository of small torch workloads, a baseline commit and a variant commit,
+"""Fixture: a real git repository of small torch workloads, a baseline commit and a variant commit,
 both checked out with `git worktree add --detach` into temporary directories."""
 
 from __future__ import annotations
@@ -208,8 +208,8 @@ class TorchRepo:
     workloads: list[str]
 
 
-@pytest.fixture(scope="session")
-def torch_repo(tmp_path_factory: pytest.TempPathFactory) -> TorchRepo:
+@pytest.fixture(name="torch_repo", scope="session")
+def torch_repo_fixture(tmp_path_factory: pytest.TempPathFactory) -> TorchRepo:
     top = tmp_path_factory.mktemp("torchrepo")
     repo = top / "repo"
     repo.mkdir()

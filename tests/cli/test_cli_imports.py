@@ -1,0 +1,74 @@
+"""Import hygiene, checked in fresh interpreters: the engine never pulls in the UI or torch,
+and `gpuopt --help` starts without torch, textual or pydantic."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+HEAVY = ("torch", "textual", "pydantic")
+
+
+def _python(code: str) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=ENV, cwd=ROOT,
+        timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_engine_packages_import_neither_textual_nor_torch() -> None:
+    found = _python(
+        """
+import importlib, json, pkgutil, sys
+# Scripts run by path in a subprocess (never imported by the engine): torch is their job.
+RUN_BY_PATH = {"measure.torch_worker"}
+names, culprits = [], {}
+def heavy():
+    return sorted({m.split(".")[0] for m in sys.modules} & {"textual", "torch"})
+for top in ("session", "measure", "ledger"):
+    package = importlib.import_module(top)
+    names.append(top)
+    for info in pkgutil.walk_packages(package.__path__, top + "."):
+        if info.name in RUN_BY_PATH:
+            continue
+        before = heavy()
+        importlib.import_module(info.name)
+        names.append(info.name)
+        if heavy() != before:
+            culprits[info.name] = heavy()
+print(json.dumps({"names": names, "loaded": heavy(), "culprits": culprits}))
+"""
+    )
+    assert found["loaded"] == [], f"imported at module level by {found['culprits']}"
+    # the walk really covered the packages (this issue's modules at least)
+    for name in ("session.models", "ledger.db", "ledger.schema", "ledger.store", "measure"):
+        assert name in found["names"]
+
+
+def test_help_imports_no_heavy_module() -> None:
+    found = _python(
+        f"""
+import contextlib, io, json, sys
+from tui.cli import build_parser, main
+commands = []
+for action in build_parser()._subparsers._group_actions:
+    commands += list(action.choices)
+for argv in [["--help"]] + [[c, "--help"] for c in commands]:
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            main(argv)
+        except SystemExit as exc:
+            assert exc.code == 0, (argv, exc.code)
+loaded = sorted({{m.split(".")[0] for m in sys.modules}} & set({list(HEAVY)!r}))
+print(json.dumps({{"commands": commands, "loaded": loaded}}))
+"""
+    )
+    assert found["loaded"] == []
+    assert {"sessions", "new", "export", "ledger"} <= set(found["commands"])
