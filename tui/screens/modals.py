@@ -99,6 +99,10 @@ class FormModal(ModalScreen[Any]):
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.height < 30, "-narrow-dialog")
+        self.query_one("#dialog-body").can_focus = False
+        if self.fields:
+            first = self.fields[0].query(".-textual-compact").first()
+            first.focus()
 
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {f.field_name: f.value for f in self.fields}

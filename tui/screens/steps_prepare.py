@@ -278,6 +278,8 @@ class BaselinePane(StepPane):
         b = view.baseline
         if b is None:
             return "press r to record the baseline."
+        if b.reproducibility is m.Reproducibility.UNJUDGED:
+            return "this baseline was not judged (stopped early?): press r to record it again."
         if b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
             return "the baseline does not agree with itself: quiet the machine or fix the reset, then r to record again."
         return "answer the preflight (n)."
