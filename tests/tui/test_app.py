@@ -240,7 +240,7 @@ async def test_narrow_terminal_keeps_every_part(tmp_path: Path) -> None:
         await settle(pilot)
         screen = app.screen
         assert screen.has_class("-narrow")
-        for sel in ("#rail-box", "#content", "#telemetry"):
+        for sel in ("#rail-box", "#content", "#telemetry-box"):
             region = screen.query_one(sel).region
             assert region.width > 0 and region.height > 0 and region.right <= 80, sel
 

@@ -102,7 +102,8 @@ class SessionScreen(Screen[None]):
                 yield ResultsPane()
                 yield DispositionPane()
                 yield RecordPane()
-            yield TelemetryPanel(id="telemetry")
+            with Vertical(id="telemetry-box"):
+                yield TelemetryPanel(id="telemetry")
         yield Footer()
 
     @property
@@ -114,7 +115,7 @@ class SessionScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#rail-box").border_title = "Steps"
-        self.query_one(TelemetryPanel).border_title = "Telemetry"
+        self.query_one("#telemetry-box").border_title = "Telemetry"
         self._apply_width(self.app.size.width)
         panel = self.query_one(TelemetryPanel)
         app: Any = self.app
@@ -216,9 +217,15 @@ class SessionScreen(Screen[None]):
         pane = self.pane()
         pane.show(self.view)
         if focus:
-            pane.focus_first()
+            pane.request_focus()
 
     # ------------------------------------------------------------------ navigation
+
+    def step_action(self, step: m.StepName, action: str) -> None:
+        """Go to a step and run one of its actions once its body is there."""
+        self.goto(step, focus=True)
+        pane = self.pane(step)
+        pane.call_later(pane.run_action, action)
 
     def action_next_step(self) -> None:
         i = STEP_ORDER.index(self.current)

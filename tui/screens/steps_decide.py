@@ -43,7 +43,7 @@ class RoundPane(StepPane):
             yield ProgressBar(total=30, show_eta=False, id="round-bar")
         yield Static("", id="round-live")
 
-    def on_mount(self) -> None:
+    def built(self) -> None:
         self.query_one("#variant-table", DataTable).add_columns(
             "variant", "kind", "hypothesis", "from", "files"
         )
@@ -430,7 +430,7 @@ class DispositionPane(StepPane):
         yield DataTable(id="disp-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="disp-gates")
 
-    def on_mount(self) -> None:
+    def built(self) -> None:
         self.query_one("#disp-table", DataTable).add_columns(
             "variant", "decision", "class", "why / reopen when"
         )

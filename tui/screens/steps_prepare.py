@@ -55,7 +55,7 @@ class ContractPane(StepPane):
     def fields(self) -> list[Field]:
         return list(self.query(Field))
 
-    def on_mount(self) -> None:
+    def built(self) -> None:
         if getattr(self.app, "steady", False):
             self.query_one("#workloads-text", TextArea).cursor_blink = False
 
@@ -515,7 +515,7 @@ class HypothesesPane(StepPane):
             )
             yield Field("falsifier", "Cheapest falsifier")
 
-    def on_mount(self) -> None:
+    def built(self) -> None:
         t = self.query_one("#hyp-table", DataTable)
         t.add_columns("id", "title", "status", "conf", "variants")
 

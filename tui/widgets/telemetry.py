@@ -91,6 +91,12 @@ class TelemetryPanel(Widget):
         self.gpu_name = ""
         self.count = 0
 
+    def on_mount(self) -> None:
+        getattr(self.app, "telemetry_panels", set()).add(self)
+
+    def on_unmount(self) -> None:
+        getattr(self.app, "telemetry_panels", set()).discard(self)
+
     def push(self, sample: m.TelemetrySample) -> None:
         self.samples.append(sample)
         self.count += 1
