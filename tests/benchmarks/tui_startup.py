@@ -25,7 +25,8 @@ sys.path.insert(0, str(ROOT))
 CHILD = """
 import sys
 from tui.app import GpuoptApp
-app = GpuoptApp(sys.argv[1], session_id=sys.argv[2], telemetry="live", telemetry_hz=float(sys.argv[3]))
+hz = float(sys.argv[3])
+app = GpuoptApp(sys.argv[1], session_id=sys.argv[2], telemetry="live", telemetry_hz=hz)
 app.run()
 with open(sys.argv[4], "w") as f:
     f.write("torch imported" if "torch" in sys.modules else "no torch")
@@ -76,7 +77,13 @@ def main() -> int:
     marker = tmp / "modules.txt"
     master, slave = pty.openpty()
     os.set_blocking(master, True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TERM": "xterm-256color",
+        "COLUMNS": "120",
+        "LINES": "40",
+    }
     import fcntl
     import struct
     import termios
@@ -85,8 +92,13 @@ def main() -> int:
     t0 = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(db), SID, str(args.hz), str(marker)],
-        stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT, start_new_session=True,
-    )  # fmt: skip
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     os.close(slave)
     ok, _ = read_until(master, b"Hypotheses", 30)
     first_frame = time.monotonic() - t0
@@ -104,8 +116,13 @@ def main() -> int:
     drain(master, 0.2)
     os.close(master)
     torch = marker.read_text() if marker.exists() else "unknown (the app did not exit cleanly)"
-    print(f"time to first frame: {first_frame:.2f} s {'(target <= 1 s)' if ok else '(NO FRAME SEEN)'}")
-    print(f"idle CPU with telemetry at {args.hz:g} Hz: {cpu:.1f}% of one core over {args.seconds:g} s (target <= 3%)")
+    print(
+        f"time to first frame: {first_frame:.2f} s {'(target <= 1 s)' if ok else '(NO FRAME SEEN)'}"
+    )
+    print(
+        f"idle CPU with telemetry at {args.hz:g} Hz: {cpu:.1f}% of one core "
+        f"over {args.seconds:g} s (target <= 3%)"
+    )
     print(f"torch in the UI process: {torch}")
     print(f"load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     return 0 if ok and torch == "no torch" else 1

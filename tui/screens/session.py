@@ -472,7 +472,8 @@ class SessionScreen(Screen[None]):
 
         gates = self.gates_for(v)
         note = "\n".join(
-            f"{'✓' if not p else '✗'} {c.value}: {'open' if not p else '; '.join(p)}" for c, p in gates.items()
+            f"{'✓' if not p else '✗'} {c.value}: {'open' if not p else '; '.join(p)}"
+            for c, p in gates.items()
         )
         self.app.push_screen(
             FormModal(
@@ -650,7 +651,8 @@ class SessionScreen(Screen[None]):
 
 
 HELP_TEXT = """\
-[b]1-8[/] jump to a step   [b]n[/] / [b]p[/] next / previous   [b]esc[/] leave a field   [b]F6[/] the step rail
+[b]1-8[/] jump to a step   [b]n[/] / [b]p[/] next / previous
+[b]esc[/] leave a field   [b]F6[/] the step rail
 [b]ctrl+s[/] or [b]F2[/] save a form   [b]tab[/] move between fields
 [b]r[/] record the baseline (Baseline) or run the round (Round)   [b]s[/] stop cleanly
 [b]a[/] add a variant   [b]c[/] confirm a residual   [b]d[/] decide a variant   [b]x[/] export

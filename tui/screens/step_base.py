@@ -38,7 +38,18 @@ class StepPane(VerticalScroll):
 
     can_focus = True
     WRITES: ClassVar[frozenset[str]] = frozenset(
-        {"save", "record", "run", "add_variant", "confirm", "decide", "edit", "status", "write", "stop"}
+        {
+            "save",
+            "record",
+            "run",
+            "add_variant",
+            "confirm",
+            "decide",
+            "edit",
+            "status",
+            "write",
+            "stop",
+        }
     )
 
     def __init__(self) -> None:
