@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ledger.db import LedgerConnection, LedgerError, default_ledger_path, open_connection
+from ledger.schema import PACKED_SAMPLE_COLUMNS
 from session import models as m
 
 T = TypeVar("T", bound=BaseModel)
@@ -229,10 +230,25 @@ TABLES: dict[type[BaseModel], _Table] = {
 TELEMETRY_COLUMNS: tuple[str, ...] = tuple(
     name for name in m.TelemetrySample.model_fields if name != "session_id"
 )
+assert ("run_id", *PACKED_SAMPLE_COLUMNS) == TELEMETRY_COLUMNS, "packing order drifted"
 _TELEMETRY_INSERT = (
-    f"INSERT INTO telemetry (session_id, {', '.join(TELEMETRY_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * (len(TELEMETRY_COLUMNS) + 1))})"
+    "INSERT INTO telemetry_batches (session_id, run_id, t_first, t_last, n, samples) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
 )
+
+
+def _pack(samples: builtins.list[tuple[Any, ...]]) -> str:
+    text = json.dumps(samples, separators=(",", ":"))
+    if "NaN" in text or "Infinity" in text:  # not JSON: SQLite's json_each would reject it
+        text = json.dumps(
+            [[None if (isinstance(v, float) and v != v) or v in (_INF, -_INF) else v for v in row]
+             for row in samples],
+            separators=(",", ":"),
+        )  # fmt: skip
+    return text
+
+
+_INF = float("inf")
 
 
 class AmbiguousSessionError(LedgerError):
@@ -402,23 +418,32 @@ class Ledger:
         """Write a batch of telemetry samples in one transaction; returns the count.
 
         Tuples are taken as (session_id, *TELEMETRY_COLUMNS), the fast path for samplers.
+        Samples are packed per (session, run): one row per group, in arrival order.
         """
-        rows = [
-            s
-            if isinstance(s, tuple)
-            else (s.session_id, *(getattr(s, c) for c in TELEMETRY_COLUMNS))
-            for s in samples
-        ]
-        if not rows:
+        groups: dict[tuple[Any, Any], builtins.list[tuple[Any, ...]]] = {}
+        count = 0
+        for s in samples:
+            row = (
+                s
+                if isinstance(s, tuple)
+                else (s.session_id, *(getattr(s, c) for c in TELEMETRY_COLUMNS))
+            )
+            groups.setdefault((row[0], row[1]), []).append(row[2:])
+            count += 1
+        if not count:
             return 0
+        params = [
+            (sid, run, min(r[0] for r in rows), max(r[0] for r in rows), len(rows), _pack(rows))
+            for (sid, run), rows in groups.items()
+        ]
         with self.write():
-            self._c.conn.executemany(_TELEMETRY_INSERT, rows)
-        return len(rows)
+            self._c.conn.executemany(_TELEMETRY_INSERT, params)
+        return count
 
     def samples(
         self, run_id: str | None = None, session_id: str | None = None
     ) -> builtins.list[m.TelemetrySample]:
-        sql = f"SELECT session_id, {', '.join(TELEMETRY_COLUMNS)} FROM telemetry"
+        sql = "SELECT session_id, run_id, samples FROM telemetry_batches"
         params: list[Any] = []
         if run_id is not None:
             sql += " WHERE run_id = ?"
@@ -426,11 +451,14 @@ class Ledger:
         elif session_id is not None:
             sql += " WHERE session_id = ?"
             params.append(session_id)
-        sql += " ORDER BY t_us, id"
+        rows: builtins.list[tuple[Any, ...]] = []
+        for sid, rid, packed in self._c.conn.execute(sql + " ORDER BY t_first, id", params):
+            rows.extend((sid, rid, *values) for values in json.loads(packed))
+        rows.sort(key=lambda r: r[2])  # stable: arrival order within one timestamp
         names = ("session_id", *TELEMETRY_COLUMNS)
         return [
             m.TelemetrySample(**{k: v for k, v in zip(names, r, strict=True) if v is not None})
-            for r in self._c.conn.execute(sql, params)
+            for r in rows
         ]
 
     # ------------------------------------------------------------------ hypotheses
@@ -479,13 +507,14 @@ class Ledger:
 
     def counts(self) -> dict[str, int | None]:
         """Rows per table (None where the table cannot be read)."""
-        names = [t.name for t in TABLES.values()] + ["telemetry"]
+        queries = {t.name: f"SELECT COUNT(*) FROM {t.name}" for t in TABLES.values()}
+        queries["telemetry"] = "SELECT COALESCE(SUM(n), 0) FROM telemetry_batches"
         counts: dict[str, int | None] = {}
-        for n in sorted(set(names)):
+        for name in sorted(queries):
             try:
-                counts[n] = self._c.conn.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0]
+                counts[name] = self._c.conn.execute(queries[name]).fetchone()[0]
             except sqlite3.DatabaseError:
-                counts[n] = None
+                counts[name] = None
         return counts
 
     def backup(self, target: Path | str) -> None:

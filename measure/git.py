@@ -304,7 +304,9 @@ def take_snapshot(
     with tempfile.TemporaryDirectory(prefix="gpuopt-index-") as tmp:
         tmp_index = Path(tmp) / "index"
         if index.exists():
-            shutil.copyfile(index, tmp_index)
+            # copy2 keeps the mtime, so git still re-reads files changed in the second of
+            # the last index write (racy entries) instead of trusting their stat data.
+            shutil.copy2(index, tmp_index)
         env = {"GIT_INDEX_FILE": str(tmp_index)}
         git([*_QUIET_INDEX, "add", "-A", "--", "."], repo, env=env)
         tree = _out(git([*_QUIET_INDEX, "write-tree"], repo, env=env))

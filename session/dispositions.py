@@ -33,7 +33,8 @@ def preflight_warnings(ledger: Any, session: m.Session) -> list[str]:
     unknown = open_preflight_questions(ledger, session)
     if not unknown:
         return []
-    return [f"preflight question still unknown: {q}" for q in unknown]
+    label = "question" if len(unknown) == 1 else "questions"
+    return [f"preflight {label} still unknown: {', '.join(unknown)}"]
 
 
 def dispose(

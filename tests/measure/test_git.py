@@ -179,3 +179,22 @@ def test_split_index_repositories_keep_their_index_files(make_repo):
     }
     assert after == before and any(n.startswith("sharedindex") for n in before)
     assert run_git(repo, "show", f"{snap.commit}:u.txt") == "u\n"
+
+
+def test_a_same_size_edit_in_the_second_of_the_last_commit_is_captured(make_repo):
+    """Git compares stat data at one-second resolution; an edit made in the same second as
+    the index write is 'racy' and must be re-read, also through our copy of the index."""
+    import time
+
+    for attempt in range(10):
+        repo = make_repo(f"racy{attempt}", files={"value.txt": "1.00\n"})
+        (repo / "value.txt").write_text("2.50\n")  # same size, same second as the commit
+        index_s = int(os.stat(repo / ".git" / "index").st_mtime)
+        if int(os.stat(repo / "value.txt").st_mtime) == index_s:
+            break
+    else:
+        pytest.skip("could not edit within the second of the commit")
+    while int(time.time()) == index_s:  # the snapshot comes a second later
+        time.sleep(0.05)
+    snap = g.take_snapshot(repo)
+    assert run_git(repo, "show", f"{snap.commit}:value.txt") == "2.50\n"

@@ -232,7 +232,7 @@ def test_dispose_gates_through_the_command_line(db, capsys):
     code, _, err = gpuopt(db, "dispose", "5e55", "fused", "--choice", "keep-default", capsys=capsys)
     assert code == 2
     assert "refused:" in err and "guard" in err and "fallback" in err and "class" in err
-    assert "preflight question still unknown" in err  # flagged again
+    assert "preflight questions still unknown: lifetime, backing" in err  # flagged again, one line
     code, out, err = gpuopt(
         db,
         "dispose",
