@@ -188,6 +188,7 @@ def decide(ledger: Any, view: Any, v: m.Variant, say: Say) -> str:
                 m.DispositionChoice.KEEP_DEFAULT,
                 {
                     "optimization_class": cls,
+                    "guards": ["float32 inputs; the last dimension is the one reduced"],
                     "fallback": "revert to the four-pass softmax",
                     "reason": "faster, and within the tolerance of a float32 softmax",
                     "remaining_bottlenecks": ["process start-up dominates the end-to-end time"],
