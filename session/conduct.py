@@ -783,7 +783,7 @@ def run_round(
                     with ledger.write():
                         ledger.put(rnd, *comparisons.values())
                     elapsed = time.monotonic() - t0
-                    eta = schedule.eta_s(completed, max_blocks, elapsed, estimates)
+                    eta = schedule.eta_s(completed, max_blocks, elapsed, estimates, min_blocks)
                     _say(
                         progress,
                         Progress(

@@ -1,0 +1,51 @@
+"""Round loop details found in review: progress forecasts and variants that never run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_git
+
+from ledger import Ledger
+from session import conduct as c
+from session import models as m
+
+VALUE = m.Metric(name="value", source=m.MetricSource.REGEX, pattern=r"(?P<value>[0-9.]+)", unit="")
+
+
+@pytest.fixture
+def ledger(tmp_path: Path):
+    with Ledger.open(tmp_path / "ledger.db") as led:
+        yield led
+
+
+def _session(ledger: Ledger, repo: Path) -> m.Session:
+    contract = m.Contract(metric=VALUE, workloads=[m.Workload(name="read", command="cat v.txt")])
+    session = m.Session(title="t", repo=str(repo), contract=contract)
+    ledger.put(session)
+    return session
+
+
+def _patch(repo: Path, tmp_path: Path, text: str, name: str) -> Path:
+    (repo / "v.txt").write_text(text)
+    patch = tmp_path / f"{name}.diff"
+    patch.write_text(run_git(repo, "diff", "--", "v.txt"))
+    run_git(repo, "checkout", "--", "v.txt")
+    return patch
+
+
+def test_eta_counts_the_blocks_the_minimum_still_asks_for(ledger, make_repo, tmp_path):
+    repo = make_repo(files={"v.txt": "1.00\n"})
+    session = _session(ledger, repo)
+    c.record_baseline(ledger, session, runs=8, warmup=0)
+    c.add_variant(ledger, session, "slow", patch=_patch(repo, tmp_path, "1.10\n", "slow"))
+    seen: list[c.Progress] = []
+    rnd = c.run_round(ledger, session, min_blocks=9, max_blocks=12, seed=1, progress=seen.append)
+    assert rnd.blocks == 9
+    rounds = [p for p in seen if p.phase == "round"]
+    # decided from block 6 on (identical values), but the round goes on to block 9
+    assert rounds[6].comparisons[0].verdict is m.Verdict.SLOWER
+    for p in rounds[:-1]:
+        assert p.eta_s is not None and p.eta_s > 0, (p.block, p.eta_s)
+    assert rounds[-1].eta_s == 0
