@@ -49,3 +49,23 @@ def test_eta_counts_the_blocks_the_minimum_still_asks_for(ledger, make_repo, tmp
     for p in rounds[:-1]:
         assert p.eta_s is not None and p.eta_s > 0, (p.block, p.eta_s)
     assert rounds[-1].eta_s == 0
+
+
+def test_a_variant_whose_runs_all_fail_stops_at_the_minimum_and_says_why(
+    ledger, make_repo, tmp_path
+):
+    repo = make_repo(files={"v.txt": "1.00\n"})
+    session = _session(ledger, repo)
+    c.record_baseline(ledger, session, runs=8, warmup=0)
+    broken = c.add_variant(ledger, session, "broken", patch=_patch(repo, tmp_path, "oops\n", "b"))
+    c.add_variant(ledger, session, "same", ref="HEAD")
+    rnd = c.run_round(ledger, session, min_blocks=6, max_blocks=15, seed=2)
+    assert rnd.status is m.RoundStatus.COMPLETED
+    assert rnd.blocks == 6  # nothing to wait for: the other comparison is decided
+    comps = {x.variant_id: x for x in ledger.list(m.Comparison, round_id=rnd.id)}
+    assert comps[broken.id].verdict is m.Verdict.INCONCLUSIVE and comps[broken.id].n == 0
+    assert comps[broken.id].failed_runs == 6
+    assert comps[broken.id].blocks_needed is None
+    note = next(n for n in rnd.summary["notes"] if "broken" in n)
+    assert "6 of 6" in note and "no value" in note.lower(), note
+    assert "(last: " in note
