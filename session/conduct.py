@@ -754,6 +754,7 @@ def run_round(
                         executor.run(
                             _new_run(session, rnd, baseline, arm, name, 0, 0, True), trees[arm]
                         )
+                overhead = time.monotonic() - t0  # once per round: not a block's cost
                 block = 0
                 while block < max_blocks and not stopped():
                     block += 1
@@ -821,7 +822,9 @@ def run_round(
                         )
                     ]
                     elapsed = time.monotonic() - t0
-                    eta = schedule.eta_s(completed, max_blocks, elapsed, live, min_blocks)
+                    eta = schedule.eta_s(
+                        completed, max_blocks, elapsed - overhead, live, min_blocks
+                    )
                     _say(
                         progress,
                         Progress(
@@ -836,7 +839,7 @@ def run_round(
                         ),
                     )
                     stop_why = schedule.stop_reason(
-                        live, completed, min_blocks, max_blocks, elapsed, budget_s
+                        live, completed, min_blocks, max_blocks, elapsed, budget_s, overhead
                     )
                     if stop_why is None and block >= max_blocks:
                         stop_why = "block limit reached"

@@ -69,3 +69,19 @@ def test_a_variant_whose_runs_all_fail_stops_at_the_minimum_and_says_why(
     note = next(n for n in rnd.summary["notes"] if "broken" in n)
     assert "6 of 6" in note and "no value" in note.lower(), note
     assert "(last: " in note
+
+
+def test_budget_forecast_leaves_out_the_one_time_setup(ledger, make_repo):
+    # The check takes ~1.5 s once; a block takes a few ms. A 3 s budget leaves room for
+    # many blocks, so the round must not stop after block 1 as if each block cost 1.5 s.
+    repo = make_repo(files={"v.txt": "1.00\n"})
+    contract = m.Contract(
+        metric=VALUE, workloads=[m.Workload(name="read", command="cat v.txt")], check="sleep 1.5"
+    )
+    session = m.Session(title="t", repo=str(repo), contract=contract)
+    ledger.put(session)
+    c.record_baseline(ledger, session, runs=8, warmup=0)
+    c.add_variant(ledger, session, "same", ref="HEAD")
+    rnd = c.run_round(ledger, session, min_blocks=2, max_blocks=30, budget_s=3.0, seed=1)
+    assert rnd.summary["stop_reason"] == "decided", rnd.summary
+    assert rnd.blocks == 6
