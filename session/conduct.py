@@ -441,7 +441,7 @@ def record_baseline(
         progress,
         Progress(
             "done",
-            f"baseline {bid}: {baseline.reproducibility.value}",
+            f"baseline {bid}: {baseline.reproducibility.value.replace('_', ' ')}",
             runs_done=done,
             runs_total=total,
         ),

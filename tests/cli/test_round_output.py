@@ -55,3 +55,21 @@ def test_round_table_for_a_higher_is_better_metric(make_repo, tmp_path, capsys, 
     assert "…" not in out
     bad = next(line for line in lines if "wrong-answers" in line)
     assert "check FAILED" in bad, out
+
+
+def test_baseline_progress_reaches_a_log(make_repo, tmp_path, capsys):
+    # stderr is not a terminal here (as under nohup, tmux logging or a batch scheduler):
+    # a long baseline still says how far it got, in a few lines rather than one per run.
+    repo = make_repo(files={"value.txt": "1.00\n"})
+    ledger = tmp_path / "l.db"
+    code, out, err = gpuopt(
+        capsys, ledger, "new", "--repo", str(repo), "--title", "t",
+        "--workload", "read=cat value.txt", "--metric", "regex:(?P<value>[0-9.]+)",
+    )  # fmt: skip
+    sid = out.strip()
+    code, out, err = gpuopt(capsys, ledger, "baseline", sid, "--runs", "40", "--no-telemetry")
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "run " in line and " of 40" in line]
+    assert 3 <= len(lines) <= 12, err
+    assert "run 40 of 40" in lines[-1]
+    assert "not_reproducible" not in err and ": reproducible" in err

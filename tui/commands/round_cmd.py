@@ -177,7 +177,12 @@ def progress_display(
             )
             line = f"block {p.block}/{p.max_blocks} {_fmt_eta(p.eta_s)}: {est}"
         elif p.phase == "baseline":
-            return  # one line per run would drown the log
+            # one line per run would drown the log: about one per tenth of the runs
+            if not p.runs_total or (p.runs_done * 10 // p.runs_total) == (
+                (p.runs_done - 1) * 10 // p.runs_total
+            ):
+                return
+            line = f"{p.message} ({p.runs_done}/{p.runs_total} runs)"
         else:
             line = p.message
         if line != last_line[0]:
