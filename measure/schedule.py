@@ -28,6 +28,7 @@ def stop_reason(
     max_blocks: int,
     elapsed_s: float,
     budget_s: float | None,
+    overhead_s: float = 0.0,
 ) -> str | None:
     """Why the round stops after `blocks` completed blocks, or None to run another one.
 
@@ -35,7 +36,9 @@ def stop_reason(
       without any comparison stops there too);
     - "max_blocks": max_blocks blocks are done;
     - "budget": the time is spent, or one more block, at the mean block time so far,
-      would run past budget_s.
+      would run past budget_s. `overhead_s` is the part of elapsed_s spent once before the
+      first block (worktrees, setup, checks, warm-ups): it counts against the budget but is
+      not a block's cost, so it stays out of the mean block time.
     """
     if blocks >= min_blocks and not _undecided(estimates):
         return STOP_DECIDED
@@ -44,7 +47,8 @@ def stop_reason(
     if budget_s is not None:
         if elapsed_s >= budget_s:
             return STOP_BUDGET
-        if blocks > 0 and elapsed_s + elapsed_s / blocks > budget_s:
+        per_block = max(0.0, elapsed_s - overhead_s) / blocks if blocks > 0 else 0.0
+        if blocks > 0 and elapsed_s + per_block > budget_s:
             return STOP_BUDGET
     return None
 

@@ -441,7 +441,7 @@ def record_baseline(
         progress,
         Progress(
             "done",
-            f"baseline {bid}: {baseline.reproducibility.value}",
+            f"baseline {bid}: {baseline.reproducibility.value.replace('_', ' ')}",
             runs_done=done,
             runs_total=total,
         ),
@@ -614,15 +614,41 @@ class _RoundState:
     values: dict[tuple[str, str], dict[int, float]] = field(default_factory=dict)
     failed: dict[tuple[str, str], int] = field(default_factory=dict)
     untrusted: dict[tuple[str, str], int] = field(default_factory=dict)
+    counted: dict[tuple[str, str], int] = field(default_factory=dict)  # runs of counted blocks
+    last_error: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def add(self, run: m.Run, block: int) -> None:
         key = (run.arm, run.workload)
+        self.counted[key] = self.counted.get(key, 0) + 1
         if run.status is m.RunStatus.OK and run.value is not None:
             self.values.setdefault(key, {})[block] = run.value
         elif run.status is m.RunStatus.QUARANTINED:
             self.untrusted[key] = self.untrusted.get(key, 0) + 1
         else:
             self.failed[key] = self.failed.get(key, 0) + 1
+            why = run.error or f"{run.status.value}, exit {run.exit_code}"
+            self.last_error[key] = why.strip().splitlines()[0] if why.strip() else why
+
+    def never_ran(self, arm: str, workload: str) -> bool:
+        """Every counted run of this arm and workload failed: no value will come."""
+        key = (arm, workload)
+        return self.counted.get(key, 0) > 0 and self.failed.get(key, 0) == self.counted[key]
+
+    def failure_notes(self, label: dict[str, str]) -> list[str]:
+        notes = []
+        for (arm, workload), failed in self.failed.items():
+            total = self.counted.get((arm, workload), 0)
+            last = self.last_error.get((arm, workload), "")
+            notes.append(
+                f"{label.get(arm, arm)}/{workload}: {failed} of {total} runs gave no value"
+                + (f" (last: {last})" if last else "")
+                + (
+                    "; every run failed: try its command by hand on that snapshot"
+                    if failed == total
+                    else ""
+                )
+            )
+        return notes
 
 
 def run_round(
@@ -728,6 +754,7 @@ def run_round(
                         executor.run(
                             _new_run(session, rnd, baseline, arm, name, 0, 0, True), trees[arm]
                         )
+                overhead = time.monotonic() - t0  # once per round: not a block's cost
                 block = 0
                 while block < max_blocks and not stopped():
                     block += 1
@@ -782,8 +809,22 @@ def run_round(
                     rnd.blocks = completed
                     with ledger.write():
                         ledger.put(rnd, *comparisons.values())
+                    # A comparison whose arm failed every run waits for nothing: leave it
+                    # out of the stop rule and the forecast (it stays INCONCLUSIVE).
+                    live = [
+                        e
+                        for e, (vid, name) in zip(
+                            estimates, [(v.id, n) for v in chosen for n in names], strict=True
+                        )
+                        if not (
+                            e.n == 0
+                            and (state.never_ran(vid, name) or state.never_ran(BASELINE_ARM, name))
+                        )
+                    ]
                     elapsed = time.monotonic() - t0
-                    eta = schedule.eta_s(completed, max_blocks, elapsed, estimates)
+                    eta = schedule.eta_s(
+                        completed, max_blocks, elapsed - overhead, live, min_blocks
+                    )
                     _say(
                         progress,
                         Progress(
@@ -798,7 +839,7 @@ def run_round(
                         ),
                     )
                     stop_why = schedule.stop_reason(
-                        estimates, completed, min_blocks, max_blocks, elapsed, budget_s
+                        live, completed, min_blocks, max_blocks, elapsed, budget_s, overhead
                     )
                     if stop_why is None and block >= max_blocks:
                         stop_why = "block limit reached"
@@ -821,6 +862,7 @@ def run_round(
         rnd.ended_at = m.utcnow()
         if interrupted:
             _baseline_check(rnd, baseline, state, names, delta, notes)
+        notes.extend(state.failure_notes(label))
         rnd.summary = _summary(
             rnd,
             seed,
@@ -837,6 +879,7 @@ def run_round(
             raise ConductError(str(exc)) from None
         raise
     _baseline_check(rnd, baseline, state, names, delta, notes)
+    notes.extend(state.failure_notes(label))
     rnd.status = (
         m.RoundStatus.INTERRUPTED if stopped() and stop_why is None else m.RoundStatus.COMPLETED
     )

@@ -220,6 +220,26 @@ def _trusted(facts: VariantFacts) -> list[str]:
     return []
 
 
+def _full_round(facts: VariantFacts) -> list[str]:
+    """Verdicts looked at before the round's minimum of blocks are early: not enough to keep.
+
+    The minimum guards against deciding on the first lucky blocks (each block re-tests);
+    a round cut short by Ctrl+C or the time budget, or one still running, has not met it.
+    """
+    rnd = facts.round
+    if rnd is None:
+        return []
+    if rnd.status is m.RoundStatus.RUNNING:
+        return [f"round {rnd.number} is still running: wait for its verdicts"]
+    if rnd.blocks < rnd.min_blocks:
+        why = rnd.summary.get("stop_reason") or rnd.status.value
+        return [
+            f"round {rnd.number} stopped ({why}) after {rnd.blocks} of at least "
+            f"{rnd.min_blocks} blocks: its verdicts are early; run a full round"
+        ]
+    return []
+
+
 def _class_checks(facts: VariantFacts, d: m.Disposition) -> list[str]:
     out = []
     cls = d.optimization_class
@@ -291,6 +311,7 @@ def check_disposition(ledger: Any, session: m.Session, d: m.Disposition) -> list
             "make a change variant for production"
         )
     out += _correct(facts)
+    out += _full_round(facts)
     out += _class_checks(facts, d)
     if choice is m.DispositionChoice.KEEP_DEFAULT:
         out += _faster(facts, session)

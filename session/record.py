@@ -713,6 +713,18 @@ def to_markdown(data: dict[str, Any]) -> str:
         lines.append("No variants recorded.")
 
     _section(lines, "Rounds")
+    if data["rounds"]:
+        metric = md_cell(s["metric"])
+        if s["direction"] == "higher":
+            legend = (
+                f"ratio = baseline / variant of {metric} (higher is better, so the ratio is "
+                "inverted): below 1 means better, as for every metric."
+            )
+        else:
+            legend = (
+                f"ratio = variant / baseline of {metric} (lower is better): below 1 means better."
+            )
+        lines += [legend, ""]
     for r in data["rounds"]:
         lines.append(
             f"### Round {r['number']} ({md_cell(r['status'])}, {r['blocks']} blocks, "

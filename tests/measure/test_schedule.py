@@ -134,3 +134,12 @@ def test_adaptive_power_for_a_five_percent_effect() -> None:
     hits = [n for v, n in runs if v == "SLOWER"]
     assert len(hits) >= 90
     assert sorted(hits)[len(hits) // 2] <= 15
+
+
+def test_budget_forecast_leaves_out_the_time_before_the_first_block() -> None:
+    # 10 s of setup and checks, then one 1 s block: another block fits a 20 s budget.
+    assert stop_reason([], 1, 10, 30, 11.0, 20.0, overhead_s=10.0) is None
+    # counted as if each block cost 11 s, it would have stopped
+    assert stop_reason([], 1, 10, 30, 11.0, 20.0) == "budget"
+    # the overhead still counts against the budget itself
+    assert stop_reason([], 1, 10, 30, 20.5, 20.0, overhead_s=19.0) == "budget"

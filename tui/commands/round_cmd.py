@@ -177,7 +177,12 @@ def progress_display(
             )
             line = f"block {p.block}/{p.max_blocks} {_fmt_eta(p.eta_s)}: {est}"
         elif p.phase == "baseline":
-            return  # one line per run would drown the log
+            # one line per run would drown the log: about one per tenth of the runs
+            if not p.runs_total or (p.runs_done * 10 // p.runs_total) == (
+                (p.runs_done - 1) * 10 // p.runs_total
+            ):
+                return
+            line = f"{p.message} ({p.runs_done}/{p.runs_total} runs)"
         else:
             line = p.message
         if line != last_line[0]:
@@ -252,7 +257,10 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
     from rich.table import Table
 
     console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:  # piped or logged: no 80-column guess cutting numbers to "…"
+        console.width = max(console.width, 160)
     s = rnd.summary
+    checks = s.get("checks") or {}
     console.print(
         f"Round {rnd.number} ({rnd.id}): {rnd.status.value}, {rnd.blocks} blocks, "
         f"seed {rnd.seed}, threshold {rnd.threshold:.1%}, baseline {rnd.baseline_id}"
@@ -272,6 +280,8 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
             extra.append(f"{c.untrusted_runs} quarantined")
         if c.failed_runs:
             extra.append(f"{c.failed_runs} failed")
+        if checks.get(names.get(c.variant_id, c.variant_id)) is False:
+            extra.append("[red]check FAILED[/]")
         verdict = f"[{_VERDICT_STYLE.get(v, 'white')}]{v}[/]"
         if extra:
             verdict += f" ({', '.join(extra)})"
@@ -279,13 +289,17 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
         table.add_row(names.get(c.variant_id, c.variant_id), c.workload, str(c.n), ratio, ci,
                       verdict, more)  # fmt: skip
     console.print(table)
-    direction = session.contract.metric.direction.value
-    console.print(f"[dim]ratio = variant / baseline of {session.contract.metric.name} "
-                  f"({direction} is better; below 1 means better either way)[/]")  # fmt: skip
+    metric = session.contract.metric.name
+    if session.contract.metric.direction.value == "higher":
+        legend = (f"ratio = baseline / variant of {metric} (higher is better, so the ratio is "
+                  "inverted: below 1 means better either way)")  # fmt: skip
+    else:
+        legend = f"ratio = variant / baseline of {metric} (lower is better: below 1 means better)"
+    console.print(f"[dim]{legend}[/]")
     if rnd.baseline_check is not None:
         ok = "reproduced" if rnd.baseline_reproduced else "[red]NOT reproduced[/]"
         console.print(f"baseline check: {rnd.baseline_check:.4f}× its reference, {ok}")
-    for name, passed in (s.get("checks") or {}).items():
+    for name, passed in checks.items():
         console.print(f"check {name}: " + ("[green]passed[/]" if passed else "[red]FAILED[/]"))
     for note in s.get("notes") or []:
         console.print(f"[yellow]note[/]: {note}", soft_wrap=True)
