@@ -560,6 +560,33 @@ def _hypothesis(ledger: Any, session: m.Session, ref: str) -> m.Hypothesis:
     return found[0]
 
 
+def missing_uncommitted(ledger: Any, session: m.Session, variant: m.Variant) -> list[str]:
+    """Files the baseline had uncommitted (dirty or untracked) in which a --ref variant differs.
+
+    A branch or commit does not carry the edits that sat uncommitted in the working tree
+    when the baseline was snapshotted, so the comparison would measure their absence too:
+    a second factor. Empty for patch variants (they start from the baseline snapshot) and
+    when the baseline was clean.
+    """
+    from measure.git import GitError, git
+
+    baseline = ledger.latest_baseline(session.id)
+    if not variant.source.startswith("ref ") or baseline is None:
+        return []
+    snap = baseline.snapshot
+    if not snap.dirty or snap.head is None:
+        return []
+
+    def names(a: str, b: str) -> set[str]:
+        out = git(["diff", "--no-ext-diff", "--name-only", "-z", a, b, "--"], session.repo)
+        return {n for n in out.stdout.decode("utf-8", "replace").split("\0") if n}
+
+    try:
+        return sorted(names(snap.head, snap.commit) & names(snap.commit, variant.snapshot.commit))
+    except GitError:
+        return []
+
+
 def many_files(variant: m.Variant) -> bool:
     return variant.files_changed > MANY_FILES
 

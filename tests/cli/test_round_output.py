@@ -73,3 +73,33 @@ def test_baseline_progress_reaches_a_log(make_repo, tmp_path, capsys):
     assert 3 <= len(lines) <= 12, err
     assert "run 40 of 40" in lines[-1]
     assert "not_reproducible" not in err and ": reproducible" in err
+
+
+def test_a_ref_variant_without_the_baselines_uncommitted_changes_is_flagged(
+    make_repo, tmp_path, capsys
+):
+    repo = make_repo(files={"value.txt": "1.00\n", "bench.py": "print(1)\n"})
+    ledger = tmp_path / "l.db"
+    code, out, err = gpuopt(
+        capsys, ledger, "new", "--repo", str(repo), "--title", "t",
+        "--workload", "read=cat value.txt", "--metric", "regex:(?P<value>[0-9.]+)",
+    )  # fmt: skip
+    sid = out.strip()
+    (repo / "bench.py").write_text("print(2)  # an edit not committed yet\n")
+    assert gpuopt(capsys, ledger, "baseline", sid, "--runs", "8", "--no-telemetry")[0] == 0
+    run_git(repo, "checkout", "-q", "-b", "other")
+    run_git(repo, "stash", "-q")
+    (repo / "value.txt").write_text("0.90\n")
+    run_git(repo, "commit", "-qam", "faster")
+    run_git(repo, "checkout", "-q", "main")
+    run_git(repo, "stash", "pop", "-q")
+    code, out, err = gpuopt(capsys, ledger, "variant", "add", sid, "--name", "v", "--ref", "other")
+    assert code == 0, err
+    assert "bench.py" in err and "uncommitted" in err, err
+    # a patch starts from the baseline snapshot: nothing to flag
+    (repo / "value.txt").write_text("0.90\n")
+    p = tmp_path / "p.diff"
+    p.write_text(run_git(repo, "diff", "--", "value.txt"))
+    run_git(repo, "checkout", "-q", "--", "value.txt")
+    code, out, err = gpuopt(capsys, ledger, "variant", "add", sid, "--name", "p", "--patch", str(p))
+    assert code == 0 and "uncommitted" not in err, err
