@@ -103,3 +103,22 @@ def test_a_ref_variant_without_the_baselines_uncommitted_changes_is_flagged(
     run_git(repo, "checkout", "-q", "--", "value.txt")
     code, out, err = gpuopt(capsys, ledger, "variant", "add", sid, "--name", "p", "--patch", str(p))
     assert code == 0 and "uncommitted" not in err, err
+
+
+def test_baseline_table_counts_the_values_it_really_has(make_repo, tmp_path, capsys):
+    repo = make_repo(files={"value.txt": "1.00\n"})
+    ledger = tmp_path / "l.db"
+    cnt = tmp_path / "count"
+    flaky = (
+        f"c=$(cat {cnt} 2>/dev/null || echo 0); echo $((c+1)) > {cnt}; "
+        "[ $((c % 3)) -ne 1 ] && cat value.txt"
+    )
+    code, out, err = gpuopt(
+        capsys, ledger, "new", "--repo", str(repo), "--title", "t",
+        "--workload", f"read={flaky}", "--metric", "regex:(?P<value>[0-9.]+)",
+    )  # fmt: skip
+    sid = out.strip()
+    code, out, err = gpuopt(capsys, ledger, "baseline", sid, "--runs", "9", "--no-telemetry")
+    assert code == 1, err  # runs without a value: not reproducible
+    row = next(line for line in out.splitlines() if line.startswith("read "))
+    assert "6 of 9" in row, out
