@@ -122,3 +122,24 @@ def test_baseline_table_counts_the_values_it_really_has(make_repo, tmp_path, cap
     assert code == 1, err  # runs without a value: not reproducible
     row = next(line for line in out.splitlines() if line.startswith("read "))
     assert "6 of 9" in row, out
+
+
+def test_round_options_are_checked_before_anything_starts(make_repo, tmp_path, capsys):
+    ledger = tmp_path / "l.db"
+    repo = make_repo(files={"value.txt": "1.00\n"})
+    code, out, err = gpuopt(
+        capsys, ledger, "new", "--repo", str(repo), "--title", "t",
+        "--workload", "read=cat value.txt", "--metric", "regex:(?P<value>[0-9.]+)",
+    )  # fmt: skip
+    sid = out.strip()
+    assert gpuopt(capsys, ledger, "baseline", sid, "--runs", "8", "--no-telemetry")[0] == 0
+    assert gpuopt(capsys, ledger, "variant", "add", sid, "--name", "v", "--ref", "HEAD")[0] == 0
+    for args, words in (
+        (["--max-blocks", "5"], ["--max-blocks 5", "--min-blocks 10"]),
+        (["--min-blocks", "1"], ["--min-blocks"]),
+        (["--threshold", "2"], ["--threshold", "0.02"]),
+        (["--budget", "0"], ["--budget"]),
+    ):
+        code, out, err = gpuopt(capsys, ledger, "round", sid, *args)
+        assert code == 2, (args, err)
+        assert err.count("\n") == 1 and all(w in err for w in words), (args, err)
