@@ -868,6 +868,8 @@ def run_round(
                     stop_why = schedule.stop_reason(
                         live, completed, min_blocks, max_blocks, elapsed, budget_s, overhead
                     )
+                    if stop_why == schedule.STOP_DECIDED and estimates and not live:
+                        stop_why = "no values: every comparison's runs failed"
                     if stop_why is None and block >= max_blocks:
                         stop_why = "block limit reached"
                     if stop_why is not None:

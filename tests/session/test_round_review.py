@@ -85,3 +85,21 @@ def test_budget_forecast_leaves_out_the_one_time_setup(ledger, make_repo):
     rnd = c.run_round(ledger, session, min_blocks=2, max_blocks=30, budget_s=3.0, seed=1)
     assert rnd.summary["stop_reason"] == "decided", rnd.summary
     assert rnd.blocks == 6
+
+
+def test_a_round_where_nothing_gives_a_value_does_not_claim_it_decided(ledger, make_repo, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("1.0\n")
+    repo = make_repo(files={"v.txt": "1.00\n"})
+    contract = m.Contract(
+        metric=VALUE, workloads=[m.Workload(name="read", command=f"cat {outside}")]
+    )
+    session = m.Session(title="t", repo=str(repo), contract=contract)
+    ledger.put(session)
+    c.record_baseline(ledger, session, runs=8, warmup=0)
+    c.add_variant(ledger, session, "same", ref="HEAD")
+    outside.unlink()  # the workload broke after the baseline
+    rnd = c.run_round(ledger, session, min_blocks=3, max_blocks=10, seed=1)
+    assert rnd.blocks == 3
+    assert rnd.summary["stop_reason"] != "decided"
+    assert "no value" in rnd.summary["stop_reason"]
