@@ -143,3 +143,18 @@ def test_round_options_are_checked_before_anything_starts(make_repo, tmp_path, c
         code, out, err = gpuopt(capsys, ledger, "round", sid, *args)
         assert code == 2, (args, err)
         assert err.count("\n") == 1 and all(w in err for w in words), (args, err)
+
+
+def test_a_round_cut_short_says_its_verdicts_are_early(make_repo, tmp_path, capsys):
+    ledger = tmp_path / "l.db"
+    repo = make_repo(files={"value.txt": "1.00\n"})
+    code, out, err = gpuopt(
+        capsys, ledger, "new", "--repo", str(repo), "--title", "t",
+        "--workload", "read=cat value.txt", "--metric", "regex:(?P<value>[0-9.]+)",
+    )  # fmt: skip
+    sid = out.strip()
+    assert gpuopt(capsys, ledger, "baseline", sid, "--runs", "8", "--no-telemetry")[0] == 0
+    assert gpuopt(capsys, ledger, "variant", "add", sid, "--name", "v", "--ref", "HEAD")[0] == 0
+    code, out, err = gpuopt(capsys, ledger, "round", sid, "--budget", "0.001", "--no-telemetry")
+    assert code == 0, err
+    assert "1 of at least 10 blocks" in out and "early" in out, out

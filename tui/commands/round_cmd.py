@@ -287,6 +287,12 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
     )
     if s.get("stop_reason"):
         console.print(f"stopped: {s['stop_reason']}")
+    if rnd.blocks < rnd.min_blocks:
+        hint = " with a larger --budget" if s.get("stop_reason") == "budget" else ""
+        console.print(
+            f"[yellow]{rnd.blocks} of at least {rnd.min_blocks} blocks: the verdicts are early "
+            f"and no variant can be kept on them; run a full round{hint}[/]"
+        )
     table = Table(header_style="bold")
     for col in ("variant", "workload", "blocks", "ratio", "95% CI", "verdict", "more blocks"):
         table.add_column(
