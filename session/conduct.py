@@ -315,8 +315,20 @@ def _reproducibility(
             parts.append(f"{w.name}: too few values to judge")
             continue
         est = split_half_check(vals, threshold=contract.threshold, higher_is_better=higher)
+        if est.ci_low is None and est.blocks_needed:  # no interval exists for so few runs
+            parts.append(
+                f"{w.name}: {len(vals)} runs are too few to compare its two halves; "
+                f"record it with at least {est.n + est.blocks_needed} runs"
+            )
+            ok = False
+            continue
         spread = _ci_text(est)
-        parts.append(f"{w.name}: split halves {est.verdict}{spread}")
+        more = (
+            f"; about {est.blocks_needed} more runs would decide"
+            if est.verdict == "INCONCLUSIVE" and est.blocks_needed
+            else ""
+        )
+        parts.append(f"{w.name}: split halves {est.verdict}{spread}{more}")
         if est.verdict != "SAME":
             ok = False
     verdict = m.Reproducibility.REPRODUCIBLE if ok else m.Reproducibility.NOT_REPRODUCIBLE

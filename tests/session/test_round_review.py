@@ -103,3 +103,11 @@ def test_a_round_where_nothing_gives_a_value_does_not_claim_it_decided(ledger, m
     assert rnd.blocks == 3
     assert rnd.summary["stop_reason"] != "decided"
     assert "no value" in rnd.summary["stop_reason"]
+
+
+def test_too_few_baseline_runs_are_named_as_such_not_as_noise(ledger, make_repo):
+    repo = make_repo(files={"v.txt": "1.00\n"})
+    session = _session(ledger, repo)
+    base = c.record_baseline(ledger, session, runs=4, warmup=0)
+    assert base.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE
+    assert "too few" in base.reproducibility_detail and "8" in base.reproducibility_detail
