@@ -785,6 +785,8 @@ def run_round(
                                 f"the setup command failed in {label[arm]} (exit {rec.exit_code})"
                             )
                 checks = _checks(ledger, session, executor, chosen, trees, progress, rnd.id)
+                if session.contract.check and not all(checks.values()):
+                    notes.extend(_baseline_check_command(session, trees[BASELINE_ARM], progress))
                 # One excluded warm-up run per arm and workload.
                 for name in names:
                     for arm in schedule.block_order(arms, rng):
@@ -1195,6 +1197,27 @@ def _checks(
             if audits:
                 ledger.put(*audits)
     return results
+
+
+def _baseline_check_command(session: m.Session, tree: Path, progress: ProgressFn) -> list[str]:
+    """After a variant failed the check: does the baseline itself pass it?
+
+    When it does not, the failure says nothing about the variants: the check (or its
+    environment) is broken. Run only then, so a passing round costs nothing more.
+    """
+    from measure.runner import run_hook
+
+    check = session.contract.check
+    assert check
+    _say(progress, Progress("check", f"check in the baseline: {check}"))
+    res = run_hook(check, tree, env=dict(os.environ), timeout_s=session.contract.timeout_s)
+    if res.status != "timeout" and res.exit_code == 0:
+        return []
+    why = "timed out" if res.status == "timeout" else f"exit {res.exit_code}"
+    return [
+        f"the correctness check fails on the baseline too ({why}): the failures above may "
+        "be the check's, not the variants'; fix the check or its environment"
+    ]
 
 
 def _summary(
