@@ -1,6 +1,6 @@
 """Regenerate screenshots/: an SVG and a PNG of every scene of the app at 120x40 and 80x24.
 
-    PYTHONPATH=. python scripts/screenshots.py [--only NAME] [--no-png]
+PYTHONPATH=. python scripts/screenshots.py [--only NAME] [--no-png]
 """
 
 from __future__ import annotations

@@ -148,7 +148,12 @@ def audit_deltas(
 
 
 def _fmt_move(name: str, moves: list[tuple[str, float, float]]) -> str:
-    return f"{AUDIT_FIELDS[name]} " + ", ".join(f"{w} {o:g} → {n:g}" for w, o, n in moves)
+    from measure.numerics import format_bytes
+
+    def value(x: float) -> str:
+        return format_bytes(x) if name == "peak_bytes" else f"{x:g}"
+
+    return f"{AUDIT_FIELDS[name]} " + ", ".join(f"{w} {value(o)} → {value(n)}" for w, o, n in moves)
 
 
 def _mechanism_movement(

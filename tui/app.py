@@ -55,10 +55,12 @@ class GpuoptApp(App[None]):
         make_monitor_fn: Any = None,
         steady: bool = False,
         ledger_label: str | None = None,
+        telemetry_hz: float | None = None,
     ) -> None:
         super().__init__()
         self.steady = steady  # no cursor blink: for repeatable pictures
         self.ledger_label = ledger_label
+        self.telemetry_hz = telemetry_hz  # a fixed rate: the app's own host/NVML feed
         self.ledger_path = ledger_path
         self.session_id = session_id
         self.review = review
@@ -76,6 +78,7 @@ class GpuoptApp(App[None]):
         self._feed: Any = None
         self._make_monitor_fn = make_monitor_fn
         self._busy = False
+        self.telemetry_panels: set[Any] = set()
         self.monitor: Any = None
         self._sink_ledger = None
         self.ledger: Any = None
@@ -94,6 +97,8 @@ class GpuoptApp(App[None]):
                 "NVIDIA H200" if any(s.util_gpu is not None for s in self.replay) else ""
             )
             self.telemetry_history.extend(self.replay)
+        elif self.telemetry_mode == "live" and self.telemetry_hz:
+            self._run_feed()
         elif self.telemetry_mode == "live":
             self._start_telemetry()
         else:
@@ -179,7 +184,12 @@ class GpuoptApp(App[None]):
     def _run_feed(self) -> None:
         from tui.feed import LiveFeed
 
-        self._feed = LiveFeed(lambda s: self.post_message(TelemetryTick(s)))
+        hz = self.telemetry_hz or 1.0
+        self._feed = LiveFeed(
+            lambda s: self.post_message(TelemetryTick(s)),
+            idle_hz=hz,
+            busy_hz=max(hz, 4.0),
+        )
         self._feed.loop(on_ready=lambda note, name: self.post_message(FeedReady(note, name)))
 
     def on_feed_ready(self, msg: FeedReady) -> None:
@@ -194,12 +204,10 @@ class GpuoptApp(App[None]):
             panel.push(msg.sample)
 
     def _panels(self) -> Iterable[Any]:
-        from tui.widgets.telemetry import TelemetryPanel
-
-        try:
-            yield from self.screen.query(TelemetryPanel)
-        except Exception:
-            return
+        """The panels on the screen in front (registered by the panels themselves: a DOM
+        query at 4 Hz would cost more than the drawing)."""
+        front = self.screen
+        return [p for p in self.telemetry_panels if p.is_attached and p.screen is front]
 
     def set_busy(self, busy: bool) -> None:
         self._busy = busy
@@ -237,14 +245,14 @@ class GpuoptApp(App[None]):
             yield SystemCommand(
                 "Record the baseline",
                 "measure the pinned snapshot",
-                lambda: screen.pane(m.StepName.BASELINE).action_record(),
-            )  # type: ignore[attr-defined]
+                lambda: screen.step_action(m.StepName.BASELINE, "record"),
+            )
             yield SystemCommand("Add a variant", "from a git ref", screen.ask_variant)
             yield SystemCommand(
                 "Run a round",
                 "interleaved blocks",
-                lambda: screen.pane(m.StepName.ROUND).action_run(),
-            )  # type: ignore[attr-defined]
+                lambda: screen.step_action(m.StepName.ROUND, "run"),
+            )
             yield SystemCommand("Stop the running work", "after the current run", screen.stop_work)
             yield SystemCommand(
                 "Export the decision record", "markdown and JSON", screen.export_record

@@ -31,9 +31,8 @@ def test_one_batch_spanning_runs_is_split_and_reads_back_in_time_order(tmp_path)
 def test_the_view_gives_one_sql_row_per_sample_with_named_columns(tmp_path):
     ledger = Ledger.open(tmp_path / "l.db")
     ledger.insert_samples([_row("s", "r1", t, 1000.0 + t) for t in range(5)])
-    rows = ledger.query(
-        "SELECT run_id, t_us, source, gpu, sm_clock_mhz FROM telemetry WHERE t_us >= 3 ORDER BY t_us"
-    )
+    sql = "SELECT run_id, t_us, source, gpu, sm_clock_mhz FROM telemetry WHERE t_us >= 3"
+    rows = ledger.query(sql + " ORDER BY t_us")
     assert rows == [
         {"run_id": "r1", "t_us": 3, "source": "nvml", "gpu": 0, "sm_clock_mhz": 1003.0},
         {"run_id": "r1", "t_us": 4, "source": "nvml", "gpu": 0, "sm_clock_mhz": 1004.0},

@@ -161,3 +161,18 @@ def test_round_summary_holds_the_search_round_fields(ledger):
     assert draft_round_summary(ledger, ledger.get(m.Round, r.id))["next"].startswith("re-profile")
     with pytest.raises(ValueError):
         set_round_summary(ledger, r, bogus="x")
+
+
+def test_peak_memory_moves_are_explained_in_bytes_units(ledger):
+    s = make_session(ledger)
+    h, _ = add_hypothesis(
+        ledger, s, title="free the workspace early", predicted_evidence="peak memory lower"
+    )
+    b = make_baseline(ledger, s)
+    v = make_variant(ledger, s, hypothesis_id=h.id)
+    r = make_round(ledger, s, b, [v])
+    make_comparison(ledger, r, v, verdict=m.Verdict.FASTER)
+    make_audit(ledger, s, "baseline", launches=3, peak=48 << 20)
+    make_audit(ledger, s, v.id, launches=3, peak=16 << 20)
+    text = suggest_residual(ledger, s, v).explanation
+    assert "48 MiB → 16 MiB" in text and "e+07" not in text

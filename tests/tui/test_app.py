@@ -211,7 +211,9 @@ async def test_read_only_never_starts_work(tmp_path: Path, monkeypatch: pytest.M
 
 
 @sync
-async def test_a_failing_worker_shows_a_modal_and_the_app_lives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_failing_worker_shows_a_modal_and_the_app_lives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = sample_ledger(tmp_path / "l.db", m.StepName.CONTRACT)
 
     def boom(*a: object, **k: object) -> None:
@@ -240,7 +242,7 @@ async def test_narrow_terminal_keeps_every_part(tmp_path: Path) -> None:
         await settle(pilot)
         screen = app.screen
         assert screen.has_class("-narrow")
-        for sel in ("#rail-box", "#content", "#telemetry"):
+        for sel in ("#rail-box", "#content", "#telemetry-box"):
             region = screen.query_one(sel).region
             assert region.width > 0 and region.height > 0 and region.right <= 80, sel
 
@@ -261,7 +263,13 @@ asyncio.run(main())
 assert "torch" not in sys.modules, "torch was imported"
 print("no torch")
 """
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "no torch" in done.stdout

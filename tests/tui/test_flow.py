@@ -24,8 +24,14 @@ CHECK = 'import sys\nsys.exit(0 if open("ok.txt").read().strip() == "yes" else 1
 def _repo(make_repo) -> Path:  # type: ignore[no-untyped-def]
     from conftest import run_git
 
-    repo = make_repo("work", {"bench.py": BENCH, "check.py": CHECK, "value.txt": "1.0\n", "ok.txt": "yes\n"})
-    for branch, value, ok in (("fast", "0.8", "yes"), ("broken", "0.9", "no"), ("same", "1.0", "yes")):
+    repo = make_repo(
+        "work", {"bench.py": BENCH, "check.py": CHECK, "value.txt": "1.0\n", "ok.txt": "yes\n"}
+    )
+    for branch, value, ok in (
+        ("fast", "0.8", "yes"),
+        ("broken", "0.9", "no"),
+        ("same", "1.0", "yes"),
+    ):
         run_git(repo, "checkout", "-q", "-b", branch, "main")
         (repo / "value.txt").write_text(value + "\n")
         (repo / "ok.txt").write_text(ok + "\n")
@@ -107,8 +113,15 @@ async def test_a_whole_session_through_the_app(tmp_path: Path, make_repo) -> Non
         await pilot.press("7")
         await settle(pilot)
         await pilot.press("d")
-        await _modal(app, pilot, choice="keep-default", optimization_class="NA", fallback="revert",
-                     reason="fixed numbers", guards="value.txt holds a number")
+        await _modal(
+            app,
+            pilot,
+            choice="keep-default",
+            optimization_class="NA",
+            fallback="revert",
+            reason="fixed numbers",
+            guards="value.txt holds a number",
+        )
         await pilot.press("8", "x")
         await settle(pilot)
 
@@ -121,7 +134,9 @@ async def test_a_whole_session_through_the_app(tmp_path: Path, make_repo) -> Non
         verdicts = {c.variant_id: c.verdict for c in ledger.list(m.Comparison, round_id=rnd.id)}
         assert verdicts[variants["fast"].id] is m.Verdict.FASTER
         assert verdicts[variants["same"].id] is m.Verdict.SAME
-        checks = {c.variant_id: c.passed for c in ledger.list(m.CorrectnessResult, session_id=session.id)}
+        checks = {
+            c.variant_id: c.passed for c in ledger.list(m.CorrectnessResult, session_id=session.id)
+        }
         assert checks[variants["broken"].id] is False and checks[variants["fast"].id] is True
         (residual,) = ledger.list(m.Residual, session_id=session.id)
         assert residual.confirmed is not None

@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--runs must be at least 4 and --blocks at least 2")
     if not args.no_tui and not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise UsageError(
-            "the demo opens the full-screen app and needs a terminal; add --no-tui to run it headless"
+            "the demo opens the full-screen app and needs a terminal; "
+            "add --no-tui to run it headless"
         )
     try:
         repo = create_repo(Path(args.dir) if args.dir else default_dir())
@@ -89,8 +90,16 @@ def run(args: argparse.Namespace) -> int:
                 print(text, file=sys.stderr)
 
             try:
-                run_flow(ledger, session, runs=args.runs, min_blocks=args.blocks, max_blocks=args.blocks + 2,
-                         seed=args.seed, say=say, progress=progress)  # fmt: skip
+                run_flow(
+                    ledger,
+                    session,
+                    runs=args.runs,
+                    min_blocks=args.blocks,
+                    max_blocks=args.blocks + 2,
+                    seed=args.seed,
+                    say=say,
+                    progress=progress,
+                )
             except bridge.engine_errors() as exc:
                 raise WorkFailed(str(getattr(exc, "reason", "") or exc)) from None
             print(f"demo finished in {time.monotonic() - t0:.0f} s", file=sys.stderr)

@@ -9,7 +9,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "review",
         help="browse a ledger read-only: sessions, rounds, variants, rejected hypotheses",
-        description="Open any ledger file read-only. Nothing is written and no stored command is run.",
+        description=(
+            "Open any ledger file read-only. Nothing is written and no stored command is run."
+        ),
     )
     p.add_argument(
         "ledger_file",
@@ -36,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{path}: no such ledger file")
     if not sys.stdin.isatty() or not sys.stderr.isatty():
         raise UsageError(
-            "review is full-screen and needs a terminal; use `gpuopt sessions` or `gpuopt export` in scripts"
+            "review is full-screen and needs a terminal; "
+            "use `gpuopt sessions` or `gpuopt export` in scripts"
         )
     from ledger import Ledger
     from tui.app import GpuoptApp

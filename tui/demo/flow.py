@@ -21,7 +21,8 @@ HYPOTHESES: list[dict[str, Any]] = [
     {
         "title": "One fused softmax call instead of four passes",
         "symptom": "the row is read and written by max, subtract, exp, sum and divide in turn",
-        "mechanism": "each elementwise or reduction pass re-reads the row and launches its own operator",
+        "mechanism": "each elementwise or reduction pass re-reads the row "
+        "and launches its own operator",
         "predicted_effect": "at least 20% less time per call",
         "predicted_direction": m.Direction.LOWER,
         "predicted_evidence": "fewer operators per call in the audit",
@@ -65,8 +66,13 @@ def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
     py = python or sys.executable
     if use_harness:
         env = {**THREAD_ENV, "GPUOPT_TORCH_MIN_TIME": "0.05", "GPUOPT_TORCH_WARMUP": "3"}
-        workload = m.Workload(name="softmax", kind=m.WorkloadKind.KERNELBENCH, command="kernelbench:problem.py",
-                              env=env, scope=m.WorkloadScope.ISOLATED)  # fmt: skip
+        workload = m.Workload(
+            name="softmax",
+            kind=m.WorkloadKind.KERNELBENCH,
+            command="kernelbench:problem.py",
+            env=env,
+            scope=m.WorkloadScope.ISOLATED,
+        )
         metric = m.Metric(
             name="softmax time", source=m.MetricSource.JSON, pattern="gpuopt_value", unit="ms"
         )
@@ -112,7 +118,8 @@ def run_flow(
         ledger, session, runs=runs, warmup=1, progress=progress, monitor=monitor
     )
     say(
-        f"  baseline {baseline.id}: {baseline.reproducibility.value} {baseline.reproducibility_detail}"
+        f"  baseline {baseline.id}: {baseline.reproducibility.value} "
+        f"{baseline.reproducibility_detail}"
     )
     say("Writing the hypotheses…")
     hyps = []
@@ -130,14 +137,23 @@ def run_flow(
         variants.append(v)
         say(f"  {v.name} ← {ref} ({v.snapshot.commit[:10]})")
     say(f"Running the round (at least {min_blocks} blocks)…")
-    rnd = run_round(ledger, session, min_blocks=min_blocks, max_blocks=max_blocks, seed=seed,
-                    progress=progress, monitor=monitor)  # fmt: skip
+    rnd = run_round(
+        ledger,
+        session,
+        min_blocks=min_blocks,
+        max_blocks=max_blocks,
+        seed=seed,
+        progress=progress,
+        monitor=monitor,
+    )
     view = bridge.load_view(ledger, session.id)
     verdicts: dict[str, str] = {}
     for c in view.comparisons.get(rnd.id, []):
         verdicts[view.variant_name(c.variant_id)] = c.verdict.value
-        say(f"  {view.variant_name(c.variant_id):<7} ratio {c.ratio or float('nan'):.3f} "
-            f"[{c.ci_low or float('nan'):.3f}, {c.ci_high or float('nan'):.3f}] {c.verdict.value}")  # fmt: skip
+        say(
+            f"  {view.variant_name(c.variant_id):<7} ratio {c.ratio or float('nan'):.3f} "
+            f"[{c.ci_low or float('nan'):.3f}, {c.ci_high or float('nan'):.3f}] {c.verdict.value}"
+        )
     for cr in view.correctness:
         say(f"  check {view.variant_name(cr.variant_id):<7} {'pass' if cr.passed else 'FAIL'}")
     say("Confirming residuals and deciding…")
@@ -162,25 +178,47 @@ def decide(ledger: Any, view: Any, v: m.Variant, say: Say) -> str:
     )
     attempts: list[tuple[m.DispositionChoice, dict[str, Any]]] = []
     if v.name == "fused" and passed:
-        attempts.append((m.DispositionChoice.KEEP_DEFAULT, {
-            "optimization_class": cls, "fallback": "revert to the four-pass softmax",
-            "reason": "faster, and within the tolerance of a float32 softmax",
-            "remaining_bottlenecks": ["process start-up dominates the end-to-end time"],
-        }))  # fmt: skip
+        attempts.append(
+            (
+                m.DispositionChoice.KEEP_DEFAULT,
+                {
+                    "optimization_class": cls,
+                    "fallback": "revert to the four-pass softmax",
+                    "reason": "faster, and within the tolerance of a float32 softmax",
+                    "remaining_bottlenecks": ["process start-up dominates the end-to-end time"],
+                },
+            )
+        )
     if not passed:
-        attempts.append((m.DispositionChoice.REJECT, {
-            "reason": "non-finite outputs for large logits: the check fails",
-            "reopen_when": "the logits are known to be bounded well below 88",
-            "failure_cases": ["any row with a logit above about 88 (float32 exp overflow)"],
-        }))  # fmt: skip
+        attempts.append(
+            (
+                m.DispositionChoice.REJECT,
+                {
+                    "reason": "non-finite outputs for large logits: the check fails",
+                    "reopen_when": "the logits are known to be bounded well below 88",
+                    "failure_cases": ["any row with a logit above about 88 (float32 exp overflow)"],
+                },
+            )
+        )
     if v.name == "same":
-        attempts.append((m.DispositionChoice.REJECT, {
-            "reason": "a control: it should not and did not change the time",
-            "reopen_when": "never; it exists to show the noise band",
-        }))  # fmt: skip
-    attempts.append((m.DispositionChoice.NEED_EVIDENCE, {
-        "reason": "the round did not decide it", "reopen_when": "a longer round on a quiet machine",
-    }))  # fmt: skip
+        attempts.append(
+            (
+                m.DispositionChoice.REJECT,
+                {
+                    "reason": "a control: it should not and did not change the time",
+                    "reopen_when": "never; it exists to show the noise band",
+                },
+            )
+        )
+    attempts.append(
+        (
+            m.DispositionChoice.NEED_EVIDENCE,
+            {
+                "reason": "the round did not decide it",
+                "reopen_when": "a longer round on a quiet machine",
+            },
+        )
+    )
     refusals = []
     for choice, fields in attempts:
         try:

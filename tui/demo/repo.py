@@ -48,8 +48,12 @@ def _git(repo: Path, *args: str, date: str = "2026-01-01T12:00:00+00:00") -> str
     try:
         done = subprocess.run(
             ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args],
-            cwd=repo, env=env, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     except FileNotFoundError:
         raise DemoError("git is not installed: the demo needs it") from None
     except subprocess.CalledProcessError as exc:

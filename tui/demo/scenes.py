@@ -46,20 +46,52 @@ async def _round_running(pilot: Any) -> None:
     screen.update_title()
     screen.pane().show(screen.view)
     live = [
-        m.Comparison(round_id="-", variant_id="v1fused00001", workload="softmax", n=9, ratio=0.745,
-                     ci_low=0.722, ci_high=0.771, verdict=m.Verdict.FASTER),
-        m.Comparison(round_id="-", variant_id="v2nomax00001", workload="softmax", n=9, ratio=0.917,
-                     ci_low=0.881, ci_high=0.952, verdict=m.Verdict.FASTER),
-        m.Comparison(round_id="-", variant_id="v3noop000001", workload="softmax", n=9, ratio=1.006,
-                     ci_low=0.978, ci_high=1.031, verdict=m.Verdict.INCONCLUSIVE, blocks_needed=6),
-    ]  # fmt: skip
-    screen.post_message(EngineProgress("round", P("round", "block 9: fused, baseline, same, no-max", 9, 30, 36, 120, 42.0, live)))
+        m.Comparison(
+            round_id="-",
+            variant_id="v1fused00001",
+            workload="softmax",
+            n=9,
+            ratio=0.745,
+            ci_low=0.722,
+            ci_high=0.771,
+            verdict=m.Verdict.FASTER,
+        ),
+        m.Comparison(
+            round_id="-",
+            variant_id="v2nomax00001",
+            workload="softmax",
+            n=9,
+            ratio=0.917,
+            ci_low=0.881,
+            ci_high=0.952,
+            verdict=m.Verdict.FASTER,
+        ),
+        m.Comparison(
+            round_id="-",
+            variant_id="v3noop000001",
+            workload="softmax",
+            n=9,
+            ratio=1.006,
+            ci_low=0.978,
+            ci_high=1.031,
+            verdict=m.Verdict.INCONCLUSIVE,
+            blocks_needed=6,
+        ),
+    ]
+    screen.post_message(
+        EngineProgress(
+            "round",
+            P("round", "block 9: fused, baseline, same, no-max", 9, 30, 36, 120, 42.0, live),
+        )
+    )
     await pilot.pause()
     await pilot.pause()
 
 
 async def _error(pilot: Any) -> None:
-    pilot.app.screen.show_error("The round did not complete", "variant no-max: git worktree add failed: disk full")
+    pilot.app.screen.show_error(
+        "The round did not complete", "variant no-max: git worktree add failed: disk full"
+    )
     await pilot.pause()
 
 
@@ -75,9 +107,11 @@ SCENES: list[Scene] = [
     Scene("08-record", m.StepName.RECORD, keys=("8",)),
     Scene("09-new-session", m.StepName.CONTRACT, app={"session_id": None, "draft": {"title": ""}}),
     Scene("10-picker", m.StepName.RECORD, app={"session_id": None}),
-    Scene("11-review", m.StepName.RECORD, app={"session_id": None, "review": True, "telemetry": "off"}),
+    Scene(
+        "11-review", m.StepName.RECORD, app={"session_id": None, "review": True, "telemetry": "off"}
+    ),
     Scene("12-error", m.StepName.ROUND, keys=("5",), after=_error),
-    Scene("13-decide-form", m.StepName.DISPOSITION, keys=("7", "tab", "down", "d")),
+    Scene("13-decide-form", m.StepName.DISPOSITION, keys=("7", "down", "d")),
 ]
 
 

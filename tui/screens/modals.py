@@ -94,8 +94,15 @@ class FormModal(ModalScreen[Any]):
                     yield Checkbox(label, value, id=f"check-{name}")
             yield Static("", id="form-error")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Save (ctrl+s)", id="save", variant="primary")
-                yield Button("Cancel (esc)", id="cancel")
+                yield Button("ctrl+s save", id="save", variant="primary", compact=True)
+                yield Button("esc cancel", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.set_class(self.app.size.height < 30, "-narrow-dialog")
+        self.query_one("#dialog-body").can_focus = False
+        if self.fields:
+            first = self.fields[0].query(".-textual-compact").first()
+            first.focus()
 
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {f.field_name: f.value for f in self.fields}

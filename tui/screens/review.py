@@ -51,7 +51,8 @@ class ReviewScreen(Screen[None]):
                     yield Static("", id="review-detail")
             with TabPane("Rejected hypotheses", id="rejected"):
                 yield Static(
-                    "Ideas tried and rejected, in every session of this ledger: read them before repeating one.",
+                    "Ideas tried and rejected, in every session of this ledger: "
+                    "read them before repeating one.",
                     classes="guidance",
                 )
                 yield DataTable(id="review-rejected", cursor_type="row", zebra_stripes=True)
@@ -65,7 +66,11 @@ class ReviewScreen(Screen[None]):
         led = self.ledger
         mode = "read-only" if led.readonly else "review"
         self.query_one("#title-bar", Static).update(
-            Text.assemble((" gpuopt review", "bold"), f" · {getattr(self.app, 'ledger_label', None) or led.path}", (f" · {mode}", "yellow"))
+            Text.assemble(
+                (" gpuopt review", "bold"),
+                f" · {getattr(self.app, 'ledger_label', None) or led.path}",
+                (f" · {mode}", "yellow"),
+            )
         )
         self.query_one("#review-sessions", DataTable).add_columns(
             "id", "title", "repository", "created", "var", "rounds", "kept"
@@ -82,7 +87,8 @@ class ReviewScreen(Screen[None]):
         kept = {
             r["session_id"]: r["n"]
             for r in led.query(
-                "SELECT session_id, COUNT(*) AS n FROM dispositions WHERE choice LIKE 'keep%' GROUP BY session_id"
+                "SELECT session_id, COUNT(*) AS n FROM dispositions "
+                "WHERE choice LIKE 'keep%' GROUP BY session_id"
             )
         }
         for r in self.rows:
@@ -124,10 +130,18 @@ class ReviewScreen(Screen[None]):
                 str(r["kept"]),
                 key=r["id"],
             )
-        order = "newest first" if key == "created_at" and self.sort_reverse else (
-            "oldest first" if key == "created_at" else ("descending" if self.sort_reverse else "ascending"))
+        order = (
+            "newest first"
+            if key == "created_at" and self.sort_reverse
+            else (
+                "oldest first"
+                if key == "created_at"
+                else ("descending" if self.sort_reverse else "ascending")
+            )
+        )
         self.query_one("#review-sort", Static).update(
-            f"{len(rows)} of {len(self.rows)} sessions · sorted by {key.replace('_at', '')}, {order} (o changes it)"
+            f"{len(rows)} of {len(self.rows)} sessions · "
+            f"sorted by {key.replace('_at', '')}, {order} (o changes it)"
         )
         self.show_detail()
 
@@ -216,7 +230,8 @@ def session_summary(view: bridge.SessionView) -> Group:
     head = Text()
     head.append(s.title, style="bold")
     head.append(
-        f"  {s.id} · {s.repo} · {s.contract.metric.name}, {s.contract.metric.direction.value} is better",
+        f"  {s.id} · {s.repo} · {s.contract.metric.name}, "
+        f"{s.contract.metric.direction.value} is better",
         style="dim",
     )
     parts: list[Any] = [head]
@@ -236,7 +251,9 @@ def session_summary(view: bridge.SessionView) -> Group:
         for c in view.comparisons.get(r.id, []):
             d = view.disposition_of(c.variant_id)
             rounds.add_row(
-                str(r.number) if r.status is m.RoundStatus.COMPLETED else f"{r.number} {r.status.value}",
+                str(r.number)
+                if r.status is m.RoundStatus.COMPLETED
+                else f"{r.number} {r.status.value}",
                 view.variant_name(c.variant_id),
                 c.workload,
                 fmt_ratio(c.ratio),

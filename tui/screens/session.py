@@ -102,7 +102,8 @@ class SessionScreen(Screen[None]):
                 yield ResultsPane()
                 yield DispositionPane()
                 yield RecordPane()
-            yield TelemetryPanel(id="telemetry")
+            with Vertical(id="telemetry-box"):
+                yield TelemetryPanel(id="telemetry")
         yield Footer()
 
     @property
@@ -114,7 +115,7 @@ class SessionScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#rail-box").border_title = "Steps"
-        self.query_one(TelemetryPanel).border_title = "Telemetry"
+        self.query_one("#telemetry-box").border_title = "Telemetry"
         self._apply_width(self.app.size.width)
         panel = self.query_one(TelemetryPanel)
         app: Any = self.app
@@ -216,9 +217,15 @@ class SessionScreen(Screen[None]):
         pane = self.pane()
         pane.show(self.view)
         if focus:
-            pane.focus_first()
+            pane.request_focus()
 
     # ------------------------------------------------------------------ navigation
+
+    def step_action(self, step: m.StepName, action: str) -> None:
+        """Go to a step and run one of its actions once its body is there."""
+        self.goto(step, focus=True)
+        pane = self.pane(step)
+        pane.call_later(pane.run_action, action)
 
     def action_next_step(self) -> None:
         i = STEP_ORDER.index(self.current)
@@ -464,8 +471,9 @@ class SessionScreen(Screen[None]):
             )
 
         gates = self.gates_for(v)
-        note = "  ".join(
-            f"{c.value}: {'open' if not p else 'needs ' + '; '.join(p)}" for c, p in gates.items()
+        note = "\n".join(
+            f"{'✓' if not p else '✗'} {c.value}: {'open' if not p else '; '.join(p)}"
+            for c, p in gates.items()
         )
         self.app.push_screen(
             FormModal(
@@ -643,7 +651,8 @@ class SessionScreen(Screen[None]):
 
 
 HELP_TEXT = """\
-[b]1-8[/] jump to a step   [b]n[/] / [b]p[/] next / previous step   [b]esc[/] the step rail
+[b]1-8[/] jump to a step   [b]n[/] / [b]p[/] next / previous
+[b]esc[/] leave a field   [b]F6[/] the step rail
 [b]ctrl+s[/] or [b]F2[/] save a form   [b]tab[/] move between fields
 [b]r[/] record the baseline (Baseline) or run the round (Round)   [b]s[/] stop cleanly
 [b]a[/] add a variant   [b]c[/] confirm a residual   [b]d[/] decide a variant   [b]x[/] export

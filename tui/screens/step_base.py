@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from session import models as m
@@ -14,6 +15,19 @@ from tui.bridge import SessionView
 
 if TYPE_CHECKING:
     from tui.screens.session import SessionScreen
+
+
+class _Body(Vertical):
+    """The body of a step, composed from the pane's `body()` when first shown."""
+
+    DEFAULT_CSS = "_Body { height: auto; }"
+
+    def __init__(self, make: Callable[[], ComposeResult]) -> None:
+        super().__init__(classes="step-body")
+        self.make = make
+
+    def compose(self) -> ComposeResult:
+        yield from self.make()
 
 
 class StepPane(VerticalScroll):
@@ -24,17 +38,47 @@ class StepPane(VerticalScroll):
 
     can_focus = True
     WRITES: ClassVar[frozenset[str]] = frozenset(
-        {"save", "record", "run", "add_variant", "confirm", "decide", "edit", "status", "write", "stop"}
+        {
+            "save",
+            "record",
+            "run",
+            "add_variant",
+            "confirm",
+            "decide",
+            "edit",
+            "status",
+            "write",
+            "stop",
+        }
     )
 
     def __init__(self) -> None:
         super().__init__(id=f"step-{self.step.value}", classes="step-pane")
         self.view: SessionView | None = None
+        self.built_body = False
+        self._building = False
+        self._focus_pending = False
 
     def compose(self) -> ComposeResult:
+        # Only the words: the body is mounted the first time the step is shown, so the
+        # first frame holds one step's widgets, not eight.
         yield Static(self.GUIDANCE, classes="guidance")
         yield Static("", classes="next")
-        yield from self.body()
+
+    async def _build(self) -> None:
+        if self.built_body:
+            return
+        await self.mount(_Body(self.body))
+        self.built_body = True
+        self._building = False
+        self.built()
+        self.show(self.view)
+        if self._focus_pending:
+            self._focus_pending = False
+            self.focus_first()
+
+    def built(self) -> None:
+        """Called once the body is mounted (set up tables here)."""
 
     def body(self) -> ComposeResult:
         yield from ()
@@ -54,6 +98,11 @@ class StepPane(VerticalScroll):
     def show(self, view: SessionView | None) -> None:
         """Redraw from a fresh view of the ledger."""
         self.view = view
+        if not self.built_body:
+            if not self._building:
+                self._building = True
+                self.call_later(self._build)
+            return
         hint = self.next_hint(view)
         nxt = self.query_one(".next", Static)
         if self.readonly:
@@ -77,7 +126,7 @@ class StepPane(VerticalScroll):
         return True
 
     def on_resize(self) -> None:
-        if self.view is not None and self.display:
+        if self.view is not None and self.display and self.built_body:
             self.refresh_body(self.view)
 
     def next_hint(self, view: SessionView | None) -> str:
@@ -85,6 +134,14 @@ class StepPane(VerticalScroll):
 
     def refresh_body(self, view: SessionView | None) -> None:
         pass
+
+    def request_focus(self) -> None:
+        """Focus the step's first field once its body exists."""
+        if self.built_body:
+            self.focus_first()
+        else:
+            self._focus_pending = True
+            self.focus()
 
     def focus_first(self) -> None:
         """Put the keyboard where the step expects it."""

@@ -43,7 +43,7 @@ class RoundPane(StepPane):
             yield ProgressBar(total=30, show_eta=False, id="round-bar")
         yield Static("", id="round-live")
 
-    def on_mount(self) -> None:
+    def built(self) -> None:
         self.query_one("#variant-table", DataTable).add_columns(
             "variant", "kind", "hypothesis", "from", "files"
         )
@@ -102,7 +102,9 @@ class RoundPane(StepPane):
         bar.update(total=mx, progress=min(int(p.block or 0), mx))
         st = Text(no_wrap=True, overflow="ellipsis")
         st.append(f"block {p.block} of ≤{p.max_blocks}", style="bold")
-        st.append(f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)} · s stops cleanly\n")
+        st.append(
+            f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)} · s stops cleanly\n"
+        )
         st.append(f"{p.phase}: {p.message or ''}", style="dim")
         self.query_one("#round-status", Static).update(st)
         view = self.view
@@ -169,7 +171,10 @@ def comparison_table(
     span = common_span([(c.ci_low, c.ci_high) for c in rows], threshold)
     name_w = min(max(len(view.variant_name(c.variant_id)) for c in rows), 14)
     wl_w = min(max(len(c.workload) for c in rows), 12)
-    out.append(f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>6}  {'95% CI':<16}  verdict\n", style="bold")
+    out.append(
+        f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>6}  {'95% CI':<16}  verdict\n",
+        style="bold",
+    )
     for c in rows:
         broken = c.variant_id in failed
         out.append(f"{view.variant_name(c.variant_id)[:name_w]:<{name_w}}  ", style="bold")
@@ -193,7 +198,9 @@ def comparison_table(
         out.append("\n")
         for note, nstyle in notes:
             out.append(" " * pad + "↳ " + note + "\n", style=nstyle)
-    out.append(f"bar: 95% CI, log axis · │ no change · ··· ±{threshold * 100:g}% noise", style="dim")
+    out.append(
+        f"bar: 95% CI, log axis · │ no change · ··· ±{threshold * 100:g}% noise", style="dim"
+    )
     return out
 
 
@@ -430,7 +437,7 @@ class DispositionPane(StepPane):
         yield DataTable(id="disp-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="disp-gates")
 
-    def on_mount(self) -> None:
+    def built(self) -> None:
         self.query_one("#disp-table", DataTable).add_columns(
             "variant", "decision", "class", "why / reopen when"
         )

@@ -55,14 +55,12 @@ class ContractPane(StepPane):
     def fields(self) -> list[Field]:
         return list(self.query(Field))
 
-    def on_mount(self) -> None:
+    def built(self) -> None:
         if getattr(self.app, "steady", False):
             self.query_one("#workloads-text", TextArea).cursor_blink = False
 
     def action_open(self, action: str) -> bool | None:
-        if action == "save" and self.view is not None and self.view.baseline is not None:
-            return False
-        return True
+        return not (action == "save" and self.view is not None and self.view.baseline is not None)
 
     def next_hint(self, view: SessionView | None) -> str:
         if view is None:
@@ -278,8 +276,13 @@ class BaselinePane(StepPane):
         b = view.baseline
         if b is None:
             return "press r to record the baseline."
+        if b.reproducibility is m.Reproducibility.UNJUDGED:
+            return "this baseline was not judged (stopped early?): press r to record it again."
         if b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
-            return "the baseline does not agree with itself: quiet the machine or fix the reset, then r to record again."
+            return (
+                "the baseline does not agree with itself: quiet the machine or fix the reset, "
+                "then r to record again."
+            )
         return "answer the preflight (n)."
 
     def refresh_body(self, view: SessionView | None) -> None:
@@ -317,7 +320,9 @@ class BaselinePane(StepPane):
             if runs < 8:
                 raise ValueError
         except ValueError:
-            f["runs"].set_error("a whole number, at least 8: fewer cannot show that its two halves agree")
+            f["runs"].set_error(
+                "a whole number, at least 8: fewer cannot show that its two halves agree"
+            )
             return
         f["runs"].set_error("")
         self.session_screen.start_baseline(runs=runs, warmup=max(warmup, 0))
@@ -367,13 +372,14 @@ def baseline_table(view: SessionView) -> Table:
 
 # ---------------------------------------------------------------------------- preflight
 
+Q = m.PreflightQuestion
 QUESTIONS: dict[m.PreflightQuestion, str] = {
-    m.PreflightQuestion.LIFETIME: "How long do the buffers you will touch live, and who releases them?",
-    m.PreflightQuestion.BACKING: "What memory holds them: device, pinned or pageable host, managed?",
-    m.PreflightQuestion.RESIDENCY: "Where is the data when the hot path reads it, and does it move?",
-    m.PreflightQuestion.IDENTITY: "Can two names refer to the same storage (views, aliasing, reuse)?",
-    m.PreflightQuestion.MUTATION: "What writes to it inside the measured region, and in what order?",
-    m.PreflightQuestion.SCHEDULE: "What else runs at the same time: streams, host threads, copies?",
+    Q.LIFETIME: "How long do the buffers you will touch live, and who releases them?",
+    Q.BACKING: "What memory holds them: device, pinned or pageable host, managed?",
+    Q.RESIDENCY: "Where is the data when the hot path reads it, and does it move?",
+    Q.IDENTITY: "Can two names refer to the same storage (views, aliasing, reuse)?",
+    Q.MUTATION: "What writes to it inside the measured region, and in what order?",
+    Q.SCHEDULE: "What else runs at the same time: streams, host threads, copies?",
 }
 
 KIND_CHOICES = [
@@ -513,7 +519,7 @@ class HypothesesPane(StepPane):
             )
             yield Field("falsifier", "Cheapest falsifier")
 
-    def on_mount(self) -> None:
+    def built(self) -> None:
         t = self.query_one("#hyp-table", DataTable)
         t.add_columns("id", "title", "status", "conf", "variants")
 

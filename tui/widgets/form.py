@@ -17,7 +17,11 @@ class Field(Vertical):
     DEFAULT_CSS = """
     Field { height: auto; margin: 0 0 0 0; }
     Field > Label { color: $text-muted; padding: 0 1; }
-    Field > Input, Field > Select { width: 1fr; }
+    Field > Input, Field > Select { width: 1fr; margin: 0 1; }
+    Field > Input { background: $boost; }
+    Field > Input:focus { background: $primary 30%; }
+    Field > Select > SelectCurrent { background: $boost; }
+    Field > Select:focus > SelectCurrent { background: $primary 30%; }
     Field > .error { color: $error; height: auto; padding: 0 1; display: none; }
     Field.-invalid > .error { display: block; }
     """
@@ -46,9 +50,9 @@ class Field(Vertical):
             kw: dict[str, Any] = {"allow_blank": self.allow_blank}
             if self.initial:
                 kw["value"] = self.initial
-            yield Select(self.choices, **kw)
+            yield Select(self.choices, compact=True, **kw)
         else:
-            yield Input(self.initial, placeholder=self.placeholder)
+            yield Input(self.initial, placeholder=self.placeholder, compact=True)
         yield Static("", classes="error")
 
     def on_mount(self) -> None:

@@ -25,7 +25,11 @@ class StepRail(Vertical):
 
     DEFAULT_CSS = """
     StepRail { height: 1fr; }
-    StepRail > OptionList { height: 8; border: none; padding: 0; background: transparent; overflow: hidden hidden; scrollbar-size: 0 0; }
+    StepRail > OptionList {
+        height: 8; border: none; padding: 0; background: transparent;
+        overflow: hidden hidden; scrollbar-size: 0 0;
+    }
+    StepRail > OptionList:focus { border: none; background-tint: $foreground 5%; }
     StepRail > #gate { height: auto; padding: 0 1; color: $text-muted; }
     """
 

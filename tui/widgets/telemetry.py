@@ -56,6 +56,18 @@ def spark(values: Iterable[float | None], width: int, top: float | None = None) 
     return "".join(out).rjust(width)
 
 
+def short_note(note: str) -> str:
+    """Why there is no GPU, in a few words (NVML's own messages are long)."""
+    if not note:
+        return "no GPU telemetry"
+    low = note.lower()
+    if "librarynotfound" in low or "library not found" in low or "shared library" in low:
+        return "no GPU: NVML library not found (no NVIDIA driver)"
+    if "no device" in low or "zero devices" in low or "sees no" in low:
+        return "no GPU: NVML sees no device"
+    return note
+
+
 def _gib(n: float | None) -> str:
     return "—" if n is None else f"{n / 2**30:.1f}G"
 
@@ -78,6 +90,12 @@ class TelemetryPanel(Widget):
         self.samples: deque[m.TelemetrySample] = deque(maxlen=self.HISTORY)
         self.gpu_name = ""
         self.count = 0
+
+    def on_mount(self) -> None:
+        getattr(self.app, "telemetry_panels", set()).add(self)
+
+    def on_unmount(self) -> None:
+        getattr(self.app, "telemetry_panels", set()).discard(self)
 
     def push(self, sample: m.TelemetrySample) -> None:
         self.samples.append(sample)
@@ -148,9 +166,12 @@ class TelemetryPanel(Widget):
                     t.append(("" if i == 0 else ", ") + w, style=style)
                 t.append("\n")
         else:
-            note = self.note or "no GPU telemetry"
-            t.append("GPU  ", style="dim")
-            t.append(note[: max(width - 5, 8)] + "\n", style="yellow")
+            import textwrap
+
+            note = short_note(self.note)
+            for i, line in enumerate(textwrap.wrap(note, max(width - 5, 8))[:3]):
+                t.append("GPU  " if i == 0 else "     ", style="dim")
+                t.append(line + "\n", style="yellow")
         self._line(
             t, "cpu", self._series("cpu_percent"), sw, 100.0, self._pct(self._last("cpu_percent"))
         )
@@ -177,7 +198,7 @@ class TelemetryPanel(Widget):
                 t.append("  " + ", ".join(w for w, _ in words), style=words[0][1])
         else:
             t.append("gpu ", style="dim")
-            t.append(self.note or "no GPU telemetry", style="yellow")
+            t.append(short_note(self.note), style="yellow")
         t.append("\n")
         t.append("cpu ", style="dim")
         t.append(spark(self._series("cpu_percent"), sw, 100.0), style="cyan")

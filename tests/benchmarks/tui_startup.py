@@ -1,0 +1,132 @@
+"""Benchmark of the app's own costs, in a real pseudo-terminal.
+
+    PYTHONPATH=. python tests/benchmarks/tui_startup.py [--seconds 20] [--hz 4]
+
+Prints: time to first frame (process start to the first screen with the step rail; target
+<= 1 s), idle CPU of the UI process with the telemetry panel live at 4 Hz on the host
+backend (target <= 3% of one core), and whether torch was ever imported (it must not be).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pty
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+CHILD = """
+import sys
+from tui.app import GpuoptApp
+hz = float(sys.argv[3])
+app = GpuoptApp(sys.argv[1], session_id=sys.argv[2], telemetry="live", telemetry_hz=hz)
+app.run()
+with open(sys.argv[4], "w") as f:
+    f.write("torch imported" if "torch" in sys.modules else "no torch")
+"""
+
+
+def read_until(fd: int, needle: bytes, timeout: float) -> tuple[bool, bytes]:
+    buf = b""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            buf += chunk
+            if needle in buf:
+                return True, buf
+    return False, buf
+
+
+def drain(fd: int, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                return
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--hz", type=float, default=4.0)
+    args = ap.parse_args()
+    import psutil
+
+    from ledger import Ledger
+    from tui.demo.sample import SID, build_sample
+
+    tmp = Path(tempfile.mkdtemp())
+    db = tmp / "ledger.db"
+    with Ledger.open(db) as ledger:
+        build_sample(ledger)
+    marker = tmp / "modules.txt"
+    master, slave = pty.openpty()
+    os.set_blocking(master, True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TERM": "xterm-256color",
+        "COLUMNS": "120",
+        "LINES": "40",
+    }
+    import fcntl
+    import struct
+    import termios
+
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(db), SID, str(args.hz), str(marker)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    os.close(slave)
+    ok, _ = read_until(master, b"Hypotheses", 30)
+    first_frame = time.monotonic() - t0
+    drain(master, 3.0)  # settle
+    p = psutil.Process(proc.pid)
+    c0 = sum(p.cpu_times()[:2])
+    w0 = time.monotonic()
+    drain(master, args.seconds)
+    cpu = (sum(p.cpu_times()[:2]) - c0) / (time.monotonic() - w0) * 100
+    os.write(master, b"\x11")  # ctrl+q
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    drain(master, 0.2)
+    os.close(master)
+    torch = marker.read_text() if marker.exists() else "unknown (the app did not exit cleanly)"
+    print(
+        f"time to first frame: {first_frame:.2f} s {'(target <= 1 s)' if ok else '(NO FRAME SEEN)'}"
+    )
+    print(
+        f"idle CPU with telemetry at {args.hz:g} Hz: {cpu:.1f}% of one core "
+        f"over {args.seconds:g} s (target <= 3%)"
+    )
+    print(f"torch in the UI process: {torch}")
+    print(f"load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    return 0 if ok and torch == "no torch" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""The demo: its repository, its contract, and (opt-in, it runs torch) the headless flow."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ledger import Ledger
+from session import models as m
+from tui.demo.flow import demo_contract
+from tui.demo.repo import BRANCHES, DemoError, create_repo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_the_demo_repository_has_one_change_per_branch(tmp_path: Path) -> None:
+    repo = create_repo(tmp_path / "demo")
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    assert git(repo, "status", "--porcelain") == ""
+    for branch in BRANCHES:
+        changed = git(repo, "diff", "--name-only", "main", branch).split()
+        assert changed == ["softmax.py"], branch
+    nomax = git(repo, "show", "no-max:softmax.py")
+    assert ".max(" not in nomax and "exp()" in nomax
+    assert "torch.softmax" in git(repo, "show", "fused:softmax.py")
+    # the same commits every time: fixed authors and dates
+    again = create_repo(tmp_path / "demo2")
+    assert git(repo, "rev-parse", "fused") == git(again, "rev-parse", "fused")
+    # an existing demo repository is reused; any other non-empty folder is refused
+    assert create_repo(repo) == repo
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x").write_text("x")
+    with pytest.raises(DemoError):
+        create_repo(tmp_path / "other")
+
+
+def test_the_demo_contract_validates_in_both_forms() -> None:
+    bench = demo_contract("command")
+    assert bench.workloads[0].kind is m.WorkloadKind.COMMAND and bench.check
+    assert bench.metric.source is m.MetricSource.JSON and bench.metric.pattern == "gpuopt_value"
+    harness = demo_contract("kernelbench")
+    assert harness.workloads[0].command == "kernelbench:problem.py"
+    assert harness.workloads[0].env["OMP_NUM_THREADS"] == "1"
+
+
+def test_demo_without_a_terminal_says_to_add_no_tui(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "--ledger", str(tmp_path / "l.db"), "demo",
+         "--dir", str(tmp_path / "d")],
+        cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--no-tui" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get("GPUOPT_DEMO_TEST"), reason="runs torch for minutes: set GPUOPT_DEMO_TEST=1"
+)
+def test_the_headless_demo_runs_the_whole_session(tmp_path: Path) -> None:
+    db = tmp_path / "l.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "--ledger", str(db), "demo", "--no-tui",
+         "--dir", str(tmp_path / "d")],
+        cwd=ROOT, capture_output=True, text=True, timeout=1200,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "GPUOPT_WORKTREES": str(tmp_path / "wt")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("# Decision record")
+    with Ledger.open(db, readonly=True) as ledger:
+        (session,) = ledger.list(m.Session)
+        variants = {v.name: v for v in ledger.list(m.Variant, session_id=session.id)}
+        assert set(variants) == {"fused", "no-max", "same"}
+        checks = {
+            c.variant_id: c.passed for c in ledger.list(m.CorrectnessResult, session_id=session.id)
+        }
+        assert checks[variants["no-max"].id] is False
+        assert checks[variants["fused"].id] is True
+        decided = {
+            d.variant_id: d.choice for d in ledger.list(m.Disposition, session_id=session.id)
+        }
+        assert decided[variants["no-max"].id] is m.DispositionChoice.REJECT

@@ -1,0 +1,26 @@
+"""Snapshot tests: every scene of the app at 120x40 and 80x24 (pytest-textual-snapshot).
+
+Update after an intended change with `pytest tests/tui/test_snapshots.py --snapshot-update`
+and look at the pictures (scripts/screenshots.py renders the same scenes to PNG).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tui.demo.scenes import SCENES, drive, make_app
+
+SIZES = [(120, 40), (80, 24)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("scene", SCENES, ids=lambda s: s.name)
+def test_scene(scene, size, snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(scene, tmp_path / "ledger.db")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await drive(scene, pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
