@@ -91,3 +91,46 @@ def test_the_headless_demo_runs_the_whole_session(tmp_path: Path) -> None:
             d.variant_id: d.choice for d in ledger.list(m.Disposition, session_id=session.id)
         }
         assert decided[variants["no-max"].id] is m.DispositionChoice.REJECT
+
+
+def test_the_demo_flow_decides_every_variant(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
+    """run_flow (what `gpuopt demo --no-tui` runs) on a repository with the demo's branch
+    names whose workload prints fixed numbers: every verdict is certain."""
+    pytest.importorskip("session.conduct")
+    from conftest import run_git
+
+    from tui.demo.flow import run_flow
+
+    bench = 'import json\nprint(json.dumps({"gpuopt_value": float(open("v.txt").read())}))\n'
+    check = 'import sys\nsys.exit(0 if open("ok.txt").read().strip() == "yes" else 1)\n'
+    repo = make_repo(
+        "fixed", {"bench.py": bench, "check.py": check, "v.txt": "1.0\n", "ok.txt": "yes\n"}
+    )
+    for branch, value, ok in (
+        ("fused", "0.5", "yes"),
+        ("no-max", "0.9", "no"),
+        ("same", "1.0", "yes"),
+    ):
+        run_git(repo, "checkout", "-q", "-b", branch, "main")
+        (repo / "v.txt").write_text(value + "\n")
+        (repo / "ok.txt").write_text(ok + "\n")
+        (repo / "note.txt").write_text(branch)
+        run_git(repo, "add", "-A")
+        run_git(repo, "commit", "-q", "-m", branch)
+    run_git(repo, "checkout", "-q", "main")
+    contract = m.Contract(
+        metric=m.Metric(name="t", source=m.MetricSource.JSON, pattern="gpuopt_value", unit="ms"),
+        workloads=[m.Workload(name="w", command=f"{sys.executable} bench.py")],
+        check=f"{sys.executable} check.py",
+    )
+    said: list[str] = []
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        session = m.Session(title="fixed", repo=str(repo), contract=contract)
+        ledger.put(session)
+        out = run_flow(ledger, session, runs=8, min_blocks=6, max_blocks=6, say=said.append)
+    assert out["verdicts"] == {"fused": "FASTER", "no-max": "FASTER", "same": "SAME"}
+    assert out["decisions"]["no-max"] == "reject"
+    assert out["decisions"]["same"] == "reject"
+    assert out["decisions"]["fused"] in {"keep-default", "need-evidence"}
+    assert any("Running the round" in line for line in said), said
+    print("\n".join(said))

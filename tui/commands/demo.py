@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
                     progress=progress,
                 )
             except bridge.engine_errors() as exc:
+                # what was done is in the ledger: print its record, then say what stopped it
+                sys.stdout.write(bridge.record_markdown(ledger, session))
                 raise WorkFailed(str(getattr(exc, "reason", "") or exc)) from None
             print(f"demo finished in {time.monotonic() - t0:.0f} s", file=sys.stderr)
             sys.stdout.write(bridge.record_markdown(ledger, session))

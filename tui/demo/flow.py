@@ -65,7 +65,7 @@ def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
     use_harness = harness_available() if kind == "auto" else kind == "kernelbench"
     py = python or sys.executable
     if use_harness:
-        env = {**THREAD_ENV, "GPUOPT_TORCH_MIN_TIME": "0.05", "GPUOPT_TORCH_WARMUP": "3"}
+        env = {**THREAD_ENV, "GPUOPT_TORCH_MIN_TIME": "0.1", "GPUOPT_TORCH_WARMUP": "3"}
         workload = m.Workload(
             name="softmax",
             kind=m.WorkloadKind.KERNELBENCH,
@@ -114,13 +114,18 @@ def run_flow(
     from tui import bridge
 
     say("Recording the baseline…")
-    baseline = record_baseline(
-        ledger, session, runs=runs, warmup=1, progress=progress, monitor=monitor
-    )
-    say(
-        f"  baseline {baseline.id}: {baseline.reproducibility.value} "
-        f"{baseline.reproducibility_detail}"
-    )
+
+    def measure_baseline() -> m.Baseline:
+        b = record_baseline(
+            ledger, session, runs=runs, warmup=1, progress=progress, monitor=monitor
+        )
+        say(f"  baseline {b.id}: {b.reproducibility.value} {b.reproducibility_detail}")
+        return b
+
+    baseline = measure_baseline()
+    if baseline.reproducibility is not m.Reproducibility.REPRODUCIBLE:
+        say("  its two halves disagree (a busy machine?): recording it once more, as advised")
+        baseline = measure_baseline()
     say("Writing the hypotheses…")
     hyps = []
     for fields in HYPOTHESES:
@@ -183,6 +188,7 @@ def decide(ledger: Any, view: Any, v: m.Variant, say: Say) -> str:
                 m.DispositionChoice.KEEP_DEFAULT,
                 {
                     "optimization_class": cls,
+                    "guards": ["float32 inputs; the last dimension is the one reduced"],
                     "fallback": "revert to the four-pass softmax",
                     "reason": "faster, and within the tolerance of a float32 softmax",
                     "remaining_bottlenecks": ["process start-up dominates the end-to-end time"],

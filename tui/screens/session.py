@@ -266,7 +266,11 @@ class SessionScreen(Screen[None]):
     def save_session(self, session: m.Session) -> None:
         if not self._guard():
             return
-        self.ledger.put(session)
+        try:
+            self.ledger.put(session)
+        except Exception as exc:  # a locked or read-only file: say so, keep the form
+            self.show_error("The session was not saved", str(exc))
+            return
         first = self.session_id is None
         self.session_id = session.id
         self.reload()
@@ -277,7 +281,11 @@ class SessionScreen(Screen[None]):
     def save_models(self, *items: Any, note: str = "saved") -> None:
         if not self._guard() or not items:
             return
-        self.ledger.put(*items)
+        try:
+            self.ledger.put(*items)
+        except Exception as exc:
+            self.show_error("Nothing was saved", str(exc))
+            return
         self.reload()
         self.notify(note)
 

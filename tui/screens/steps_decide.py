@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Markdown, ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
 
 from session import models as m
 from tui.bridge import SessionView, residual_suggestion, suggest_residual
@@ -532,6 +532,8 @@ class RecordPane(StepPane):
     BINDINGS = [Binding("x", "export", "export record")]
 
     def body(self) -> ComposeResult:
+        from textual.widgets import Markdown  # markdown-it costs 0.1 s: only when shown
+
         yield Markdown("", id="record-md")
 
     def next_hint(self, view: SessionView | None) -> str:
@@ -543,6 +545,8 @@ class RecordPane(StepPane):
         if view is None:
             return
         md = self.session_screen.record_markdown()
+        from textual.widgets import Markdown
+
         self.query_one("#record-md", Markdown).update(md)
 
     def action_export(self) -> None:
