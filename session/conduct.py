@@ -315,8 +315,20 @@ def _reproducibility(
             parts.append(f"{w.name}: too few values to judge")
             continue
         est = split_half_check(vals, threshold=contract.threshold, higher_is_better=higher)
+        if est.ci_low is None and est.blocks_needed:  # no interval exists for so few runs
+            parts.append(
+                f"{w.name}: {len(vals)} runs are too few to compare its two halves; "
+                f"record it with at least {est.n + est.blocks_needed} runs"
+            )
+            ok = False
+            continue
         spread = _ci_text(est)
-        parts.append(f"{w.name}: split halves {est.verdict}{spread}")
+        more = (
+            f"; about {est.blocks_needed} more runs would decide"
+            if est.verdict == "INCONCLUSIVE" and est.blocks_needed
+            else ""
+        )
+        parts.append(f"{w.name}: split halves {est.verdict}{spread}{more}")
         if est.verdict != "SAME":
             ok = False
     verdict = m.Reproducibility.REPRODUCIBLE if ok else m.Reproducibility.NOT_REPRODUCIBLE
@@ -560,6 +572,33 @@ def _hypothesis(ledger: Any, session: m.Session, ref: str) -> m.Hypothesis:
     return found[0]
 
 
+def missing_uncommitted(ledger: Any, session: m.Session, variant: m.Variant) -> list[str]:
+    """Files the baseline had uncommitted (dirty or untracked) in which a --ref variant differs.
+
+    A branch or commit does not carry the edits that sat uncommitted in the working tree
+    when the baseline was snapshotted, so the comparison would measure their absence too:
+    a second factor. Empty for patch variants (they start from the baseline snapshot) and
+    when the baseline was clean.
+    """
+    from measure.git import GitError, git
+
+    baseline = ledger.latest_baseline(session.id)
+    if not variant.source.startswith("ref ") or baseline is None:
+        return []
+    snap = baseline.snapshot
+    if not snap.dirty or snap.head is None:
+        return []
+
+    def names(a: str, b: str) -> set[str]:
+        out = git(["diff", "--no-ext-diff", "--name-only", "-z", a, b, "--"], session.repo)
+        return {n for n in out.stdout.decode("utf-8", "replace").split("\0") if n}
+
+    try:
+        return sorted(names(snap.head, snap.commit) & names(snap.commit, variant.snapshot.commit))
+    except GitError:
+        return []
+
+
 def many_files(variant: m.Variant) -> bool:
     return variant.files_changed > MANY_FILES
 
@@ -746,6 +785,8 @@ def run_round(
                                 f"the setup command failed in {label[arm]} (exit {rec.exit_code})"
                             )
                 checks = _checks(ledger, session, executor, chosen, trees, progress, rnd.id)
+                if session.contract.check and not all(checks.values()):
+                    notes.extend(_baseline_check_command(session, trees[BASELINE_ARM], progress))
                 # One excluded warm-up run per arm and workload.
                 for name in names:
                     for arm in schedule.block_order(arms, rng):
@@ -841,6 +882,8 @@ def run_round(
                     stop_why = schedule.stop_reason(
                         live, completed, min_blocks, max_blocks, elapsed, budget_s, overhead
                     )
+                    if stop_why == schedule.STOP_DECIDED and estimates and not live:
+                        stop_why = "no values: every comparison's runs failed"
                     if stop_why is None and block >= max_blocks:
                         stop_why = "block limit reached"
                     if stop_why is not None:
@@ -1154,6 +1197,27 @@ def _checks(
             if audits:
                 ledger.put(*audits)
     return results
+
+
+def _baseline_check_command(session: m.Session, tree: Path, progress: ProgressFn) -> list[str]:
+    """After a variant failed the check: does the baseline itself pass it?
+
+    When it does not, the failure says nothing about the variants: the check (or its
+    environment) is broken. Run only then, so a passing round costs nothing more.
+    """
+    from measure.runner import run_hook
+
+    check = session.contract.check
+    assert check
+    _say(progress, Progress("check", f"check in the baseline: {check}"))
+    res = run_hook(check, tree, env=dict(os.environ), timeout_s=session.contract.timeout_s)
+    if res.status != "timeout" and res.exit_code == 0:
+        return []
+    why = "timed out" if res.status == "timeout" else f"exit {res.exit_code}"
+    return [
+        f"the correctness check fails on the baseline too ({why}): the failures above may "
+        "be the check's, not the variants'; fix the check or its environment"
+    ]
 
 
 def _summary(

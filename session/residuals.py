@@ -100,6 +100,11 @@ def _metric_movement(comparisons: Sequence[m.Comparison], improve: bool) -> tupl
     slower = [c.workload for c in comparisons if c.verdict is m.Verdict.SLOWER]
     if not comparisons:
         return "unmoved", "no comparison recorded"
+    if all(c.n == 0 for c in comparisons):
+        return "unmoved", (
+            "the target metric was never measured: no run of the variant gave a value; "
+            "make it run, then run a round before reading a residual"
+        )
     if not faster and not slower:
         verdicts = ", ".join(f"{c.workload} {c.verdict.value}" for c in comparisons)
         return "unmoved", f"the target metric did not move ({verdicts})"
@@ -233,7 +238,7 @@ def suggest_residual(
     audits = [
         a for a in ledger.list(m.Audit, session_id=session.id) if a.arm in ("baseline", variant.id)
     ]
-    return classify(
+    found = classify(
         improve=predicts_improvement(h, session.contract.metric),
         comparisons=comps,
         audits=audits,
@@ -241,6 +246,15 @@ def suggest_residual(
         predicted_evidence=h.predicted_evidence if h else "",
         mechanism_moved=mechanism_moved,
     )
+    from session.gates import latest_correctness
+
+    failed = sorted(r.workload for r in latest_correctness(ledger, variant) if not r.passed)
+    if failed:  # a speed-up of wrong results says little about the mechanism
+        found.reasons.append(
+            f"its correctness check failed on {', '.join(failed)}: the timings are of wrong "
+            "results, so read the residual with care"
+        )
+    return found
 
 
 def record_residual(

@@ -85,3 +85,61 @@ def test_budget_forecast_leaves_out_the_one_time_setup(ledger, make_repo):
     rnd = c.run_round(ledger, session, min_blocks=2, max_blocks=30, budget_s=3.0, seed=1)
     assert rnd.summary["stop_reason"] == "decided", rnd.summary
     assert rnd.blocks == 6
+
+
+def test_a_round_where_nothing_gives_a_value_does_not_claim_it_decided(ledger, make_repo, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("1.0\n")
+    repo = make_repo(files={"v.txt": "1.00\n"})
+    contract = m.Contract(
+        metric=VALUE, workloads=[m.Workload(name="read", command=f"cat {outside}")]
+    )
+    session = m.Session(title="t", repo=str(repo), contract=contract)
+    ledger.put(session)
+    c.record_baseline(ledger, session, runs=8, warmup=0)
+    c.add_variant(ledger, session, "same", ref="HEAD")
+    outside.unlink()  # the workload broke after the baseline
+    rnd = c.run_round(ledger, session, min_blocks=3, max_blocks=10, seed=1)
+    assert rnd.blocks == 3
+    assert rnd.summary["stop_reason"] != "decided"
+    assert "no value" in rnd.summary["stop_reason"]
+
+
+def test_too_few_baseline_runs_are_named_as_such_not_as_noise(ledger, make_repo):
+    repo = make_repo(files={"v.txt": "1.00\n"})
+    session = _session(ledger, repo)
+    base = c.record_baseline(ledger, session, runs=4, warmup=0)
+    assert base.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE
+    assert "too few" in base.reproducibility_detail and "8" in base.reproducibility_detail
+
+
+def test_a_check_that_fails_on_the_baseline_too_is_named_as_the_contracts(ledger, make_repo):
+    repo = make_repo(files={"v.txt": "1.00\n"})
+    contract = m.Contract(
+        metric=VALUE,
+        workloads=[m.Workload(name="read", command="cat v.txt")],
+        check="test -f missing-fixture.txt",
+    )
+    session = m.Session(title="t", repo=str(repo), contract=contract)
+    ledger.put(session)
+    c.record_baseline(ledger, session, runs=8, warmup=0)
+    c.add_variant(ledger, session, "same", ref="HEAD")
+    rnd = c.run_round(ledger, session, min_blocks=6, max_blocks=6, seed=1)
+    assert rnd.summary["checks"] == {"same": False}
+    assert any("baseline too" in n for n in rnd.summary["notes"]), rnd.summary["notes"]
+
+
+def test_a_check_that_passes_on_the_baseline_adds_no_note(ledger, make_repo, tmp_path):
+    repo = make_repo(files={"v.txt": "1.00\n"})
+    contract = m.Contract(
+        metric=VALUE,
+        workloads=[m.Workload(name="read", command="cat v.txt")],
+        check="grep -q 1.00 v.txt",
+    )
+    session = m.Session(title="t", repo=str(repo), contract=contract)
+    ledger.put(session)
+    c.record_baseline(ledger, session, runs=8, warmup=0)
+    c.add_variant(ledger, session, "other", patch=_patch(repo, tmp_path, "1.50\n", "o"))
+    rnd = c.run_round(ledger, session, min_blocks=6, max_blocks=6, seed=1)
+    assert rnd.summary["checks"] == {"other": False}
+    assert not any("baseline too" in n for n in rnd.summary["notes"])

@@ -67,18 +67,29 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(str(exc)) from None
             except conduct.ConductError as exc:
                 raise WorkFailed(str(exc)) from None
+        counts = values_per_workload(ledger, baseline.id)
     interrupted = stop.is_set()
     if args.json:
         print_json(baseline.model_dump(mode="json"))
     else:
-        print_baseline(baseline, session)
+        print_baseline(baseline, session, counts)
     if interrupted:
         print("gpuopt: interrupted: the baseline was not judged", file=sys.stderr)
         return 130
     return 0 if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE else 1
 
 
-def print_baseline(baseline: object, session: object) -> None:
+def values_per_workload(ledger: object, baseline_id: str) -> dict[str, int]:
+    """How many measured runs of the baseline itself (not of rounds) gave a value."""
+    rows = ledger.query(  # type: ignore[attr-defined]
+        "SELECT workload, COUNT(*) AS n FROM runs WHERE baseline_id = ? AND round_id IS NULL "
+        "AND warmup = 0 AND status = 'ok' GROUP BY workload",
+        (baseline_id,),
+    )
+    return {r["workload"]: r["n"] for r in rows}
+
+
+def print_baseline(baseline: object, session: object, counts: dict[str, int] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -111,7 +122,10 @@ def print_baseline(baseline: object, session: object) -> None:
     table.add_column("runs", justify="right")
     for w in s.contract.workloads:
         ref = b.reference.get(w.name)
-        table.add_row(w.name, "—" if ref is None else f"{ref:.6g}", str(b.runs_per_workload))
+        want = b.runs_per_workload
+        got = want if counts is None else counts.get(w.name, 0)
+        runs = str(want) if got == want else f"{got} of {want}"
+        table.add_row(w.name, "—" if ref is None else f"{ref:.6g}", runs)
     console.print(table)
     console.print("reset / restore procedure:")
     for line in b.reset_procedure.splitlines():

@@ -22,7 +22,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
     p.add_argument("variant", metavar="VARIANT", help="variant name or id")
-    p.add_argument("--choice", required=True, choices=CHOICES)
+    p.add_argument(
+        "--choice",
+        required=True,
+        choices=CHOICES,
+        help="keep as the default, keep behind a guard, keep as a local micro-optimization, "
+        "reject, or wait for more evidence",
+    )
     p.add_argument(
         "--class",
         dest="opt_class",

@@ -19,10 +19,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "--torch-profile a torch.profiler key_averages().table() printout."
         ),
     )
-    a.add_argument("session", metavar="SESSION")
+    a.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
     a.add_argument("--hypothesis", metavar="ID", help="the hypothesis it bears on")
     a.add_argument("--variant", metavar="NAME", help="the variant it was measured on")
-    a.add_argument("--title", default="", metavar="TEXT")
+    a.add_argument("--title", default="", metavar="TEXT", help="a short name for it")
     kind = a.add_mutually_exclusive_group(required=True)
     kind.add_argument("--note", metavar="TEXT", help="an observation in words")
     kind.add_argument(
@@ -33,12 +33,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     kind.add_argument("--file", metavar="PATH", help="a file (path, size and hash are kept)")
     kind.add_argument("--ncu-csv", metavar="PATH", help="Nsight Compute raw CSV to summarize")
     kind.add_argument("--torch-profile", metavar="PATH", help="torch.profiler table to summarize")
-    a.add_argument("--json", action="store_true")
+    a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(handler=add)
 
     ls = esub.add_parser("list", help="the evidence of a session")
-    ls.add_argument("session", metavar="SESSION")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    ls.add_argument("--json", action="store_true", help="print JSON instead of text")
     ls.set_defaults(handler=list_)
 
 

@@ -8,7 +8,12 @@ import argparse
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write a session's decision record (markdown or JSON)")
     p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument(
+        "--format",
+        choices=("md", "json"),
+        default="md",
+        help="md: the decision record to read (default); json: every record, for tools",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(handler=run)
 

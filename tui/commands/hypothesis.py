@@ -56,31 +56,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     hsub = p.add_subparsers(dest="hypothesis_command", metavar="ACTION", required=True)
 
     a = hsub.add_parser("add", help="write a hypothesis (before editing code)")
-    a.add_argument("session", metavar="SESSION")
-    a.add_argument("--title", required=True, metavar="TEXT")
+    a.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    a.add_argument("--title", required=True, metavar="TEXT", help="a short name for it, one line")
     _text_options(a)
-    a.add_argument("--confidence", choices=("low", "medium", "high"), default="medium")
+    a.add_argument(
+        "--confidence",
+        choices=("low", "medium", "high"),
+        default="medium",
+        help="how much you trust it before measuring (medium)",
+    )
     a.add_argument("--variant", metavar="NAME", help="link a variant that tests it")
-    a.add_argument("--json", action="store_true")
+    a.add_argument("--json", action="store_true", help="print JSON instead of text")
     a.set_defaults(handler=add)
 
     e = hsub.add_parser("edit", help="change the text of a hypothesis (kept in its history)")
-    e.add_argument("session", metavar="SESSION")
-    e.add_argument("hypothesis", metavar="ID")
-    e.add_argument("--title", metavar="TEXT")
+    e.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    e.add_argument("hypothesis", metavar="ID", help="hypothesis id or a unique prefix")
+    e.add_argument("--title", metavar="TEXT", help="a new short name")
     _text_options(e)
     e.add_argument("--variant", metavar="NAME", help="link a variant that tests it")
     e.add_argument("--why", default="", metavar="TEXT", help="why it changes")
-    e.add_argument("--json", action="store_true")
+    e.add_argument("--json", action="store_true", help="print JSON instead of text")
     e.set_defaults(handler=edit)
 
     s = hsub.add_parser("status", help="change status and/or confidence, with the reason")
-    s.add_argument("session", metavar="SESSION")
-    s.add_argument("hypothesis", metavar="ID")
+    s.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    s.add_argument("hypothesis", metavar="ID", help="hypothesis id or a unique prefix")
     s.add_argument(
-        "--status", choices=("proposed", "supported", "weakened", "rejected", "reopenable")
+        "--status",
+        choices=("proposed", "supported", "weakened", "rejected", "reopenable"),
+        help="the new status (rejected needs --reopen-when)",
     )
-    s.add_argument("--confidence", choices=("low", "medium", "high"))
+    s.add_argument("--confidence", choices=("low", "medium", "high"), help="the new confidence")
     s.add_argument("--why", required=True, metavar="TEXT", help="the observation behind it")
     s.add_argument(
         "--reopen-when",
@@ -91,9 +98,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(handler=status)
 
     ls = hsub.add_parser("list", help="the hypotheses of a session")
-    ls.add_argument("session", metavar="SESSION")
+    ls.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
     ls.add_argument("--history", action="store_true", help="show each one's history")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="print JSON instead of text")
     ls.set_defaults(handler=list_)
 
     ar = hsub.add_parser("areas", help="the concern areas and what each covers")
@@ -108,8 +115,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "brings to the hypothesis. Classes: " + ", ".join(RESIDUALS) + "."
         ),
     )
-    rs.add_argument("session", metavar="SESSION")
-    rs.add_argument("variant", metavar="VARIANT")
+    rs.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    rs.add_argument("variant", metavar="VARIANT", help="variant name or id")
     rs.add_argument(
         "--mechanism-moved",
         choices=("yes", "no"),
@@ -127,18 +134,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the hypothesis's new status",
     )
     rs.add_argument("--why", default="", metavar="TEXT", help="the observation, in words")
-    rs.add_argument("--json", action="store_true")
+    rs.add_argument("--json", action="store_true", help="print JSON instead of text")
     rs.set_defaults(handler=residual)
 
     sm = hsub.add_parser(
         "summary",
         help="show or write the summary of a round (the search-round fields)",
     )
-    sm.add_argument("session", metavar="SESSION")
+    sm.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
     sm.add_argument("round", metavar="ROUND", nargs="?", help="round number (default: last)")
     for name in SUMMARY_FIELDS:
-        sm.add_argument(f"--{name.replace('_', '-')}", dest=f"summary_{name}", metavar="TEXT")
-    sm.add_argument("--json", action="store_true")
+        sm.add_argument(f"--{name.replace('_', '-')}", dest=f"summary_{name}", metavar="TEXT",
+                        help=f"the summary's {name.replace('_', ' ')} field, in words")  # fmt: skip
+    sm.add_argument("--json", action="store_true", help="print JSON instead of text")
     sm.set_defaults(handler=summary)
 
 

@@ -12,7 +12,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--json", action="store_true", help="print JSON")
     c.set_defaults(handler=check)
     b = lsub.add_parser("backup", help="write a consistent copy (VACUUM INTO)")
-    b.add_argument("target", metavar="FILE")
+    b.add_argument("target", metavar="FILE", help="the new file to write (must not exist)")
     b.set_defaults(handler=backup)
     w = lsub.add_parser("path", help="print the ledger path in use")
     w.set_defaults(handler=path)

@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             f"Questions: {', '.join(QUESTIONS)}."
         ),
     )
-    p.add_argument("session", metavar="SESSION")
+    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
     p.add_argument(
         "--measured",
         action="append",

@@ -208,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.commands.common import open_ledger, print_json, session_of
 
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
+    check_options(args)
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
@@ -252,6 +253,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse impossible options by name, before any worktree or telemetry starts."""
+    from tui.cli import UsageError
+
+    if args.min_blocks < 2:
+        raise UsageError(f"--min-blocks {args.min_blocks}: a round needs at least 2 blocks")
+    if args.max_blocks < args.min_blocks:
+        raise UsageError(
+            f"--max-blocks {args.max_blocks} is below --min-blocks {args.min_blocks}: "
+            "raise it or lower --min-blocks"
+        )
+    if args.threshold is not None and not 0 < args.threshold < 1:
+        raise UsageError(
+            f"--threshold {args.threshold:g}: give a fraction between 0 and 1 (0.02 for 2%)"
+        )
+    if args.budget is not None and args.budget <= 0:
+        raise UsageError(f"--budget {args.budget:g}: give a positive number of seconds")
+
+
 def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session: Any) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -267,6 +287,12 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
     )
     if s.get("stop_reason"):
         console.print(f"stopped: {s['stop_reason']}")
+    if rnd.blocks < rnd.min_blocks:
+        hint = " with a larger --budget" if s.get("stop_reason") == "budget" else ""
+        console.print(
+            f"[yellow]{rnd.blocks} of at least {rnd.min_blocks} blocks: the verdicts are early "
+            f"and no variant can be kept on them; run a full round{hint}[/]"
+        )
     table = Table(header_style="bold")
     for col in ("variant", "workload", "blocks", "ratio", "95% CI", "verdict", "more blocks"):
         table.add_column(

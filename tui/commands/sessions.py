@@ -15,7 +15,8 @@ def run(args: argparse.Namespace) -> int:
     from tui.commands.common import ledger_path, open_ledger, print_json
 
     rows = []
-    if ledger_path(args).exists():  # no ledger yet: no sessions yet
+    path = ledger_path(args)
+    if path.exists():  # no ledger yet: no sessions yet
         with open_ledger(args, readonly=True) as ledger:
             rows = ledger.session_rows()
     if args.json:
@@ -26,8 +27,10 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console()
     if not rows:
+        where = "" if path.exists() else f"No ledger at {path} yet. "
         console.print(
-            "No sessions yet. Start one with [bold]gpuopt new[/] or [bold]gpuopt demo[/]."
+            f"{where}No sessions yet. Start one with [bold]gpuopt new[/] or [bold]gpuopt demo[/].",
+            soft_wrap=True,
         )
         return 0
     table = Table(box=None, header_style="bold")

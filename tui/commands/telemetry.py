@@ -277,7 +277,13 @@ def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
     deadline = time.monotonic() + args.seconds if args.seconds else None
     replay = view.replay is not None
     run_n, in_run, switch = 0, False, time.monotonic() + 1.0
-    with Live(Group(*view.lines()), console=Console(), refresh_per_second=4) as live:
+    console = Console()
+    if not console.is_terminal:  # a pipe or a log: a frame per interval, written as it goes
+        live: Any = None
+    else:
+        live = Live(Group(*view.lines()), console=console, refresh_per_second=4)
+        live.start()
+    try:
         while deadline is None or time.monotonic() < deadline:
             time.sleep(args.interval)
             if replay and time.monotonic() >= switch:  # walk the scenario through runs
@@ -291,4 +297,11 @@ def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
                     monitor.run_started(f"replay-{run_n}", None)
                     switch = time.monotonic() + 2.5
                 in_run = not in_run
-            live.update(Group(*view.lines()))
+            if live is not None:
+                live.update(Group(*view.lines()))
+            else:
+                console.print(Group(*view.lines()), "")  # a blank line between frames
+                console.file.flush()
+    finally:
+        if live is not None:
+            live.stop()

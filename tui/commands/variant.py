@@ -54,6 +54,17 @@ def run_add(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         except conduct.ConductError as exc:
             raise WorkFailed(str(exc)) from None
+        missing = conduct.missing_uncommitted(ledger, session, variant)
+    if missing:
+        shown = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
+        print(
+            f"gpuopt: warning: the baseline includes uncommitted changes to {shown} that "
+            f"{args.ref} does not have; the round would measure their absence too. Commit them "
+            "on that branch, or make the variant with --patch (it starts from the baseline)",
+            file=sys.stderr,
+        )
     if args.json:
         print_json(variant.model_dump(mode="json"))
         return 0
