@@ -498,6 +498,15 @@ def record_markdown(ledger: Any, session: m.Session) -> str:
     return to_markdown(build_export(ledger, session))
 
 
+def default_export_dir() -> Any:
+    """Where records go unless told: the user data directory, never the user's repository."""
+    from pathlib import Path
+
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("gpuopt", appauthor=False)) / "records"
+
+
 def export_record(ledger: Any, session: m.Session, directory: Any) -> Any:
     """Write the decision record (markdown and JSON) beside each other; returns the .md path."""
     from pathlib import Path

@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--export-dir",
         metavar="DIR",
-        help="where x writes decision records (default: current directory)",
+        help="where x writes decision records (default: the user data directory)",
     )
     p.set_defaults(handler=run)
 

@@ -211,7 +211,7 @@ class ReviewScreen(Screen[None]):
         if sid is None:
             return
         session = self.ledger.get(m.Session, sid)
-        target = getattr(self.app, "export_dir", None) or "."
+        target = getattr(self.app, "export_dir", None) or bridge.default_export_dir()
         try:
             path = bridge.export_record(self.ledger, session, target)
         except OSError as exc:

@@ -521,7 +521,7 @@ class SessionScreen(Screen[None]):
     def export_record(self) -> None:
         if self.view is None:
             return
-        target = getattr(self.app, "export_dir", None) or "."
+        target = getattr(self.app, "export_dir", None) or bridge.default_export_dir()
         try:
             path = bridge.export_record(self.ledger, self.view.session, target)
         except OSError as exc:
