@@ -450,6 +450,7 @@ def time_workload(
     max_samples: int,
     min_time_s: float,
     l2_flush: bool = True,
+    stat: str = "median",
 ) -> dict[str, Any]:
     """Median milliseconds per call: CUDA events around each call after an L2 flush on a GPU,
     perf_counter on a CPU. Warm-up calls are not counted."""
@@ -491,8 +492,13 @@ def time_workload(
             _sync(w.device)
             samples.append((time.perf_counter() - t0) * 1e3)
         clock = "perf_counter"
+    # The median is the default; `min` suits CPUs shared with other tenants (a VM), where a
+    # process's median swings with the neighbours' load but its fastest calls do not.
+    value = min(samples) if stat == "min" else statistics.median(samples)
     return {
-        METRIC_KEY: statistics.median(samples),
+        METRIC_KEY: value,
+        "stat": stat,
+        "median": statistics.median(samples),
         "unit": "ms",
         "samples": len(samples),
         "min": min(samples),
@@ -950,6 +956,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-samples", type=int, default=int(env("GPUOPT_TORCH_MAX_SAMPLES", "200")))
     p.add_argument("--min-time", type=float, default=float(env("GPUOPT_TORCH_MIN_TIME", "0.2")))
     p.add_argument(
+        "--stat",
+        choices=("median", "min"),
+        default=env("GPUOPT_TORCH_STAT", "median"),
+        help="time: the value one process reports (median of its calls, or the fastest)",
+    )
+    p.add_argument(
         "--no-l2-flush",
         dest="l2_flush",
         action="store_false",
@@ -1033,6 +1045,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                     int(job.get("max_samples", 200)),
                     float(job.get("min_time", 0.2)),
                     l2_flush=bool(job.get("l2_flush", True)),
+                    stat=str(job.get("stat", "median")),
                 )
             )
         elif mode == "audit":

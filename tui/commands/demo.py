@@ -32,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="time through the torch harness (kernelbench) or the repository's bench.py (command); "
         "auto picks the harness where installed",
     )
-    p.add_argument("--runs", type=int, default=10, metavar="N", help="baseline runs (default 10)")
+    p.add_argument("--runs", type=int, default=16, metavar="N", help="baseline runs (default 16)")
     p.add_argument(
         "--blocks",
         type=int,

@@ -65,7 +65,11 @@ def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
     use_harness = harness_available() if kind == "auto" else kind == "kernelbench"
     py = python or sys.executable
     if use_harness:
-        env = {**THREAD_ENV, "GPUOPT_TORCH_MIN_TIME": "0.1", "GPUOPT_TORCH_WARMUP": "3"}
+        # Each process reports its fastest call: on a shared CPU (a VM) a process's median
+        # swings with the neighbours' load from one process to the next, its fastest call
+        # hardly at all (measured here: medians 0.54-0.87 ms, fastest 0.504-0.514 ms).
+        env = {**THREAD_ENV, "GPUOPT_TORCH_MIN_TIME": "0.3", "GPUOPT_TORCH_WARMUP": "3",
+               "GPUOPT_TORCH_STAT": "min"}  # fmt: skip
         workload = m.Workload(
             name="softmax",
             kind=m.WorkloadKind.KERNELBENCH,
@@ -76,7 +80,11 @@ def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
         metric = m.Metric(
             name="softmax time", source=m.MetricSource.JSON, pattern="gpuopt_value", unit="ms"
         )
-        return m.Contract(metric=metric, workloads=[workload], python=py, timeout_s=300)
+        # A ±5% band: the demo must decide on a shared CPU too, where a ±2% band (right for a
+        # GPU box) cannot be told from the machine's own noise in a dozen runs.
+        return m.Contract(
+            metric=metric, workloads=[workload], python=py, timeout_s=300, threshold=0.05
+        )
     workload = m.Workload(
         name="softmax",
         command=f"{py} bench.py",
@@ -100,7 +108,7 @@ def run_flow(
     ledger: Any,
     session: m.Session,
     *,
-    runs: int = 10,
+    runs: int = 16,
     min_blocks: int = 10,
     max_blocks: int = 12,
     seed: int = 1,
