@@ -122,6 +122,12 @@ class TelemetryPanel(Widget):
         return None
 
     def render(self) -> Text:
+        text = self._draw()
+        if any(s.source == "replay" for s in self.samples):
+            return _label_replay(text)
+        return text
+
+    def _draw(self) -> Text:
         width = max(self.size.width, 20)
         t = Text(no_wrap=True, overflow="ellipsis")
         has_gpu = any(s.util_gpu is not None or s.sm_clock_mhz is not None for s in self.samples)
@@ -223,3 +229,16 @@ class TelemetryPanel(Widget):
         t.append(f"{label:<5}", style="dim")
         t.append(spark(series, width, top), style="green" if label in ("util", "cpu") else "cyan")
         t.append(f"{value:>7}\n")
+
+
+def _label_replay(text: Text) -> Text:
+    """Replayed samples are never mistaken for this machine's: REPLAY on every line."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if i:
+            out.append("\n")
+        if line.plain or i < len(lines) - 1:
+            out.append("REPLAY ", style="bold magenta")
+            out.append_text(line)
+    return out
