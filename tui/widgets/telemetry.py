@@ -122,13 +122,12 @@ class TelemetryPanel(Widget):
         return None
 
     def render(self) -> Text:
-        text = self._draw()
         if any(s.source == "replay" for s in self.samples):
-            return _label_replay(text)
-        return text
+            return _label_replay(self._draw(len(REPLAY_LABEL)))
+        return self._draw()
 
-    def _draw(self) -> Text:
-        width = max(self.size.width, 20)
+    def _draw(self, reserved: int = 0) -> Text:
+        width = max(self.size.width - reserved, 20 - reserved)
         t = Text(no_wrap=True, overflow="ellipsis")
         has_gpu = any(s.util_gpu is not None or s.sm_clock_mhz is not None for s in self.samples)
         if self.compact:
@@ -231,6 +230,9 @@ class TelemetryPanel(Widget):
         t.append(f"{value:>7}\n")
 
 
+REPLAY_LABEL = "REPLAY "
+
+
 def _label_replay(text: Text) -> Text:
     """Replayed samples are never mistaken for this machine's: REPLAY on every line."""
     out = Text(no_wrap=True, overflow="ellipsis")
@@ -239,6 +241,6 @@ def _label_replay(text: Text) -> Text:
         if i:
             out.append("\n")
         if line.plain or i < len(lines) - 1:
-            out.append("REPLAY ", style="bold magenta")
+            out.append(REPLAY_LABEL, style="bold magenta")
             out.append_text(line)
     return out
