@@ -238,7 +238,7 @@ _TELEMETRY_INSERT = (
 
 
 def _pack(samples: builtins.list[tuple[Any, ...]]) -> str:
-    text = json.dumps(samples, separators=(",", ":"))
+    text = json.dumps(samples, separators=(",", ":"), check_circular=False)
     if "NaN" in text or "Infinity" in text:  # not JSON: SQLite's json_each would reject it
         text = json.dumps(
             [[None if (isinstance(v, float) and v != v) or v in (_INF, -_INF) else v for v in row]

@@ -836,7 +836,7 @@ def run_round(
                         )
                     else:
                         completed += 1
-                    estimates = _update_comparisons(
+                    estimates, strict = _update_comparisons(
                         state,
                         chosen,
                         names,
@@ -852,16 +852,16 @@ def run_round(
                         ledger.put(rnd, *comparisons.values())
                     # A comparison whose arm failed every run waits for nothing: leave it
                     # out of the stop rule and the forecast (it stays INCONCLUSIVE).
-                    live = [
-                        e
-                        for e, (vid, name) in zip(
-                            estimates, [(v.id, n) for v in chosen for n in names], strict=True
-                        )
-                        if not (
+                    keys = [(v.id, n) for v in chosen for n in names]
+                    waiting = [
+                        not (
                             e.n == 0
                             and (state.never_ran(vid, name) or state.never_ran(BASELINE_ARM, name))
                         )
+                        for e, (vid, name) in zip(estimates, keys, strict=True)
                     ]
+                    live = [e for e, w in zip(estimates, waiting, strict=True) if w]
+                    live_strict = [e for e, w in zip(strict, waiting, strict=True) if w]
                     elapsed = time.monotonic() - t0
                     eta = schedule.eta_s(
                         completed, max_blocks, elapsed - overhead, live, min_blocks
@@ -880,7 +880,7 @@ def run_round(
                         ),
                     )
                     stop_why = schedule.stop_reason(
-                        live, completed, min_blocks, max_blocks, elapsed, budget_s, overhead
+                        live_strict, completed, min_blocks, max_blocks, elapsed, budget_s, overhead
                     )
                     if stop_why == schedule.STOP_DECIDED and estimates and not live:
                         stop_why = "no values: every comparison's runs failed"
@@ -1098,8 +1098,13 @@ def _update_comparisons(
     delta: float,
     paired_log_ratios: Any,
     paired_estimate: Any,
-) -> list[PairedEstimate]:
+) -> tuple[list[PairedEstimate], list[PairedEstimate]]:
+    """Update the round's comparisons (95% intervals); also return the estimates at the
+    stricter confidence that may end a round early (measure.schedule.EARLY_STOP_CONFIDENCE)."""
+    from measure import schedule
+
     estimates = []
+    strict = []
     for v in chosen:
         for name in names:
             base = state.values.get((BASELINE_ARM, name), {})
@@ -1108,6 +1113,9 @@ def _update_comparisons(
             d = paired_log_ratios([base[b] for b in blocks], [var[b] for b in blocks], higher)
             est = paired_estimate(d, threshold=delta)
             estimates.append(est)
+            strict.append(
+                paired_estimate(d, threshold=delta, confidence=schedule.EARLY_STOP_CONFIDENCE)
+            )
             c = comparisons.get((v.id, name)) or m.Comparison(
                 round_id=rnd.id, variant_id=v.id, workload=name, n=0
             )
@@ -1118,7 +1126,7 @@ def _update_comparisons(
             c.untrusted_runs = state.untrusted.get((v.id, name), 0)
             c.failed_runs = state.failed.get((v.id, name), 0)
             comparisons[(v.id, name)] = c
-    return estimates
+    return estimates, strict
 
 
 def _baseline_check(

@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from measure.runner import run_command
-from measure.schedule import block_order, stop_reason
+from measure.schedule import EARLY_STOP_CONFIDENCE, block_order, stop_reason
 from measure.stats import PairedEstimate, paired_estimate, paired_log_ratios
 
 MIN_BLOCKS, MAX_BLOCKS, THRESHOLD = 10, 30, 0.02
@@ -74,8 +74,10 @@ def one_round(
         blocks += 1
         d = paired_log_ratios(base, var)
         est = paired_estimate(d, threshold=THRESHOLD)
+        # The engine's rule: stop early only when decided at the stricter confidence.
+        strict = paired_estimate(d, threshold=THRESHOLD, confidence=EARLY_STOP_CONFIDENCE)
         reason = stop_reason(
-            [est], blocks, MIN_BLOCKS, MAX_BLOCKS, time.perf_counter() - t0, budget_s=None
+            [strict], blocks, MIN_BLOCKS, MAX_BLOCKS, time.perf_counter() - t0, budget_s=None
         )
         if reason is not None:
             return est, blocks, reason, robust_sd(d)

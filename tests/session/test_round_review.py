@@ -59,15 +59,15 @@ def test_a_variant_whose_runs_all_fail_stops_at_the_minimum_and_says_why(
     c.record_baseline(ledger, session, runs=8, warmup=0)
     broken = c.add_variant(ledger, session, "broken", patch=_patch(repo, tmp_path, "oops\n", "b"))
     c.add_variant(ledger, session, "same", ref="HEAD")
-    rnd = c.run_round(ledger, session, min_blocks=6, max_blocks=15, seed=2)
+    rnd = c.run_round(ledger, session, min_blocks=8, max_blocks=15, seed=2)
     assert rnd.status is m.RoundStatus.COMPLETED
-    assert rnd.blocks == 6  # nothing to wait for: the other comparison is decided
+    assert rnd.blocks == 8  # nothing to wait for: the other comparison is decided
     comps = {x.variant_id: x for x in ledger.list(m.Comparison, round_id=rnd.id)}
     assert comps[broken.id].verdict is m.Verdict.INCONCLUSIVE and comps[broken.id].n == 0
-    assert comps[broken.id].failed_runs == 6
+    assert comps[broken.id].failed_runs == 8
     assert comps[broken.id].blocks_needed is None
     note = next(n for n in rnd.summary["notes"] if "broken" in n)
-    assert "6 of 6" in note and "no value" in note.lower(), note
+    assert "8 of 8" in note and "no value" in note.lower(), note
     assert "(last: " in note
 
 
@@ -84,7 +84,7 @@ def test_budget_forecast_leaves_out_the_one_time_setup(ledger, make_repo):
     c.add_variant(ledger, session, "same", ref="HEAD")
     rnd = c.run_round(ledger, session, min_blocks=2, max_blocks=30, budget_s=3.0, seed=1)
     assert rnd.summary["stop_reason"] == "decided", rnd.summary
-    assert rnd.blocks == 6
+    assert rnd.blocks == 8  # the first count at which a 99% early-stop interval can decide
 
 
 def test_a_round_where_nothing_gives_a_value_does_not_claim_it_decided(ledger, make_repo, tmp_path):
