@@ -400,6 +400,31 @@ def _read_text(p: Path) -> str:
     return p.read_bytes().decode("utf-8", errors="replace")
 
 
+def _import_profile(
+    ledger: Any,
+    session: m.Session,
+    path: str | Path,
+    kind: m.EvidenceKind,
+    label: str,
+    parse: Any,
+    title: str,
+    hypothesis_id: str | None,
+    variant_id: str | None,
+) -> m.Evidence:
+    p, facts = _file_facts(Path(path))
+    summary = parse(_read_text(p))
+    return _record(
+        ledger,
+        session,
+        kind=kind,
+        title=title or f"{label}: {p.name}",
+        path=str(p),
+        summary={**summary, "file": facts},
+        hypothesis_id=hypothesis_id,
+        variant_id=variant_id,
+    )
+
+
 def import_ncu_csv(
     ledger: Any,
     session: m.Session,
@@ -409,18 +434,11 @@ def import_ncu_csv(
     hypothesis_id: str | None = None,
     variant_id: str | None = None,
 ) -> m.Evidence:
-    p, facts = _file_facts(Path(path))
-    summary = parse_ncu_csv(_read_text(p))
-    return _record(
-        ledger,
-        session,
-        kind=m.EvidenceKind.NCU_CSV,
-        title=title or f"Nsight Compute: {p.name}",
-        path=str(p),
-        summary={**summary, "file": facts},
-        hypothesis_id=hypothesis_id,
-        variant_id=variant_id,
-    )
+    """An Nsight Compute raw CSV, summarized (top kernels, throughput), not stored whole."""
+    return _import_profile(
+        ledger, session, path, m.EvidenceKind.NCU_CSV, "Nsight Compute", parse_ncu_csv,
+        title, hypothesis_id, variant_id,
+    )  # fmt: skip
 
 
 def import_torch_profile(
@@ -432,18 +450,11 @@ def import_torch_profile(
     hypothesis_id: str | None = None,
     variant_id: str | None = None,
 ) -> m.Evidence:
-    p, facts = _file_facts(Path(path))
-    summary = parse_torch_table(_read_text(p))
-    return _record(
-        ledger,
-        session,
-        kind=m.EvidenceKind.TORCH_PROFILE,
-        title=title or f"torch.profiler: {p.name}",
-        path=str(p),
-        summary={**summary, "file": facts},
-        hypothesis_id=hypothesis_id,
-        variant_id=variant_id,
-    )
+    """A torch.profiler key_averages table, summarized, not stored whole."""
+    return _import_profile(
+        ledger, session, path, m.EvidenceKind.TORCH_PROFILE, "torch.profiler",
+        parse_torch_table, title, hypothesis_id, variant_id,
+    )  # fmt: skip
 
 
 def describe(ev: m.Evidence) -> str:
