@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Input, Label, Select, Static
 
 
@@ -69,10 +70,12 @@ class Field(Vertical):
 
     @value.setter
     def value(self, text: str) -> None:
-        if self.choices is not None:
-            self.query_one(Select).value = text
-        else:
-            self.query_one(Input).value = text
+        self.initial = text  # a field not composed yet starts from it
+        try:
+            widget = self.query_one(Select if self.choices is not None else Input)
+        except NoMatches:
+            return
+        widget.value = text
 
     def set_error(self, message: str) -> None:
         self.query_one(".error", Static).update(message)
