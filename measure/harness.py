@@ -61,14 +61,22 @@ def worker_command(
     options: Sequence[str] = (),
 ) -> str:
     """The shell command that runs the worker in MODE; run it with cwd = the checkout."""
-    name, target = split_spec(kind, spec)
-    argv = [python or sys.executable, "-B", str(WORKER), mode, "--kind", name, "--spec", target]
-    if training:
-        argv.append("--training")
-    argv += list(options)
+    args = worker_script_args(mode, kind, spec, training, options)
+    argv = [python or sys.executable, "-B", *args]
     # `python` may itself be a command with arguments ("uv run python"): keep it unquoted then.
     head = python if python and " " in python.strip() else shlex.quote(argv[0])
     return " ".join([head, *(shlex.quote(a) for a in argv[1:])])
+
+
+def worker_script_args(
+    mode: str, kind: Any, spec: str, training: bool = False, options: Sequence[str] = ()
+) -> list[str]:
+    """The worker script and its arguments (what follows `python -B`)."""
+    name, target = split_spec(kind, spec)
+    args = [str(WORKER), mode, "--kind", name, "--spec", target]
+    if training:
+        args.append("--training")
+    return args + list(options)
 
 
 def workload_command(

@@ -341,6 +341,40 @@ def run_command(
         peak = int(rusage.ru_maxrss) * 1024  # KiB on Linux
     stdout_tail, stderr_tail = out.text(), err.text()
 
+    return finish(
+        timed_out=timed_out,
+        timeout_s=timeout_s,
+        exit_code=exit_code,
+        stdout_tail=stdout_tail,
+        stderr_tail=stderr_tail,
+        metric_source=metric_source,
+        metric_pattern=metric_pattern,
+        wall_s=wall_s,
+        user_s=user_s,
+        sys_s=sys_s,
+        peak_rss_bytes=peak,
+        started_us=started_us,
+        ended_us=ended_us,
+    )
+
+
+def finish(
+    *,
+    timed_out: bool,
+    timeout_s: float,
+    exit_code: int,
+    stdout_tail: str,
+    stderr_tail: str,
+    metric_source: str,
+    metric_pattern: str | None,
+    wall_s: float,
+    user_s: float | None,
+    sys_s: float | None,
+    peak_rss_bytes: int | None,
+    started_us: int,
+    ended_us: int,
+) -> RunResult:
+    """The result of a finished process: its status, metric and one-line error."""
     value: float | None = None
     error = ""
     if timed_out:
@@ -367,7 +401,7 @@ def run_command(
         wall_s=wall_s,
         user_s=user_s,
         sys_s=sys_s,
-        peak_rss_bytes=peak,
+        peak_rss_bytes=peak_rss_bytes,
         stdout_tail=stdout_tail,
         stderr_tail=stderr_tail,
         started_us=started_us,

@@ -19,6 +19,7 @@ import hashlib
 import os
 import random
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -116,6 +117,7 @@ class _Command:
     command: str
     metric_source: str
     metric_pattern: str | None
+    script_args: list[str] | None = None  # a torch replicate: the worker and its arguments
 
 
 def _commands(session: m.Session) -> dict[str, _Command]:
@@ -126,15 +128,16 @@ def _commands(session: m.Session) -> dict[str, _Command]:
         if w.kind is m.WorkloadKind.COMMAND:
             out[w.name] = _Command(w.command, contract.metric.source.value, contract.metric.pattern)
         else:
-            from measure.harness import workload_command
+            from measure.harness import worker_script_args, workload_command
 
             try:
                 cmd, source, pattern = workload_command(
                     w.kind.value, w.command, python=contract.python, training=w.training
                 )
+                args = worker_script_args("time", w.kind.value, w.command, w.training)
             except Exception as exc:  # a malformed spec: say which workload, in one line
                 raise BadInput(f"workload {w.name}: {_one_line(exc)}") from None
-            out[w.name] = _Command(cmd, source, pattern)
+            out[w.name] = _Command(cmd, source, pattern, args)
     return out
 
 
@@ -159,6 +162,38 @@ class _Executor:
         self.monitor: RunMonitor = monitor or NullMonitor()
         self.commands = _commands(session)
         self.workloads = {w.name: w for w in self.contract.workloads}
+        self._preloaded: dict[str, Any] = {}  # workload -> PreloadedPython, or None: spawn
+        self.notes: list[str] = []
+
+    def close(self) -> None:
+        """Stop the preloaded interpreters."""
+        for server in self._preloaded.values():
+            if server is not None:
+                server.close()
+        self._preloaded.clear()
+
+    def _server(self, workload: str) -> Any:
+        """The preloaded interpreter of a torch workload, or None to spawn each run."""
+        if workload in self._preloaded:
+            return self._preloaded[workload]
+        from measure.preload import PreloadedPython, PreloadError, preload_ok
+
+        server = None
+        w = self.workloads[workload]
+        if w.kind is not m.WorkloadKind.COMMAND and preload_ok(
+            self.contract.python, self.contract.launcher
+        ):
+            env = self._env(workload)
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            try:
+                server = PreloadedPython(self.contract.python or sys.executable, ["torch"], env=env)
+            except PreloadError as exc:
+                self.notes.append(
+                    f"{workload}: each run imports torch anew "
+                    f"(the preloaded interpreter did not start: {exc})"
+                )
+        self._preloaded[workload] = server
+        return server
 
     def hook(
         self,
@@ -218,16 +253,18 @@ class _Executor:
             self.monitor.run_started(run.id, pid)
 
         try:
-            res = run_command(
-                cmd.command,
-                cwd,
-                env=self._env(run.workload),
-                timeout_s=self.contract.timeout_s,
-                launcher=self.contract.launcher,
-                metric_source=cmd.metric_source,
-                metric_pattern=cmd.metric_pattern,
-                on_start=on_start,
-            )
+            res = self._preloaded_run(run, cwd, cmd, on_start)
+            if res is None:
+                res = run_command(
+                    cmd.command,
+                    cwd,
+                    env=self._env(run.workload),
+                    timeout_s=self.contract.timeout_s,
+                    launcher=self.contract.launcher,
+                    metric_source=cmd.metric_source,
+                    metric_pattern=cmd.metric_pattern,
+                    on_start=on_start,
+                )
         finally:
             if not started:
                 self.monitor.run_started(run.id, None)
@@ -240,6 +277,36 @@ class _Executor:
             run.status = m.RunStatus.QUARANTINED
         self.ledger.put(run)
         return run
+
+    def _preloaded_run(
+        self, run: m.Run, cwd: Path, cmd: _Command, on_start: Callable[[int], None]
+    ) -> RunResult | None:
+        """The run forked from the workload's preloaded interpreter; None to spawn it."""
+        server = self._server(run.workload)
+        if server is None or cmd.script_args is None:
+            return None
+        from measure.preload import PreloadError
+
+        env = self._env(run.workload)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        try:
+            res: RunResult = server.run(
+                cmd.script_args,
+                cwd,
+                env=env,
+                timeout_s=self.contract.timeout_s,
+                metric_source=cmd.metric_source,
+                metric_pattern=cmd.metric_pattern,
+                on_start=on_start,
+            )
+        except PreloadError as exc:
+            server.close()
+            self._preloaded[run.workload] = None
+            # Nothing of this attempt was recorded: it runs again the ordinary way.
+            self.notes.append(f"{run.workload}: the preloaded interpreter broke ({exc})")
+            return None
+        run.launch = m.RunLaunch.PRELOADED
+        return res
 
     @staticmethod
     def _fill(run: m.Run, res: RunResult) -> None:
@@ -440,6 +507,8 @@ def record_baseline(
         raise
     except GitError as exc:
         raise ConductError(str(exc)) from None
+    finally:
+        executor.close()
     baseline.reference = {n: statistics.median(v) for n, v in values.items() if v}
     if interrupted:
         baseline.reproducibility = m.Reproducibility.UNJUDGED
@@ -447,7 +516,7 @@ def record_baseline(
     else:
         verdict, detail = _reproducibility(values, failed, runs, session)
         baseline.reproducibility = verdict
-        baseline.reproducibility_detail = detail
+        baseline.reproducibility_detail = "; ".join([detail, *executor.notes])
     ledger.put(baseline)
     _say(
         progress,
@@ -921,8 +990,11 @@ def run_round(
         if isinstance(exc, GitError):
             raise ConductError(str(exc)) from None
         raise
+    finally:
+        executor.close()
     _baseline_check(rnd, baseline, state, names, delta, notes)
     notes.extend(state.failure_notes(label))
+    notes.extend(executor.notes)
     rnd.status = (
         m.RoundStatus.INTERRUPTED if stopped() and stop_why is None else m.RoundStatus.COMPLETED
     )

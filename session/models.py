@@ -633,6 +633,11 @@ class Round(Model):
         return self
 
 
+class RunLaunch(StrEnum):
+    PROCESS = "process"  # a process of its own, started from nothing
+    PRELOADED = "preloaded"  # forked from an interpreter that had imported torch once
+
+
 class Run(Model):
     id: str = Field(default_factory=new_id)
     session_id: str
@@ -658,6 +663,7 @@ class Run(Model):
     started_us: int = 0
     ended_us: int = 0
     error: str = ""  # one line saying what went wrong, if anything
+    launch: RunLaunch = RunLaunch.PROCESS
 
 
 class TelemetrySample(Model):
