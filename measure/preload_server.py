@@ -96,11 +96,37 @@ def _child(request: dict) -> None:
             os._exit(code & 0xFF)
 
 
-def _serve_one(request: dict) -> None:
+EXIT_ON_EOF = 75  # a child that found the input closed: the server's cue to stop
+
+
+def _read_request() -> dict | None:
+    """In the child: one request line from the server's input, unbuffered (None at EOF)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(0, 1)
+        if not chunk:
+            return None
+        data += chunk
+    return json.loads(data)
+
+
+def _serve_one() -> bool:
+    """Fork a child, which then reads its request; answer for it. False: time to stop.
+
+    The fork comes before the request is read, so that every child starts from the same
+    state of this process whatever the requests said: on a CPU the speed of a run can
+    hang on where its memory lands, and nothing here should move it from run to run.
+    """
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
+        try:
+            request = _read_request()
+        except ValueError:
+            os._exit(2)
+        if request is None:
+            os._exit(EXIT_ON_EOF)
         _child(request)
     _answer({"pid": pid})
     # Peek at the exit first: the zombie keeps the group id, so the leftovers of the
@@ -111,6 +137,8 @@ def _serve_one(request: dict) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     _, status, usage = os.wait4(pid, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_ON_EOF:
+        return False
     _answer(
         {
             "status": status,
@@ -119,6 +147,7 @@ def _serve_one(request: dict) -> None:
             "maxrss_kib": usage.ru_maxrss,
         }
     )
+    return True
 
 
 def main(modules: list[str]) -> int:
@@ -138,20 +167,8 @@ def main(modules: list[str]) -> int:
 
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     _answer({"ready": True, "pid": os.getpid(), "maxrss_kib": own, "python": sys.version})
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            request = json.loads(line)
-        except ValueError as exc:
-            _answer({"error": f"not a request: {exc}"})
-            continue
-        why = _unsafe_to_fork()
-        if why:
-            _answer({"error": why})
-            return 1
-        _serve_one(request)
+    while _serve_one():
+        pass
     return 0
 
 

@@ -48,6 +48,22 @@ class ModelNew(nn.Module):
 QUICK = {"GPUOPT_TORCH_MIN_TIME": "0", "GPUOPT_TORCH_MIN_SAMPLES": "3", "GPUOPT_TORCH_WARMUP": "1"}
 
 
+def test_without_preloading_each_run_is_spawned(
+    make_repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUOPT_PRELOAD", "0")
+    repo = make_repo(files={"problems/linear_relu.py": MODEL.lstrip()})
+    workload = m.Workload.parse("linrelu=kernelbench:problems/linear_relu.py")
+    workload.env = dict(QUICK)
+    with Ledger.open(tmp_path / "ledger.db") as ledger:
+        session = m.Session(title="kb", repo=str(repo), contract=m.Contract(workloads=[workload]))
+        ledger.put(session)
+        c.record_baseline(ledger, session, runs=2, warmup=0)
+        refs = ledger.list(m.Run, session_id=session.id)
+        assert len(refs) == 2
+        assert all(r.status is m.RunStatus.OK and r.launch is m.RunLaunch.PROCESS for r in refs)
+
+
 @pytest.mark.slow
 def test_round_with_a_kernelbench_workload(make_repo, tmp_path: Path) -> None:
     repo = make_repo(files={"problems/linear_relu.py": MODEL.lstrip()})
@@ -65,6 +81,8 @@ def test_round_with_a_kernelbench_workload(make_repo, tmp_path: Path) -> None:
         assert len(refs) == 2 and all(r.status is m.RunStatus.OK for r in refs)
         # The value is the worker's median milliseconds per call, not the process's wall time.
         assert all(r.value is not None and 0 < r.value / 1e3 < r.wall_s / 10 for r in refs)
+        # Forked from one interpreter that imported torch once, each run its own process.
+        assert all(r.launch is m.RunLaunch.PRELOADED for r in refs)
         # Two CPU processes cannot show reproducibility (the gate asks for more): this test is
         # about what the round records, so the baseline is declared reproducible here.
         baseline.reproducibility = m.Reproducibility.REPRODUCIBLE
@@ -95,4 +113,9 @@ def test_round_with_a_kernelbench_workload(make_repo, tmp_path: Path) -> None:
         timed = [x for x in ledger.list(m.Run, round_id=rnd.id) if not x.warmup]
         assert {x.arm for x in timed} == {"baseline", variant.id}
         assert all(x.value is not None and x.value > 0 for x in timed if x.status is m.RunStatus.OK)
+        # Each arm's runs timed that arm's own code: nothing of one leaks into the next fork.
+        assert all(x.launch is m.RunLaunch.PRELOADED for x in timed)
+        for x in timed:
+            source = "linear_relu.py:ModelNew" if x.arm == variant.id else 'linear_relu.py:Model"'
+            assert source in x.stdout_tail
         assert ledger.list(m.Comparison, round_id=rnd.id)

@@ -32,13 +32,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="time through the torch harness (kernelbench) or the repository's bench.py (command); "
         "auto picks the harness where installed",
     )
-    p.add_argument("--runs", type=int, default=16, metavar="N", help="baseline runs (default 16)")
+    from tui.demo.flow import DEMO_MAX_BLOCKS, DEMO_MIN_BLOCKS, DEMO_RUNS
+
+    p.add_argument(
+        "--runs",
+        type=int,
+        default=DEMO_RUNS,
+        metavar="N",
+        help=f"baseline runs (default {DEMO_RUNS})",
+    )
     p.add_argument(
         "--blocks",
         type=int,
-        default=10,
+        default=DEMO_MIN_BLOCKS,
         metavar="N",
-        help="minimum blocks of the round (default 10)",
+        help=f"minimum blocks of the round (default {DEMO_MIN_BLOCKS})",
+    )
+    p.add_argument(
+        "--max-blocks",
+        type=int,
+        default=DEMO_MAX_BLOCKS,
+        metavar="N",
+        help=f"the round stops here if not every comparison is decided before "
+        f"(default {DEMO_MAX_BLOCKS})",
     )
     p.add_argument("--seed", type=int, default=1, help="seed of the round's run order")
     p.set_defaults(handler=run)
@@ -56,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.runs < 4 or args.blocks < 2:
         raise UsageError("--runs must be at least 4 and --blocks at least 2")
+    if args.max_blocks < args.blocks:
+        raise UsageError("--max-blocks cannot be below --blocks")
     if not args.no_tui and not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise UsageError(
             "the demo opens the full-screen app and needs a terminal; "
@@ -95,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
                     session,
                     runs=args.runs,
                     min_blocks=args.blocks,
-                    max_blocks=args.blocks + 2,
+                    max_blocks=args.max_blocks,
                     seed=args.seed,
                     say=say,
                     progress=progress,

@@ -16,6 +16,14 @@ from typing import Any
 from session import models as m
 
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# Runs are cheap once torch is preloaded (about 0.3 s each here): enough of them that a
+# shared CPU's slow processes (1.2-1.7x, one in five or so) cannot tip a verdict.
+DEMO_RUNS = 24
+DEMO_MIN_BLOCKS = 12
+DEMO_MAX_BLOCKS = 32
+# A shared CPU has slow spells of a few seconds: a baseline whose halves fall on either
+# side of one is recorded again (each attempt stays in the ledger and the record).
+BASELINE_RETRIES = 3
 
 HYPOTHESES: list[dict[str, Any]] = [
     {
@@ -108,9 +116,9 @@ def run_flow(
     ledger: Any,
     session: m.Session,
     *,
-    runs: int = 16,
-    min_blocks: int = 10,
-    max_blocks: int = 12,
+    runs: int = DEMO_RUNS,
+    min_blocks: int = DEMO_MIN_BLOCKS,
+    max_blocks: int = DEMO_MAX_BLOCKS,
     seed: int = 1,
     say: Say = print,
     progress: Callable[[Any], None] | None = None,
@@ -131,8 +139,10 @@ def run_flow(
         return b
 
     baseline = measure_baseline()
-    if baseline.reproducibility is not m.Reproducibility.REPRODUCIBLE:
-        say("  its two halves disagree (a busy machine?): recording it once more, as advised")
+    for _ in range(BASELINE_RETRIES):
+        if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE:
+            break
+        say("  its two halves disagree (a busy machine?): recording it again, as advised")
         baseline = measure_baseline()
     say("Writing the hypotheses…")
     hyps = []

@@ -262,9 +262,9 @@ class BaselinePane(StepPane):
     def body(self) -> ComposeResult:
         yield Static("", id="baseline-info")
         with Horizontal(classes="row", id="baseline-settings"):
-            # 16 runs: eight per half, so one stray slow process in each half (a noisy
-            # neighbour on a shared machine) cannot by itself fail the split-half check.
-            yield Field("runs", "Runs per workload", "16")
+            # 24 runs: twelve per half, so a few stray slow processes (a noisy neighbour
+            # on a shared machine) cannot by themselves fail the split-half check.
+            yield Field("runs", "Runs per workload", "24")
             yield Field("warmup", "Warm-up runs", "1")
         with Vertical(id="baseline-progress", classes="progress-box"):
             yield Static("", id="baseline-status")
