@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-from sqlite_utils import Database
-
 from ledger.schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, migrations
+from ledger.sqlite_lib import Database
 
 BUSY_TIMEOUT_S = 60.0
 

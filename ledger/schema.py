@@ -7,8 +7,7 @@ Telemetry samples are plain columns: they are many, and read as series.
 
 from __future__ import annotations
 
-from sqlite_utils import Database
-from sqlite_utils.migrations import Migrations
+from ledger.sqlite_lib import Database, Migrations
 
 MIGRATION_SET = "gpuopt"
 APPLICATION_ID = 0x4750554F  # "GPUO": marks a file as a gpuopt ledger

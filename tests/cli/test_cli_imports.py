@@ -72,3 +72,20 @@ print(json.dumps({{"commands": commands, "loaded": loaded}}))
     )
     assert found["loaded"] == []
     assert {"sessions", "new", "export", "ledger"} <= set(found["commands"])
+
+
+def test_the_ledger_opens_without_numpy_and_numpy_still_imports_after(tmp_path: Path) -> None:
+    found = _python(
+        f"""
+import json, sys
+from ledger import Ledger
+from session import models as m
+with Ledger.open({str(tmp_path / "l.db")!r}) as ledger:
+    ledger.put(m.Session(title="t", repo="/r", contract=m.Contract(workloads=[m.Workload.parse("w=true")])))
+    n = len(ledger.list(m.Session))
+loaded = sorted({{"numpy", "pandas"}} & set(sys.modules))
+import numpy
+print(json.dumps({{"loaded": loaded, "sessions": n, "numpy": numpy.__name__}}))
+"""
+    )
+    assert found == {"loaded": [], "sessions": 1, "numpy": "numpy"}

@@ -32,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="time through the torch harness (kernelbench) or the repository's bench.py (command); "
         "auto picks the harness where installed",
     )
-    from tui.demo.flow import DEMO_MAX_BLOCKS, DEMO_MIN_BLOCKS, DEMO_RUNS
+    from tui.demo.settings import DEMO_MAX_BLOCKS, DEMO_MIN_BLOCKS, DEMO_RUNS
 
     p.add_argument(
         "--runs",

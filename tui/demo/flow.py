@@ -14,16 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from session import models as m
+from tui.demo.settings import BASELINE_RETRIES, DEMO_MAX_BLOCKS, DEMO_MIN_BLOCKS, DEMO_RUNS
 
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-# Runs are cheap once torch is preloaded (about 0.3 s each here): enough of them that a
-# shared CPU's slow processes (1.2-1.7x, one in five or so) cannot tip a verdict.
-DEMO_RUNS = 24
-DEMO_MIN_BLOCKS = 12
-DEMO_MAX_BLOCKS = 32
-# A shared CPU has slow spells of a few seconds: a baseline whose halves fall on either
-# side of one is recorded again (each attempt stays in the ledger and the record).
-BASELINE_RETRIES = 3
+
 
 HYPOTHESES: list[dict[str, Any]] = [
     {
