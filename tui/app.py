@@ -98,9 +98,10 @@ class GpuoptApp(App[None]):
             )
             self.telemetry_history.extend(self.replay)
         elif self.telemetry_mode == "live" and self.telemetry_hz:
-            self._run_feed()
+            # After the first frame: the sampler's start (psutil, NVML's init) can wait.
+            self.call_after_refresh(self._run_feed)
         elif self.telemetry_mode == "live":
-            self._start_telemetry()
+            self.call_after_refresh(self._start_telemetry)
         else:
             self.telemetry_note = "telemetry is off"
         self.push_screen(self.first_screen())

@@ -122,9 +122,10 @@ class SessionScreen(Screen[None]):
         panel.gpu_name = getattr(app, "gpu_name", "")
         panel.set_note(getattr(app, "telemetry_note", ""))
         panel.push_many(list(getattr(app, "telemetry_history", [])))
-        self.reload()
-        start = self.first_open_step()
-        self.goto(start, focus=True)
+        # The step in front is known only once the view is read: show no pane before it,
+        # so that the first frame builds one step's body, not two.
+        self.reload(show_pane=False)
+        self.goto(self.first_open_step(), focus=True)
 
     def on_resize(self, event: events.Resize) -> None:
         self._apply_width(event.size.width)
@@ -146,7 +147,7 @@ class SessionScreen(Screen[None]):
 
     # ------------------------------------------------------------------ state
 
-    def reload(self) -> None:
+    def reload(self, show_pane: bool = True) -> None:
         if self.session_id is None:
             self.view = None
         else:
@@ -177,7 +178,8 @@ class SessionScreen(Screen[None]):
                 },
             )
         self.update_title()
-        self.pane().show(self.view)
+        if show_pane:
+            self.pane().show(self.view)
 
     def update_title(self) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
