@@ -81,7 +81,8 @@ import json, sys
 from ledger import Ledger
 from session import models as m
 with Ledger.open({str(tmp_path / "l.db")!r}) as ledger:
-    ledger.put(m.Session(title="t", repo="/r", contract=m.Contract(workloads=[m.Workload.parse("w=true")])))
+    contract = m.Contract(workloads=[m.Workload.parse("w=true")])
+    ledger.put(m.Session(title="t", repo="/r", contract=contract))
     n = len(ledger.list(m.Session))
 loaded = sorted({{"numpy", "pandas"}} & set(sys.modules))
 import numpy
