@@ -12,10 +12,13 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from ledger.schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, migrations
-from ledger.sqlite_lib import Database
+from ledger.schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, migration_set
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 BUSY_TIMEOUT_S = 60.0
 
@@ -201,9 +204,22 @@ class LedgerConnection:
             except BaseException:
                 self.conn.close()
                 raise
-        self.db = Database(self.conn, execute_plugins=False)
+        # What sqlite-utils sets on every connection it wraps: set here, since the
+        # wrapper itself is made only when a migration or a savepoint needs it.
+        self.conn.execute("PRAGMA recursive_triggers = ON")
+        self._db: Database | None = None
         self._lock = threading.RLock()
         self._depth = 0  # nesting of write() in the thread holding _lock
+
+    @property
+    def db(self) -> Database:
+        """The connection wrapped by sqlite-utils, made on first use: opening a ledger to
+        read it (the app's first frame, `gpuopt sessions`) does not import it."""
+        if self._db is None:
+            from ledger.sqlite_lib import Database
+
+            self._db = Database(self.conn, execute_plugins=False)
+        return self._db
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Database]:
@@ -307,7 +323,7 @@ def _initialise(path: Path) -> LedgerConnection:
         with lc.write() as db:
             if lc.conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
                 lc.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            migrations.apply(db)
+            migration_set().apply(db)
     except sqlite3.OperationalError as exc:
         lc.close()
         raise LedgerError(f"{path}: cannot set up the ledger ({exc})") from None

@@ -7,12 +7,15 @@ Telemetry samples are plain columns: they are many, and read as series.
 
 from __future__ import annotations
 
-from ledger.sqlite_lib import Database, Migrations
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
 
 MIGRATION_SET = "gpuopt"
 APPLICATION_ID = 0x4750554F  # "GPUO": marks a file as a gpuopt ledger
-
-migrations = Migrations(MIGRATION_SET)
 
 _TABLES = """
 CREATE TABLE meta (
@@ -213,7 +216,6 @@ def _telemetry_view() -> str:
     )
 
 
-@migrations(name="m001_initial")
 def m001_initial(db: Database) -> None:
     for statement in _TABLES.split(";"):
         if statement.strip():
@@ -225,4 +227,18 @@ def m001_initial(db: Database) -> None:
     )
 
 
-KNOWN_MIGRATIONS = frozenset(m.name for m in migrations._migrations)
+# In order; a test checks that these names are the ones the migration set applies.
+MIGRATIONS = [m001_initial]
+KNOWN_MIGRATIONS = frozenset(f.__name__ for f in MIGRATIONS)
+
+
+@cache
+def migration_set() -> Migrations:
+    """The sqlite-utils migration set, built on first use: a ledger that is up to date is
+    opened without importing sqlite-utils."""
+    from ledger.sqlite_lib import Migrations
+
+    migrations = Migrations(MIGRATION_SET)
+    for step in MIGRATIONS:
+        migrations(name=step.__name__)(step)
+    return migrations

@@ -90,3 +90,43 @@ print(json.dumps({{"loaded": loaded, "sessions": n, "numpy": numpy.__name__}}))
 """
     )
     assert found == {"loaded": [], "sessions": 1, "numpy": "numpy"}
+
+
+def test_reading_an_up_to_date_ledger_does_not_import_sqlite_utils(tmp_path: Path) -> None:
+    db = tmp_path / "l.db"
+    _python(
+        f"""
+import json
+from ledger import Ledger
+from session import models as m
+with Ledger.open({str(db)!r}) as ledger:
+    contract = m.Contract(workloads=[m.Workload.parse("w=true")])
+    ledger.put(m.Session(title="t", repo="/r", contract=contract))
+print(json.dumps({{}}))
+"""
+    )
+    found = _python(
+        f"""
+import json, sys
+from ledger import Ledger
+from session import models as m
+with Ledger.open({str(db)!r}) as ledger:
+    titles = [s.title for s in ledger.list(m.Session)]
+    loaded = "sqlite_utils" in sys.modules
+print(json.dumps({{"titles": titles, "loaded": loaded}}))
+"""
+    )
+    assert found == {"titles": ["t"], "loaded": False}
+
+
+def test_the_migration_names_are_the_ones_applied(tmp_path: Path) -> None:
+    from ledger import Ledger
+    from ledger.schema import KNOWN_MIGRATIONS, MIGRATION_SET
+
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        rows = ledger.db.conn.execute(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", [MIGRATION_SET]
+        ).fetchall()
+        triggers = ledger.db.conn.execute("PRAGMA recursive_triggers").fetchone()[0]
+    assert {r[0] for r in rows} == KNOWN_MIGRATIONS == {"m001_initial"}
+    assert triggers == 1
