@@ -130,7 +130,16 @@ def test_telemetry_samples_round_trip(tmp_path_factory: Any, samples: list[Any])
         for sid in back:
             back[sid] = ledger.samples(session_id=sid)
         for sid, got in back.items():
-            assert got == [s for s in samples if s.session_id == sid]
+            sent = [s for s in samples if s.session_id == sid]
+            # Every sample comes back, in time order; within one run, in arrival order
+            # (samples of different runs at the same microsecond have no order to keep).
+            key = lambda s: s.model_dump_json()  # noqa: E731
+            assert sorted(got, key=key) == sorted(sent, key=key)
+            assert [s.t_us for s in got] == sorted(s.t_us for s in sent)
+            for rid in {s.run_id for s in sent}:
+                assert [s for s in got if s.run_id == rid] == sorted(
+                    (s for s in sent if s.run_id == rid), key=lambda s: s.t_us
+                )
 
 
 # ---------------------------------------------------------------------------- validation
