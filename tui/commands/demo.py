@@ -107,17 +107,23 @@ def run(args: argparse.Namespace) -> int:
             def say(text: str) -> None:
                 print(text, file=sys.stderr)
 
+            from tui.commands.round_cmd import engine_monitor
+
             try:
-                run_flow(
-                    ledger,
-                    session,
-                    runs=args.runs,
-                    min_blocks=args.blocks,
-                    max_blocks=args.max_blocks,
-                    seed=args.seed,
-                    say=say,
-                    progress=progress,
-                )
+                # The same telemetry as `gpuopt baseline` and `gpuopt round`: every run
+                # gets its samples and its trust verdict.
+                with engine_monitor(ledger, session.id) as monitor:
+                    run_flow(
+                        ledger,
+                        session,
+                        runs=args.runs,
+                        min_blocks=args.blocks,
+                        max_blocks=args.max_blocks,
+                        seed=args.seed,
+                        say=say,
+                        progress=progress,
+                        monitor=monitor,
+                    )
             except bridge.engine_errors() as exc:
                 # what was done is in the ledger: print its record, then say what stopped it
                 sys.stdout.write(bridge.record_markdown(ledger, session))
