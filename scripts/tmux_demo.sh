@@ -57,7 +57,7 @@ if [ -z "${FULL:-}" ]; then
   shot baseline-stopped
 fi
 if [ -n "${FULL:-}" ]; then
-  wait_for "recorded" 900
+  wait_for "Baseline ID" 900
   shot baseline-recorded
 fi
 
