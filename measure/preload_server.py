@@ -88,12 +88,32 @@ def _child(request: dict) -> None:
         except BaseException:
             traceback.print_exc()
             code = 1
+        code = _finish_like_an_interpreter(code)
     finally:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
             os._exit(code & 0xFF)
+
+
+def _finish_like_an_interpreter(code: int) -> int:
+    """What Python does at exit, which os._exit skips: wait for the script's non-daemon
+    threads, then run the atexit functions (a workload may write its results there)."""
+    import atexit
+    import threading
+
+    try:
+        threading._shutdown()  # type: ignore[attr-defined]
+    except BaseException:
+        traceback.print_exc()
+    try:
+        atexit._run_exitfuncs()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    return code
 
 
 EXIT_ON_EOF = 75  # a child that found the input closed: the server's cue to stop

@@ -198,3 +198,20 @@ def test_the_torch_worker_runs_forked_with_torch_already_imported(tmp_path: Path
         line = json.loads(r.stdout_tail.strip().splitlines()[-1])
         assert line["device"] == "cpu" and line["samples"] >= 1
     assert preload.SERVER.exists()
+
+
+def test_a_run_ends_as_an_interpreter_would(tmp_path: Path, server) -> None:
+    """Non-daemon threads are waited for and atexit functions run, as at a normal exit."""
+    job = _script(
+        tmp_path,
+        "import atexit, threading, time\n"
+        "atexit.register(lambda: print('atexit ran', flush=True))\n"
+        "def late():\n"
+        "    time.sleep(0.2)\n"
+        "    print('thread done', flush=True)\n"
+        "threading.Thread(target=late).start()\n"
+        "print('main done', flush=True)\n",
+    )
+    r = server.run([str(job)], tmp_path, env={})
+    assert r.ok, r.error
+    assert r.stdout_tail.splitlines() == ["main done", "thread done", "atexit ran"]
