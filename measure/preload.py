@@ -13,6 +13,7 @@ caller can fall back to it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import signal
@@ -35,6 +36,14 @@ class PreloadError(RuntimeError):
     """The preloaded interpreter could not start or stopped answering (one line)."""
 
 
+def _ready(fds: list[int], timeout_s: float) -> list[int]:
+    """The fds readable within the timeout (poll: no limit on fd numbers, unlike select)."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return [fd for fd, _ in poller.poll(max(0, math.ceil(timeout_s * 1000)))]
+
+
 class _Lines:
     """JSON lines from a pipe, each read with a deadline."""
 
@@ -47,8 +56,7 @@ class _Lines:
 
     def fill(self, timeout_s: float) -> bool:
         """Read what is there within the timeout; False at end of file."""
-        r, _, _ = select.select([self.fd], [], [], max(0.0, timeout_s))
-        if not r:
+        if not _ready([self.fd], timeout_s):
             return True
         chunk = os.read(self.fd, 65536)
         if not chunk:
@@ -244,7 +252,7 @@ class PreloadedPython:
                 if now >= deadline:
                     break
                 fds = [self._lines.fd] + ([pidfd] if pidfd is not None and t_end is None else [])
-                r, _, _ = select.select(fds, [], [], min(deadline - now, 1.0))
+                r = _ready(fds, min(deadline - now, 1.0))
                 if pidfd is not None and pidfd in r:
                     t_end = time.perf_counter()
                 if self._lines.fd in r and not self._lines.fill(0):
