@@ -135,6 +135,7 @@ class PreloadedPython:
             raise PreloadError(str(hello.get("error") or "the preloaded interpreter refused"))
         self.server_maxrss_kib = int(hello.get("maxrss_kib") or 0)
         self.runs = 0
+        self._broken = ""  # why it must not serve again, once a run was cut short
 
     def _server_error(self) -> str:
         text = _tail(self._errlog).strip()
@@ -194,6 +195,8 @@ class PreloadedPython:
             raise ValueError(f"unknown metric source {metric_source!r}")
         if metric_source == "regex" and metric_pattern:
             runner.compile_metric_pattern(metric_pattern)
+        if self._broken:
+            raise PreloadError(f"the preloaded interpreter is out of step ({self._broken})")
         self.runs += 1
         out = Path(self._dir.name) / f"run{self.runs}.out"
         err = Path(self._dir.name) / f"run{self.runs}.err"
@@ -206,12 +209,22 @@ class PreloadedPython:
         }
         started_us = time.time_ns() // 1000
         t0 = time.perf_counter()
-        self._send(request)
-        pid = int(self._lines.next(ANSWER_TIMEOUT_S)["pid"])
         try:
-            done, t_end, timed_out = self._wait(pid, t0 + timeout_s, on_start)
-        except BaseException:
-            runner._kill_group(pid, signal.SIGKILL)
+            self._send(request)
+            answer = self._lines.next(ANSWER_TIMEOUT_S)
+            if not isinstance(answer.get("pid"), int):
+                raise PreloadError(f"the preloaded interpreter answered {answer!r}, not a pid")
+            pid = answer["pid"]
+            try:
+                done, t_end, timed_out = self._wait(pid, t0 + timeout_s, on_start)
+            except BaseException:
+                runner._kill_group(pid, signal.SIGKILL)
+                raise
+            if not isinstance(done.get("status"), int):
+                raise PreloadError(f"the preloaded interpreter answered {done!r}, not a status")
+        except BaseException as exc:
+            # An answer may still be on its way (Ctrl+C mid-run): never reuse this server.
+            self._broken = type(exc).__name__
             raise
         ended_us = time.time_ns() // 1000
         status = int(done["status"])

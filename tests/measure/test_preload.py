@@ -215,3 +215,21 @@ def test_a_run_ends_as_an_interpreter_would(tmp_path: Path, server) -> None:
     r = server.run([str(job)], tmp_path, env={})
     assert r.ok, r.error
     assert r.stdout_tail.splitlines() == ["main done", "thread done", "atexit ran"]
+
+
+def test_a_run_cut_short_leaves_the_server_unusable(tmp_path: Path, server) -> None:
+    """Ctrl+C mid-run: the child is killed and the server is never asked again (its late
+    answer would be read as the next run's)."""
+    pidfile = tmp_path / "child.pid"
+    job = _script(
+        tmp_path,
+        f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(100)\n",
+    )
+
+    def interrupt(pid: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        server.run([str(job)], tmp_path, env={}, on_start=interrupt)
+    with pytest.raises(PreloadError, match="out of step"):
+        server.run([str(_script(tmp_path, "pass", "p.py"))], tmp_path, env={})
