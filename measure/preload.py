@@ -201,6 +201,7 @@ class PreloadedPython:
         out = Path(self._dir.name) / f"run{self.runs}.out"
         err = Path(self._dir.name) / f"run{self.runs}.err"
         request = {
+            "id": self.runs,
             "argv": [str(a) for a in argv],
             "cwd": str(cwd),
             "env": dict(env),
@@ -211,10 +212,10 @@ class PreloadedPython:
         t0 = time.perf_counter()
         try:
             self._send(request)
-            answer = self._lines.next(ANSWER_TIMEOUT_S)
-            if not isinstance(answer.get("pid"), int):
-                raise PreloadError(f"the preloaded interpreter answered {answer!r}, not a pid")
-            pid = answer["pid"]
+            started = self._expect(lambda a: a.get("started") == request["id"], ANSWER_TIMEOUT_S)
+            pid = started.get("pid")
+            if not isinstance(pid, int):
+                raise PreloadError(f"the preloaded interpreter said {started!r}, not a pid")
             try:
                 done, t_end, timed_out = self._wait(pid, t0 + timeout_s, on_start)
             except BaseException:
@@ -250,17 +251,34 @@ class PreloadedPython:
             ended_us=ended_us,
         )
 
+    def _expect(self, wanted: Callable[[dict[str, Any]], bool], timeout_s: float) -> dict[str, Any]:
+        """The next answer that `wanted` accepts. Others are the server's word on a
+        waiting child that died before taking a request: nothing to do with any run."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            answer = self._lines.next(max(0.0, deadline - time.monotonic()))
+            if wanted(answer):
+                return answer
+
     def _wait(
         self, pid: int, deadline: float, on_start: Callable[[int], None] | None
     ) -> tuple[dict[str, Any], float, bool]:
         """(the server's exit answer, when the child ended, whether it timed out)."""
+
+        def ours(answer: dict[str, Any]) -> bool:
+            return answer.get("done") == pid
+
         # The child is the server's, not ours: its pidfd still tells us the moment it ends.
         pidfd = runner._pidfd(pid)
         try:
             if on_start is not None:
                 on_start(pid)
             t_end: float | None = None
-            while not self._lines.ready():
+            while True:
+                while self._lines.ready():
+                    answer = self._lines.next(0)
+                    if ours(answer):
+                        return answer, t_end if t_end is not None else time.perf_counter(), False
                 now = time.perf_counter()
                 if now >= deadline:
                     break
@@ -270,9 +288,6 @@ class PreloadedPython:
                     t_end = time.perf_counter()
                 if self._lines.fd in r and not self._lines.fill(0):
                     raise PreloadError("the preloaded interpreter exited during a run")
-            if self._lines.ready():
-                done = self._lines.next(0)
-                return done, t_end if t_end is not None else time.perf_counter(), False
             runner._kill_group(pid, signal.SIGTERM)
             grace_end = time.perf_counter() + runner.KILL_GRACE_S
             while time.perf_counter() < grace_end and not self._lines.ready():
@@ -280,20 +295,27 @@ class PreloadedPython:
                     break
             runner._kill_group(pid, signal.SIGKILL)
             t_end = time.perf_counter()
-            return self._lines.next(ANSWER_TIMEOUT_S), t_end, True
+            return self._expect(ours, ANSWER_TIMEOUT_S), t_end, True
         finally:
             if pidfd is not None:
                 os.close(pidfd)
 
 
-def preload_ok(python: str | None, launcher: str | None) -> bool:
+def preload_ok(
+    python: str | None, launcher: str | None, env: Mapping[str, str] | None = None
+) -> bool:
     """Can the runs of this contract be forked from a preloaded interpreter?
 
     Not behind a launcher (the run must start on the node srun gives it), not when the
-    interpreter is a command line ("uv run python"), and not when GPUOPT_PRELOAD=0.
+    interpreter is a command line ("uv run python"), not when PYTHONPATH holds a relative
+    entry (a spawned run reads it from the worktree, the server from where it started),
+    and not when GPUOPT_PRELOAD=0.
     """
     if os.environ.get("GPUOPT_PRELOAD", "1").strip() in ("0", "no", "false", "off"):
         return False
     if launcher and launcher.strip():
+        return False
+    pythonpath = (env if env is not None else os.environ).get("PYTHONPATH", "")
+    if pythonpath and not all(os.path.isabs(p) for p in pythonpath.split(os.pathsep)):
         return False
     return not (python and len(python.split()) > 1)

@@ -4,13 +4,13 @@ Run by path with the contract's interpreter (standard library only, like the tor
 worker): `python -B preload_server.py MODULE...`. It imports the modules, prints one JSON
 line saying it is ready, then serves requests, one JSON line each on stdin:
 
-    {"argv": [SCRIPT, ARG...], "cwd": DIR, "env": {...}, "out": FILE, "err": FILE}
+    {"id": N, "argv": [SCRIPT, ARG...], "cwd": DIR, "env": {...}, "out": FILE, "err": FILE}
 
-For each it forks a child that starts a new session, moves to `cwd`, takes `env` as its
-whole environment, writes stdout and stderr to the two files and runs SCRIPT as
-`__main__`. The server answers `{"pid": PID}` at once and, when the child has exited,
-kills what the child left in its process group and answers
-`{"status": WAIT_STATUS, "utime": S, "stime": S, "maxrss_kib": N}`.
+A child forked in advance starts a new session, takes the request, says
+`{"started": N, "pid": PID}`, moves to `cwd`, takes `env` as its whole environment,
+writes stdout and stderr to the two files and runs SCRIPT as `__main__`. When it has
+exited, the server kills what it left in its process group and answers
+`{"done": PID, "status": WAIT_STATUS, "utime": S, "stime": S, "maxrss_kib": N}`.
 
 Why: importing torch costs about 2 s of CPU per process (more on some machines), and
 every replicate is a process of its own. A forked child starts with torch imported but
@@ -26,6 +26,7 @@ import json
 import os
 import random
 import runpy
+import select
 import signal
 import sys
 import traceback
@@ -48,11 +49,63 @@ def _unsafe_to_fork() -> str:
     return ""
 
 
-def _child(request: dict) -> None:
-    """In the forked child: become the run. Never returns."""
+def _run_script(request: dict) -> int:
+    """In the child, its output already redirected: run the script; its exit status."""
+    try:
+        os.chdir(request["cwd"])
+    except OSError as exc:
+        print(f"gpuopt: cannot enter {request['cwd']}: {exc.strerror}", file=sys.stderr)
+        return 2
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.environ["PWD"] = os.getcwd()  # as a shell would set it in the worktree
+    # A fresh process would have drawn its own seeds: so does each child.
+    random.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
+    script = request["argv"][0]
+    if not os.path.isfile(script):
+        print(f"{sys.executable}: can't open file {script!r}", file=sys.stderr)
+        return 2
+    sys.argv = list(request["argv"])
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    try:
+        runpy.run_path(script, run_name="__main__")
+        code = 0
+    except SystemExit as exc:
+        if exc.code is None:
+            code = 0
+        elif isinstance(exc.code, int):
+            code = exc.code
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        code = -signal.SIGINT  # as Python does: it ends itself with SIGINT
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    return _finish_like_an_interpreter(code)
+
+
+def _child() -> None:
+    """In the forked child: read the request, announce it, become the run. Never returns."""
     code = 1
     try:
+        # A group of its own first: from here a timeout's killpg reaches it, even while
+        # it is still reading its request.
         os.setsid()
+        try:
+            request = _read_request()
+        except ValueError:
+            os._exit(2)
+        if request is None:
+            os._exit(EXIT_ON_EOF)
+        # Straight to the client, on the pipe it reads the server's answers from: which
+        # request this process serves. One write, shorter than PIPE_BUF: never interleaved.
+        os.write(1, (json.dumps({"started": request["id"], "pid": os.getpid()}) + "\n").encode())
         null = os.open(os.devnull, os.O_RDONLY)
         out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -62,38 +115,18 @@ def _child(request: dict) -> None:
         for fd in (null, out, err):
             os.close(fd)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        # A fresh process would have drawn its own seeds: so does each child.
-        random.seed()
-        numpy = sys.modules.get("numpy")
-        if numpy is not None:
-            numpy.random.seed()
-        script = request["argv"][0]
-        sys.argv = list(request["argv"])
-        sys.path[0] = os.path.dirname(os.path.abspath(script))
-        try:
-            runpy.run_path(script, run_name="__main__")
-            code = 0
-        except SystemExit as exc:
-            if exc.code is None:
-                code = 0
-            elif isinstance(exc.code, int):
-                code = exc.code
-            else:
-                print(exc.code, file=sys.stderr)
-                code = 1
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        code = _finish_like_an_interpreter(code)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        code = _run_script(request)
+    except BaseException:
+        traceback.print_exc()
     finally:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
+            if code < 0:  # end by the signal, as the interpreter would
+                signal.signal(-code, signal.SIG_DFL)
+                os.kill(os.getpid(), -code)
             os._exit(code & 0xFF)
 
 
@@ -116,18 +149,25 @@ def _finish_like_an_interpreter(code: int) -> int:
     return code
 
 
-EXIT_ON_EOF = 75  # a child that found the input closed: the server's cue to stop
+EXIT_ON_EOF = 75  # a waiting child that found the input closed
 
 
 def _read_request() -> dict | None:
-    """In the child: one request line from the server's input, unbuffered (None at EOF)."""
-    data = b""
+    """In the child: one request line from the server's input (None at EOF). The client
+    sends the next request only after this run's answer, so nothing is read past it."""
+    data = bytearray()
     while not data.endswith(b"\n"):
-        chunk = os.read(0, 1)
+        chunk = os.read(0, 65536)
         if not chunk:
             return None
         data += chunk
     return json.loads(data)
+
+
+def _input_closed() -> bool:
+    poller = select.poll()
+    poller.register(0, select.POLLIN | select.POLLHUP)
+    return any(ev & select.POLLHUP for _, ev in poller.poll(0))
 
 
 def _serve_one() -> bool:
@@ -136,19 +176,15 @@ def _serve_one() -> bool:
     The fork comes before the request is read, so that every child starts from the same
     state of this process whatever the requests said: on a CPU the speed of a run can
     hang on where its memory lands, and nothing here should move it from run to run.
+    The child says which request it took ({"started": ID, "pid": PID}); the server's
+    answer names the pid, so an answer for a child that died before taking a request
+    (the OOM killer, a stray pkill) can never pass for another run's.
     """
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        try:
-            request = _read_request()
-        except ValueError:
-            os._exit(2)
-        if request is None:
-            os._exit(EXIT_ON_EOF)
-        _child(request)
-    _answer({"pid": pid})
+        _child()
     # Peek at the exit first: the zombie keeps the group id, so the leftovers of the
     # run can be killed before the id can be reused; then reap it for its resources.
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
@@ -157,10 +193,11 @@ def _serve_one() -> bool:
     except (ProcessLookupError, PermissionError):
         pass
     _, status, usage = os.wait4(pid, 0)
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_ON_EOF:
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_ON_EOF and _input_closed():
         return False
     _answer(
         {
+            "done": pid,
             "status": status,
             "utime": usage.ru_utime,
             "stime": usage.ru_stime,

@@ -180,10 +180,10 @@ class _Executor:
 
         server = None
         w = self.workloads[workload]
+        env = self._env(workload)
         if w.kind is not m.WorkloadKind.COMMAND and preload_ok(
-            self.contract.python, self.contract.launcher
+            self.contract.python, self.contract.launcher, env
         ):
-            env = self._env(workload)
             env["PYTHONDONTWRITEBYTECODE"] = "1"
             try:
                 server = PreloadedPython(self.contract.python or sys.executable, ["torch"], env=env)
@@ -975,6 +975,7 @@ def run_round(
         if interrupted:
             _baseline_check(rnd, baseline, state, names, delta, notes)
         notes.extend(state.failure_notes(label))
+        notes.extend(executor.notes)
         rnd.summary = _summary(
             rnd,
             seed,

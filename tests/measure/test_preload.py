@@ -168,11 +168,11 @@ def test_close_stops_the_server(tmp_path: Path) -> None:
 
 def test_when_preloading_applies(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GPUOPT_PRELOAD", raising=False)
-    assert preload_ok(None, None) and preload_ok("/usr/bin/python3", "")
-    assert not preload_ok(None, "srun -N1 --gpus=1")  # the run must start where srun puts it
-    assert not preload_ok("uv run python", None)  # a wrapper, not an interpreter
+    assert preload_ok(None, None, {}) and preload_ok("/usr/bin/python3", "", {})
+    assert not preload_ok(None, "srun -N1 --gpus=1", {})  # the run must start where srun puts it
+    assert not preload_ok("uv run python", None, {})  # a wrapper, not an interpreter
     monkeypatch.setenv("GPUOPT_PRELOAD", "0")
-    assert not preload_ok(None, None)
+    assert not preload_ok(None, None, {})
 
 
 def test_the_torch_worker_runs_forked_with_torch_already_imported(tmp_path: Path) -> None:
@@ -233,3 +233,64 @@ def test_a_run_cut_short_leaves_the_server_unusable(tmp_path: Path, server) -> N
         server.run([str(job)], tmp_path, env={}, on_start=interrupt)
     with pytest.raises(PreloadError, match="out of step"):
         server.run([str(_script(tmp_path, "pass", "p.py"))], tmp_path, env={})
+
+
+def _waiting_child(server: PreloadedPython) -> int:
+    """The pid of the child the server forked in advance (waiting for its request)."""
+    children = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # it forks right after answering for the last run
+        kids = children.read_text().split()
+        if kids:
+            assert len(kids) == 1
+            return int(kids[0])
+        time.sleep(0.01)
+    raise AssertionError("the server forked no waiting child")
+
+
+def test_a_waiting_child_that_dies_cannot_pass_its_end_for_a_run(tmp_path: Path, server) -> None:
+    job = _script(tmp_path, "import sys; print('{\"v\": %s}' % sys.argv[1])")
+    first = server.run([str(job), "1"], tmp_path, env={}, metric_source="json", metric_pattern="v")
+    assert first.value == 1
+    waiting = _waiting_child(server)
+    os.kill(waiting, 9)  # the OOM killer, a stray pkill, while it waits
+    assert _gone_within(waiting, 5.0)
+    # (Killed at the very moment it takes a request, it takes the request with it: then
+    # the run raises PreloadError after ANSWER_TIMEOUT_S and the engine spawns it.)
+    for i in (2, 3):
+        r = server.run(
+            [str(job), str(i)], tmp_path, env={}, metric_source="json", metric_pattern="v"
+        )
+        assert r.status == "ok" and r.value == i, (r.status, r.error)
+
+
+def test_exit_75_and_interrupts_are_the_scripts_own(tmp_path: Path, server) -> None:
+    r = server.run([str(_script(tmp_path, "raise SystemExit(75)", "s75.py"))], tmp_path, env={})
+    assert r.status == "failed" and r.exit_code == 75 and server.alive
+    r = server.run([str(_script(tmp_path, "raise KeyboardInterrupt", "ki.py"))], tmp_path, env={})
+    assert r.exit_code == -2 and "KeyboardInterrupt" in r.stderr_tail  # as python does
+    r = server.run([str(tmp_path / "missing.py")], tmp_path, env={})
+    assert r.exit_code == 2 and "can't open file" in r.error
+    r = server.run([str(_script(tmp_path, "pass", "p.py"))], tmp_path / "nowhere", env={})
+    assert r.exit_code == 2 and "cannot enter" in r.error
+    assert server.run([str(_script(tmp_path, "pass", "p.py"))], tmp_path, env={}).ok
+
+
+def test_a_large_environment_is_read_at_once_and_the_timeout_reaches_it(
+    tmp_path: Path, server
+) -> None:
+    env = {f"V{i}": "x" * 1000 for i in range(2000)}  # 2 MB of environment
+    job = _script(tmp_path, "import os; print(len(os.environ))")
+    r = server.run([str(job)], tmp_path, env=env)
+    assert r.ok and int(r.stdout_tail) >= 2000 and r.wall_s < 5
+    slow = _script(tmp_path, "import time; time.sleep(100)", "slow.py")
+    t0 = time.perf_counter()
+    r = server.run([str(slow)], tmp_path, env=env, timeout_s=1.0)
+    assert r.status == "timeout" and time.perf_counter() - t0 < 10
+
+
+def test_a_relative_pythonpath_is_not_preloaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPUOPT_PRELOAD", raising=False)
+    assert preload_ok(None, None, {"PYTHONPATH": "/abs/src"})
+    assert not preload_ok(None, None, {"PYTHONPATH": "src"})
+    assert not preload_ok(None, None, {"PYTHONPATH": "/abs::/other"})  # empty: the cwd

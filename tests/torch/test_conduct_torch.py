@@ -66,7 +66,12 @@ def test_without_preloading_each_run_is_spawned(
 
 
 @pytest.mark.slow
-def test_round_with_a_kernelbench_workload(make_repo, tmp_path: Path) -> None:
+def test_round_with_a_kernelbench_workload(
+    make_repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A relative PYTHONPATH (a developer's `PYTHONPATH=.`) rightly turns preloading off;
+    # the worker needs only torch.
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     repo = make_repo(files={"problems/linear_relu.py": MODEL.lstrip()})
     run_git(repo, "checkout", "-q", "-b", "fused")
     (repo / "problems/linear_relu.py").write_text(MODEL.lstrip() + MODEL_NEW)
