@@ -5,9 +5,9 @@ would have had) and then runs one script per call, returning the same `RunResult
 `runner.run_command`: wall time from the child's exit (watched through a pidfd), the exit
 code, user and system time and peak RSS from the server's wait4, the last 64 KiB of both
 streams, the metric, and a timeout that kills the child's whole process group. Only a
-torch replicate goes this way: shell commands and launcher prefixes (srun) keep the
-ordinary path, and a server that cannot start or breaks raises `PreloadError` so that the
-caller can fall back to it.
+torch replicate whose workload asks for it (GPUOPT_PRELOAD=1) goes this way: shell
+commands and launcher prefixes (srun) keep the ordinary path, and a server that cannot
+start or breaks raises `PreloadError` so that the caller can fall back to it.
 """
 
 from __future__ import annotations
@@ -304,18 +304,22 @@ class PreloadedPython:
 def preload_ok(
     python: str | None, launcher: str | None, env: Mapping[str, str] | None = None
 ) -> bool:
-    """Can the runs of this contract be forked from a preloaded interpreter?
+    """Are the runs of this workload to be forked from a preloaded interpreter?
 
-    Not behind a launcher (the run must start on the node srun gives it), not when the
-    interpreter is a command line ("uv run python"), not when PYTHONPATH holds a relative
-    entry (a spawned run reads it from the worktree, the server from where it started),
-    and not when GPUOPT_PRELOAD=0.
+    Only when asked: GPUOPT_PRELOAD=1 in gpuopt's environment or the workload's own. A
+    forked child inherits the server's heap, and on a CPU that changes how a workload's
+    large allocations behave: a softmax over 16 MiB tensors took twice the page faults
+    and ran 1.5-3x slower forked than spawned (small tensors, like the demo's, measured
+    the same). Never behind a launcher (the run must start on the node srun gives it),
+    when the interpreter is a command line ("uv run python"), or when PYTHONPATH holds a
+    relative entry (a spawned run reads it from the worktree, the server from elsewhere).
     """
-    if os.environ.get("GPUOPT_PRELOAD", "1").strip() in ("0", "no", "false", "off"):
+    env = env if env is not None else os.environ
+    if env.get("GPUOPT_PRELOAD", "").strip().lower() not in ("1", "yes", "true", "on"):
         return False
     if launcher and launcher.strip():
         return False
-    pythonpath = (env if env is not None else os.environ).get("PYTHONPATH", "")
+    pythonpath = env.get("PYTHONPATH", "")
     if pythonpath and not all(os.path.isabs(p) for p in pythonpath.split(os.pathsep)):
         return False
     return not (python and len(python.split()) > 1)

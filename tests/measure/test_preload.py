@@ -168,11 +168,15 @@ def test_close_stops_the_server(tmp_path: Path) -> None:
 
 def test_when_preloading_applies(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GPUOPT_PRELOAD", raising=False)
-    assert preload_ok(None, None, {}) and preload_ok("/usr/bin/python3", "", {})
-    assert not preload_ok(None, "srun -N1 --gpus=1", {})  # the run must start where srun puts it
-    assert not preload_ok("uv run python", None, {})  # a wrapper, not an interpreter
-    monkeypatch.setenv("GPUOPT_PRELOAD", "0")
-    assert not preload_ok(None, None, {})
+    on = {"GPUOPT_PRELOAD": "1"}
+    assert not preload_ok(None, None, {})  # only when asked
+    assert preload_ok(None, None, on) and preload_ok("/usr/bin/python3", "", on)
+    assert not preload_ok(None, "srun -N1 --gpus=1", on)  # the run must start where srun puts it
+    assert not preload_ok("uv run python", None, on)  # a wrapper, not an interpreter
+    assert not preload_ok(None, None, {"GPUOPT_PRELOAD": "0"})
+    monkeypatch.setenv("GPUOPT_PRELOAD", "yes")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert preload_ok(None, None)  # gpuopt's own environment asks for every workload
 
 
 def test_the_torch_worker_runs_forked_with_torch_already_imported(tmp_path: Path) -> None:
@@ -289,8 +293,8 @@ def test_a_large_environment_is_read_at_once_and_the_timeout_reaches_it(
     assert r.status == "timeout" and time.perf_counter() - t0 < 10
 
 
-def test_a_relative_pythonpath_is_not_preloaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GPUOPT_PRELOAD", raising=False)
-    assert preload_ok(None, None, {"PYTHONPATH": "/abs/src"})
-    assert not preload_ok(None, None, {"PYTHONPATH": "src"})
-    assert not preload_ok(None, None, {"PYTHONPATH": "/abs::/other"})  # empty: the cwd
+def test_a_relative_pythonpath_is_not_preloaded() -> None:
+    on = {"GPUOPT_PRELOAD": "1"}
+    assert preload_ok(None, None, {**on, "PYTHONPATH": "/abs/src"})
+    assert not preload_ok(None, None, {**on, "PYTHONPATH": "src"})
+    assert not preload_ok(None, None, {**on, "PYTHONPATH": "/abs::/other"})  # empty: the cwd

@@ -52,7 +52,7 @@ QUICK = {"GPUOPT_TORCH_MIN_TIME": "0", "GPUOPT_TORCH_MIN_SAMPLES": "3", "GPUOPT_
 def test_without_preloading_each_run_is_spawned(
     make_repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GPUOPT_PRELOAD", "0")
+    monkeypatch.delenv("GPUOPT_PRELOAD", raising=False)  # the default: not asked for
     repo = make_repo(files={"problems/linear_relu.py": MODEL.lstrip()})
     workload = m.Workload.parse("linrelu=kernelbench:problems/linear_relu.py")
     workload.env = dict(QUICK)
@@ -78,7 +78,7 @@ def test_round_with_a_kernelbench_workload(
     run_git(repo, "commit", "-q", "-am", "ModelNew: addmm and addcmul")
     run_git(repo, "checkout", "-q", "main")
     workload = m.Workload.parse("linrelu=kernelbench:problems/linear_relu.py")
-    workload.env = dict(QUICK)
+    workload.env = {**QUICK, "GPUOPT_PRELOAD": "1"}
     with Ledger.open(tmp_path / "ledger.db") as ledger:
         session = m.Session(title="kb", repo=str(repo), contract=m.Contract(workloads=[workload]))
         ledger.put(session)
