@@ -37,6 +37,26 @@ class Bare(App):
 Bare().run()
 """
 
+BARE_TICK = """
+from textual.app import App
+from textual.widgets import Footer, Static
+
+class Bare(App):
+    def compose(self):
+        yield Static("Hypotheses", id="s")
+        yield Footer()
+
+    def on_mount(self):
+        self.n = 0
+        self.set_interval(1 / HZ, self.tick)
+
+    def tick(self):
+        self.n += 1
+        self.query_one("#s", Static).update("Hypotheses " + "▁▂▃▄▅▆▇█"[self.n % 8] * 40)
+
+Bare().run()
+"""
+
 CHILD = """
 import sys
 from tui.app import GpuoptApp
@@ -106,6 +126,22 @@ def first_frame(argv: list[str], env: dict[str, str]) -> float:
     return first
 
 
+def idle_cpu(argv: list[str], env: dict[str, str], seconds: float) -> float:
+    """CPU of a program over `seconds`, after 3 s to settle, as % of one core."""
+    import psutil
+
+    master, proc, _ = start(argv, env)
+    drain(master, 3.0)
+    p = psutil.Process(proc.pid)
+    c0, w0 = sum(p.cpu_times()[:2]), time.monotonic()
+    drain(master, seconds)
+    cpu = (sum(p.cpu_times()[:2]) - c0) / (time.monotonic() - w0) * 100
+    proc.kill()
+    proc.wait()
+    os.close(master)
+    return cpu
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=20.0)
@@ -145,6 +181,7 @@ def main() -> int:
     w0 = time.monotonic()
     drain(master, args.seconds)
     cpu = (sum(p.cpu_times()[:2]) - c0) / (time.monotonic() - w0) * 100
+    bare_cpu = idle_cpu([sys.executable, "-c", f"HZ = {args.hz}\n" + BARE_TICK], env, args.seconds)
     os.write(master, b"\x11")  # ctrl+q
     try:
         proc.wait(timeout=20)
@@ -165,6 +202,10 @@ def main() -> int:
     print(
         f"idle CPU with telemetry at {args.hz:g} Hz: {cpu:.1f}% of one core "
         f"over {args.seconds:g} s (target <= 3%)"
+    )
+    print(
+        f"  a bare Textual app redrawing one line at {args.hz:g} Hz: {bare_cpu:.1f}% "
+        "(the floor of Python and Textual here)"
     )
     print(f"torch in the UI process: {torch}")
     print(f"load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
