@@ -147,4 +147,24 @@ async def drive(scene: Scene, pilot: Any) -> None:
     if scene.after is not None:
         await scene.after(pilot)
     await pilot.app.workers.wait_for_complete()
+    await _body_built(pilot)
     await pilot.pause()
+
+
+async def _body_built(pilot: Any, timeout_s: float = 10.0) -> None:
+    """Wait until the step in front has its body: it is built on a timer after the first
+    frame, and a picture taken before would show the step without its fields."""
+    import time
+
+    screen = pilot.app.screen
+    pane_of = getattr(screen, "pane", None)
+    if pane_of is None:
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if pane_of().built_body:
+                return
+        except Exception:  # not mounted yet
+            pass
+        await pilot.pause(0.02)

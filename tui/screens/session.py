@@ -570,58 +570,62 @@ class SessionScreen(Screen[None]):
 
         return post
 
-    @work(thread=True, exit_on_error=False, group="engine", name="baseline")
-    def _baseline_worker(self, session_id: str, runs: int, warmup: int) -> None:
+    def _engine_job(
+        self,
+        kind: str,
+        session_id: str,
+        call: Any,
+        done_text: Any,
+    ) -> None:
+        """In a worker thread: run one engine call on a ledger connection of its own and
+        report its end (or its error in words) as a message; widgets are never touched."""
         from ledger import Ledger
 
         with Ledger.open(self.app.ledger_path) as ledger:  # type: ignore[attr-defined]
             session = ledger.get(m.Session, session_id)
+            monitor = self.app.make_monitor(ledger, session_id)  # type: ignore[attr-defined]
             try:
-                b = bridge.record_baseline(
-                    ledger,
-                    session,
-                    runs=runs,
-                    warmup=warmup,
-                    progress=self._progress("baseline"),
-                    stop=self.stop_event,
-                    monitor=self.app.make_monitor(ledger, session_id),  # type: ignore[attr-defined]
-                )
+                result = call(ledger, session, self._progress(kind), monitor)
             except bridge.engine_errors() as exc:
                 self.post_message(
-                    EngineDone("baseline", "", error=str(getattr(exc, "reason", "") or exc))
+                    EngineDone(kind, "", error=str(getattr(exc, "reason", "") or exc))
                 )
                 return
-        self.post_message(
-            EngineDone(
-                "baseline",
-                f"Baseline {b.id[:8]} recorded: {b.reproducibility.value.replace('_', ' ')}.",
-            )
+        self.post_message(EngineDone(kind, done_text(result)))
+
+    @work(thread=True, exit_on_error=False, group="engine", name="baseline")
+    def _baseline_worker(self, session_id: str, runs: int, warmup: int) -> None:
+        self._engine_job(
+            "baseline",
+            session_id,
+            lambda ledger, session, progress, monitor: bridge.record_baseline(
+                ledger,
+                session,
+                runs=runs,
+                warmup=warmup,
+                progress=progress,
+                stop=self.stop_event,
+                monitor=monitor,
+            ),
+            lambda b: f"Baseline {b.id[:8]} recorded: {b.reproducibility.value.replace('_', ' ')}.",
         )
 
     @work(thread=True, exit_on_error=False, group="engine", name="round")
     def _round_worker(self, session_id: str, min_blocks: int, max_blocks: int) -> None:
-        from ledger import Ledger
-
-        with Ledger.open(self.app.ledger_path) as ledger:  # type: ignore[attr-defined]
-            session = ledger.get(m.Session, session_id)
-            try:
-                r = bridge.run_round(
-                    ledger,
-                    session,
-                    min_blocks=min_blocks,
-                    max_blocks=max_blocks,
-                    progress=self._progress("round"),
-                    stop=self.stop_event,
-                    monitor=self.app.make_monitor(ledger, session_id),  # type: ignore[attr-defined]
-                    seed=getattr(self.app, "seed", None),
-                )
-            except bridge.engine_errors() as exc:
-                self.post_message(
-                    EngineDone("round", "", error=str(getattr(exc, "reason", "") or exc))
-                )
-                return
-        self.post_message(
-            EngineDone("round", f"Round {r.number} {r.status.value} after {r.blocks} blocks.")
+        self._engine_job(
+            "round",
+            session_id,
+            lambda ledger, session, progress, monitor: bridge.run_round(
+                ledger,
+                session,
+                min_blocks=min_blocks,
+                max_blocks=max_blocks,
+                progress=progress,
+                stop=self.stop_event,
+                monitor=monitor,
+                seed=getattr(self.app, "seed", None),
+            ),
+            lambda r: f"Round {r.number} {r.status.value} after {r.blocks} blocks.",
         )
 
     def on_engine_progress(self, msg: EngineProgress) -> None:

@@ -101,9 +101,7 @@ class StepPane(VerticalScroll):
         if not self.built_body:
             if not self._building:
                 self._building = True
-                # On a timer, not at once: the screen (rail, words, telemetry) is drawn
-                # first, and a step with many fields fills in a moment later.
-                self.set_timer(0.01, self._build)
+                self.call_later(self._build)
             return
         hint = self.next_hint(view)
         nxt = self.query_one(".next", Static)
