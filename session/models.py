@@ -623,6 +623,11 @@ class Round(Model):
     summary: dict[str, Any] = Field(default_factory=dict)  # the method's search-round fields
     started_at: datetime = Field(default_factory=utcnow)
     ended_at: datetime | None = None
+    # Who measures it while it runs: a second live round on the session names them, and a
+    # round whose process is gone from this host is known to be stale, not live.
+    pid: int | None = None
+    host: str | None = None
+    error: str | None = None  # why it failed, when it did
 
     @model_validator(mode="after")
     def _blocks_ordered(self) -> Round:
