@@ -8,12 +8,14 @@ long-lived library state, and no index refresh behind the person's back.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import secrets
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +32,9 @@ _IDENTITY = {
 }
 # No daemon started and no shared index files written on the person's behalf.
 _QUIET_INDEX = ("-c", "core.fsmonitor=false", "-c", "core.splitIndex=false")
+# No hook of the person's runs: `git add` on the temporary index would fire
+# post-index-change, `update-ref` reference-transaction, a checkout post-checkout.
+_NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
 # Variables that would point git at another repository or index than the one we mean.
 _STRIP = (
     "GIT_DIR",
@@ -74,10 +79,11 @@ def git(
     check: bool = True,
     input: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run `git --no-optional-locks ARGS` in cwd; raises GitError with git's own last line."""
+    """Run `git --no-optional-locks ARGS` in cwd, with no hook of the person's; raises
+    GitError with git's own last line."""
     try:
         proc = subprocess.run(
-            ["git", "--no-optional-locks", *args],
+            ["git", "--no-optional-locks", *_NO_HOOKS, *args],
             cwd=str(cwd),
             env=git_env(env),
             input=input,
@@ -87,8 +93,16 @@ def git(
     except FileNotFoundError as exc:
         raise GitError("git is not installed (or not on PATH)") from exc
     if check and proc.returncode != 0:
-        raise GitError(f"git {args[0]} failed: {_last_line(proc.stderr or proc.stdout)}")
+        raise GitError(f"git {_command(args)} failed: {_last_line(proc.stderr or proc.stdout)}")
     return proc
+
+
+def _command(args: Sequence[str]) -> str:
+    """The git command's name in args (past any `-c key=value` pairs)."""
+    i = 0
+    while i < len(args) and args[i] == "-c":
+        i += 2
+    return args[i] if i < len(args) else "git"
 
 
 def _out(proc: subprocess.CompletedProcess[bytes]) -> str:
@@ -117,6 +131,18 @@ def repo_root(path: str | Path) -> Path:
     if not top:
         raise GitError(f"{p} is inside a git directory, not a work tree")
     return Path(top)
+
+
+def path_inside_worktree(path: str | Path, repo: str | Path) -> bool:
+    """Whether path lies in the work tree that contains repo (its top, not only the folder
+    named; its .git included), after symlinks: every snapshot of repo would carry it."""
+    repo_dir = Path(repo).expanduser().resolve()
+    try:
+        top = repo_root(repo_dir).resolve()
+    except GitError:
+        top = repo_dir
+    where = Path(path).expanduser().resolve()
+    return where == top or top in where.parents or where.is_relative_to(repo_dir)
 
 
 def head_commit(repo: str | Path) -> str | None:
@@ -170,6 +196,7 @@ class _Status:
     untracked: list[str] = field(default_factory=list)
     dirty_submodules: list[str] = field(default_factory=list)
     submodules: bool = False
+    nested_repos: list[str] = field(default_factory=list)
 
 
 def _status(repo: Path) -> _Status:
@@ -189,7 +216,10 @@ def _status(repo: Path) -> _Status:
         kind = entry[0]
         if kind == "?":
             st.dirty = True
-            st.untracked.append(entry[2:])
+            if entry.endswith("/"):  # only a nested repository is listed as a folder
+                st.nested_repos.append(entry[2:].rstrip("/"))
+            else:
+                st.untracked.append(entry[2:])
             continue
         if kind in "12u":
             st.dirty = True
@@ -236,6 +266,13 @@ def _warnings(repo: Path, st: _Status) -> list[str]:
         )
     elif st.submodules:
         warnings.append("the repository has submodules: worktrees hold only their recorded commits")
+    if st.nested_repos:
+        warnings.append(
+            "untracked nested git repositories are not in the snapshot (a worktree holds an "
+            "empty folder for each; make them submodules, or add them to .gitignore): "
+            + ", ".join(st.nested_repos[:10])
+            + (" ..." if len(st.nested_repos) > 10 else "")
+        )
     lfs = _lfs_files(repo)
     if lfs:
         pointers = [p for p in lfs if _is_lfs_pointer(repo / p)]
@@ -247,8 +284,8 @@ def _warnings(repo: Path, st: _Status) -> list[str]:
             )
         else:
             warnings.append(
-                f"{len(lfs)} files are stored with Git LFS: worktrees hold their content only "
-                "where git-lfs is installed"
+                f"{len(lfs)} files are stored with Git LFS: the snapshot records them through "
+                "git-lfs's clean filter, and worktrees hold their pointers, not their content"
             )
     return warnings
 
@@ -281,10 +318,36 @@ def new_snapshot_id() -> str:
     return secrets.token_hex(6)
 
 
+# Refs pinned inside the innermost `unpin_on_failure` block of this thread (or task).
+_PINNED: contextvars.ContextVar[list[tuple[Path, str]] | None] = contextvars.ContextVar(
+    "gpuopt_pinned", default=None
+)
+
+
 def pin(repo: str | Path, commit: str, snapshot_id: str) -> str:
     ref = SNAPSHOT_REF_PREFIX + snapshot_id
     git(["update-ref", ref, commit], repo)
+    pinned = _PINNED.get()
+    if pinned is not None:
+        pinned.append((Path(repo), ref))
     return ref
+
+
+@contextmanager
+def unpin_on_failure(keep: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """Delete every snapshot ref pinned in this block if the block raises (an exception
+    type in keep excepted): a variant or baseline that is not recorded leaves no ref."""
+    pinned: list[tuple[Path, str]] = []
+    token = _PINNED.set(pinned)
+    try:
+        yield
+    except BaseException as exc:
+        if not isinstance(exc, keep):
+            for repo, ref in pinned:
+                delete_snapshot_ref(repo, ref)
+        raise
+    finally:
+        _PINNED.reset(token)
 
 
 def take_snapshot(
@@ -308,7 +371,10 @@ def take_snapshot(
             # the last index write (racy entries) instead of trusting their stat data.
             shutil.copy2(index, tmp_index)
         env = {"GIT_INDEX_FILE": str(tmp_index)}
-        git([*_QUIET_INDEX, "add", "-A", "--", "."], repo, env=env)
+        _show_hidden_edits(repo, env)
+        unborn = [p for p in st.nested_repos if head_commit(repo / p) is None]
+        leave_out = [f":(exclude,literal,top){p}" for p in unborn]
+        git([*_QUIET_INDEX, "add", "-A", "--", ".", *leave_out], repo, env=env)
         tree = _out(git([*_QUIET_INDEX, "write-tree"], repo, env=env))
     commit = _out(
         git(
@@ -319,10 +385,34 @@ def take_snapshot(
         )
     )  # fmt: skip
     ref = pin(repo, commit, snapshot_id)
+    # Dirty means "not HEAD's tree": git status cannot say, it trusts the index bits.
+    dirty = tree != _out(git(["rev-parse", f"{head}^{{tree}}"], repo))
     return SnapshotInfo(
-        id=snapshot_id, commit=commit, ref=ref, tree=tree, head=head, dirty=st.dirty,
+        id=snapshot_id, commit=commit, ref=ref, tree=tree, head=head, dirty=dirty,
         warnings=warnings,
     )  # fmt: skip
+
+
+def _show_hidden_edits(repo: Path, env: Mapping[str, str]) -> None:
+    """Clear, on the temporary index only, the bits that make `git add` skip a file on disk:
+    assume-unchanged everywhere, skip-worktree where the file exists (an absent one is a
+    sparse checkout's: it stays as recorded, not deleted)."""
+    raw = git([*_QUIET_INDEX, "ls-files", "-v", "-z"], repo, env=env).stdout
+    assumed: list[bytes] = []
+    skipped: list[bytes] = []
+    for entry in raw.split(b"\0"):
+        if len(entry) < 3:
+            continue
+        tag, path = entry[:1], entry[2:]
+        if tag.islower():
+            assumed.append(path)
+        if tag in (b"S", b"s") and os.path.lexists(repo / os.fsdecode(path)):
+            skipped.append(path)
+    # One flag per call: git 2.39 applies only the last of two to paths read from stdin.
+    for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
+        if paths:
+            git([*_QUIET_INDEX, "update-index", flag, "-z", "--stdin"], repo, env=env,
+                input=b"\0".join(paths) + b"\0")  # fmt: skip
 
 
 def snapshot_of_ref(repo: str | Path, gitref: str, snapshot_id: str | None = None) -> SnapshotInfo:

@@ -20,11 +20,10 @@ from pathlib import Path
 from measure.git import GitError, common_dir, git, repo_root
 
 MARKER = "owner.json"
-# Worktree checkouts must run no hook of the person's (post-checkout, ...).
-_NO_HOOKS = (
-    "-c", f"core.hooksPath={os.devnull}", "-c", "core.splitIndex=false",
-    "-c", "core.fsmonitor=false",
-)  # fmt: skip
+# No shared index files and no daemon for a checkout (measure.git adds: no hooks).
+_QUIET_INDEX = ("-c", "core.splitIndex=false", "-c", "core.fsmonitor=false")
+# Git LFS's smudge filter would fetch content over the network for every checkout.
+_SKIP_SMUDGE = {"GIT_LFS_SKIP_SMUDGE": "1"}
 
 
 def worktree_base(repo: str | Path | None = None) -> Path:
@@ -67,8 +66,13 @@ def _owner_alive(marker: dict[str, object]) -> bool:
     return not isinstance(recorded, (int, float)) or abs(started - float(recorded)) < 2.0
 
 
-def add_worktree(repo: str | Path, commit: str, label: str = "arm") -> Path:
-    """A detached checkout of commit in a new folder outside the repository."""
+def add_worktree(
+    repo: str | Path, commit: str, label: str = "arm", *, lfs_content: bool = False
+) -> Path:
+    """A detached checkout of commit in a new folder outside the repository.
+
+    Checkout filters run as configured, except that Git LFS files stay pointers unless
+    lfs_content asks for their content (GIT_LFS_SKIP_SMUDGE)."""
     root = repo_root(repo)
     base = worktree_base(root)
     slot = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
@@ -82,8 +86,8 @@ def add_worktree(repo: str | Path, commit: str, label: str = "arm") -> Path:
     }
     (slot / MARKER).write_text(json.dumps(marker), encoding="utf-8")
     tree = slot / "tree"
-    proc = git([*_NO_HOOKS, "worktree", "add", "--detach", "--quiet", str(tree), commit], root,
-               check=False)  # fmt: skip
+    proc = git([*_QUIET_INDEX, "worktree", "add", "--detach", "--quiet", str(tree), commit], root,
+               env=None if lfs_content else _SKIP_SMUDGE, check=False)  # fmt: skip
     if proc.returncode != 0:
         shutil.rmtree(slot, ignore_errors=True)
         msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -166,8 +170,8 @@ class Worktrees:
         self.repo = repo_root(repo)
         self.trees: dict[str, Path] = {}
 
-    def add(self, key: str, commit: str) -> Path:
-        tree = add_worktree(self.repo, commit, key)
+    def add(self, key: str, commit: str, *, lfs_content: bool = False) -> Path:
+        tree = add_worktree(self.repo, commit, key, lfs_content=lfs_content)
         self.trees[key] = tree
         return tree
 
