@@ -10,9 +10,9 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ledger.schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, migration_set
@@ -111,27 +111,73 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def _header_problem(path: Path) -> str | None:
-    """What the 100-byte header says is wrong with the file, without opening it: not a
-    SQLite file at all, or shorter than the page count it records (a truncated copy)."""
+    """What the header says is wrong with the file: not a SQLite file at all, or shorter
+    than the page count it records (a truncated copy).
+
+    Read through SQLite, never through a descriptor of our own: on POSIX, closing any
+    descriptor of a file drops every fcntl lock this process holds on it, including the
+    locks of a connection already open to the ledger (SQLite's own file layer keeps such a
+    descriptor open until its last lock is gone).
+    """
+    try:
+        size = path.stat().st_size
+        conn = _connect(path, readonly=True, immutable=True)
+    except (OSError, sqlite3.Error) as exc:
+        return f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    try:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        # The header's page count when its change counter says it is valid, else the size.
+        page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+    except sqlite3.DatabaseError:
+        return "the file is not a SQLite database"
+    finally:
+        conn.close()
+    if size < 100:
+        return "the file is not a SQLite database"
+    expected = page_count * page_size
+    if page_count and not _wal_in_use(path) and size < expected:
+        return f"the file is truncated ({size} bytes of {expected})"
+    return None
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """Does a file (not one of our open ledgers: check `same_file_as_open_ledger` first)
+    start with SQLite's magic?"""
     try:
         with path.open("rb") as f:
-            header = f.read(100)
-        size = path.stat().st_size
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
-        return "the file is not a SQLite database"
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    if page_size < 512 or page_size & (page_size - 1):
-        return "the file's header is damaged"
-    page_count = int.from_bytes(header[28:32], "big")
-    # The recorded page count is valid when the change counter matches "version valid for".
-    if header[24:28] == header[92:96] and page_count and not _wal_in_use(path):
-        expected = page_count * page_size
-        if size < expected:
-            return f"the file is truncated ({size} bytes of {expected})"
-    return None
+            return f.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def ledger_files(path: Path) -> list[Path]:
+    """The files that make up a ledger: the database, its WAL and its shared memory."""
+    return [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_overwrite(target: Path, ledger_path: Path | None) -> None:
+    """Raise a LedgerError when writing `target` would destroy a ledger: the open one, its
+    -wal or -shm, a ledger this process has open, or any SQLite file."""
+    if not target.exists():
+        return
+    if not target.is_file():
+        raise LedgerError(f"{target}: not a regular file; nothing was written")
+    owned = ledger_files(ledger_path) if ledger_path else []
+    with _REGISTRY_LOCK:
+        owned += [p for shared in _REGISTRY.values() for p in ledger_files(shared.path)]
+    if any(_same_file(target, p) for p in owned):
+        raise LedgerError(f"{target}: that is the ledger (or its -wal/-shm); nothing was written")
+    if is_sqlite_file(target):
+        raise LedgerError(
+            f"{target}: a SQLite database is there; choose another path; nothing was written"
+        )
 
 
 def _inspect(path: Path) -> tuple[bool, set[str]]:
@@ -154,7 +200,9 @@ def _inspect(path: Path) -> tuple[bool, set[str]]:
     try:
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-        if not tables and app_id == 0:
+        # Empty and unmarked: ours to set up, unless another program numbered its schema.
+        user_version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if not tables and app_id == 0 and user_version == 0:
             return True, set()
         if app_id != APPLICATION_ID:
             raise NotALedgerError(
@@ -180,11 +228,92 @@ def _inspect(path: Path) -> tuple[bool, set[str]]:
         conn.close()
 
 
-class LedgerConnection:
-    """One open ledger: a sqlite-utils Database plus the write discipline.
+class _Shared:
+    """One SQLite connection to one ledger file, shared by every opening of that file in
+    this process and by all its threads.
 
-    Writes are serialized per connection by a lock, so a sampler thread and the main
-    thread sharing one connection never interleave inside each other's transaction.
+    One connection per process per file: SQLite's locks are fcntl locks, owned by the
+    process, so several connections of one process to one file coordinate only through
+    SQLite's own bookkeeping; one connection under one lock leaves nothing to coordinate.
+    """
+
+    def __init__(self, key: tuple[int, int, bool], path: Path, conn: sqlite3.Connection):
+        self.key = key
+        self.path = path
+        self.conn = conn
+        self.lock = threading.RLock()
+        self.depth = 0  # nesting of write() in the thread holding the lock
+        self.users = 0
+        self.db: Database | None = None
+
+
+_REGISTRY: dict[tuple[int, int, bool], _Shared] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def _file_key(path: Path, writable: bool) -> tuple[int, int, bool]:
+    st = path.stat()
+    return (st.st_dev, st.st_ino, writable)
+
+
+def _new_connection(path: Path, readonly: bool, leave_no_files: bool) -> sqlite3.Connection:
+    if readonly:
+        conn = _connect_readonly(path, leave_no_files=leave_no_files)
+    else:
+        conn = _connect(path, readonly=False)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+        except BaseException:
+            conn.close()
+            raise
+    # What sqlite-utils sets on every connection it wraps: set here, since the wrapper
+    # itself is made only when a migration or a savepoint needs it.
+    conn.execute("PRAGMA recursive_triggers = ON")
+    return conn
+
+
+def _acquire(path: Path, readonly: bool, leave_no_files: bool) -> _Shared:
+    """The process's connection to `path` (a writable one serves read-only openings too)."""
+
+    def lookup() -> _Shared | None:
+        try:
+            keys = [_file_key(path, True)] + ([_file_key(path, False)] if readonly else [])
+        except OSError:
+            return None  # not created yet
+        for key in keys:
+            if key in _REGISTRY:
+                _REGISTRY[key].users += 1
+                return _REGISTRY[key]
+        return None
+
+    with _REGISTRY_LOCK:
+        found = lookup()
+        if found is not None:
+            return found
+        conn = _new_connection(path, readonly, leave_no_files)
+        shared = _Shared(_file_key(path, not readonly), path, conn)
+        shared.users = 1
+        _REGISTRY[shared.key] = shared
+        return shared
+
+
+def _release(shared: _Shared) -> None:
+    with _REGISTRY_LOCK:
+        shared.users -= 1
+        if shared.users > 0:
+            return
+        if _REGISTRY.get(shared.key) is shared:
+            del _REGISTRY[shared.key]
+    with shared.lock:
+        shared.conn.close()
+
+
+class LedgerConnection:
+    """One opening of a ledger: the process's shared connection plus the write discipline.
+
+    Writes and reads are serialized by the shared connection's lock, so a sampler thread
+    and the main thread never interleave inside each other's transaction.
     """
 
     def __init__(
@@ -194,32 +323,40 @@ class LedgerConnection:
         self.readonly = readonly
         self.newer = newer  # written by a newer gpuopt: opened read-only, never changed
         self.why_readonly = why_readonly
-        if readonly:
-            self.conn = _connect_readonly(path, leave_no_files=newer or not _can_write(path))
-        else:
-            self.conn = _connect(path, readonly=False)
-            try:
-                self.conn.execute("PRAGMA journal_mode = WAL")
-                self.conn.execute("PRAGMA synchronous = FULL")
-            except BaseException:
-                self.conn.close()
-                raise
-        # What sqlite-utils sets on every connection it wraps: set here, since the
-        # wrapper itself is made only when a migration or a savepoint needs it.
-        self.conn.execute("PRAGMA recursive_triggers = ON")
-        self._db: Database | None = None
-        self._lock = threading.RLock()
-        self._depth = 0  # nesting of write() in the thread holding _lock
+        self._shared = _acquire(path, readonly, leave_no_files=newer or not _can_write(path))
+        self._closed = False
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self._shared.conn
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by whoever uses the connection: take it around a read that iterates."""
+        return self._shared.lock
+
+    def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Every row of one statement, read under the connection's lock."""
+        with self._shared.lock:
+            return self._shared.conn.execute(sql, params).fetchall()
+
+    def fetch_named(
+        self, sql: str, params: Sequence[Any] = ()
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        with self._shared.lock:
+            cur = self._shared.conn.execute(sql, params)
+            return [d[0] for d in cur.description or ()], cur.fetchall()
 
     @property
     def db(self) -> Database:
         """The connection wrapped by sqlite-utils, made on first use: opening a ledger to
         read it (the app's first frame, `gpuopt sessions`) does not import it."""
-        if self._db is None:
+        shared = self._shared
+        if shared.db is None:
             from ledger.sqlite_lib import Database
 
-            self._db = Database(self.conn, execute_plugins=False)
-        return self._db
+            shared.db = Database(shared.conn, execute_plugins=False)
+        return shared.db
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Database]:
@@ -231,30 +368,33 @@ class LedgerConnection:
                 f"{self.path}: {self.why_readonly or 'the ledger is open read-only'}; "
                 "nothing was changed"
             )
-        with self._lock:
-            if self._depth:
-                self._depth += 1
+        shared = self._shared
+        with shared.lock:
+            if shared.depth:
+                shared.depth += 1
                 try:
                     with self.db.atomic():  # a savepoint inside the outer transaction
                         yield self.db
                 finally:
-                    self._depth -= 1
+                    shared.depth -= 1
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
-            self._depth = 1
+            shared.conn.execute("BEGIN IMMEDIATE")
+            shared.depth = 1
             try:
                 yield self.db
             except BaseException:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
+                if shared.conn.in_transaction:
+                    shared.conn.execute("ROLLBACK")
                 raise
             else:
-                self.conn.execute("COMMIT")
+                shared.conn.execute("COMMIT")
             finally:
-                self._depth = 0
+                shared.depth = 0
 
     def close(self) -> None:
-        self.conn.close()
+        if not self._closed:
+            self._closed = True
+            _release(self._shared)
 
 
 def open_connection(path: Path | str, readonly: bool = False) -> LedgerConnection:
@@ -266,6 +406,8 @@ def open_connection(path: Path | str, readonly: bool = False) -> LedgerConnectio
     path = Path(path).expanduser()
     if path.is_dir():
         raise LedgerError(f"{path}: is a directory, not a ledger file")
+    if path.exists() and not path.is_file():
+        raise LedgerError(f"{path}: not a regular file, so not a ledger; it was left untouched")
     exists = path.exists() and path.stat().st_size > 0
     if not exists:
         if readonly:

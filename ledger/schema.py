@@ -227,8 +227,23 @@ def m001_initial(db: Database) -> None:
     )
 
 
+# The entity tables: each row is one model, rewritten whole by `Ledger.put`.
+VERSIONED_TABLES = (
+    "sessions", "baselines", "hypotheses", "hypothesis_events", "variants", "evidence",
+    "preflight", "rounds", "runs", "hooks", "audits", "correctness", "comparisons",
+    "residuals", "dispositions",
+)  # fmt: skip
+
+
+def m002_row_versions(db: Database) -> None:
+    """A version per row, raised by every write: a writer that read version N and finds
+    N+1 knows someone else wrote the row in between (optimistic concurrency)."""
+    for table in VERSIONED_TABLES:
+        db.execute(f"ALTER TABLE {table} ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
+
+
 # In order; a test checks that these names are the ones the migration set applies.
-MIGRATIONS = [m001_initial]
+MIGRATIONS = [m001_initial, m002_row_versions]
 KNOWN_MIGRATIONS = frozenset(f.__name__ for f in MIGRATIONS)
 
 

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ledger.db import LedgerConnection, LedgerError, default_ledger_path, open_connection
 from ledger.schema import PACKED_SAMPLE_COLUMNS
@@ -255,8 +255,58 @@ class AmbiguousSessionError(LedgerError):
     pass
 
 
+@dataclass(frozen=True)
+class UnreadableRow:
+    """A stored row that does not read back as its model (bad JSON, a wrong type, an
+    unknown field): shown as such, never allowed to hide the rows around it."""
+
+    table: str
+    rowid: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"unreadable row: {self.table} rowid {self.rowid}: {self.reason}"
+
+
 class SessionNotFoundError(LedgerError):
     pass
+
+
+class UnreadableRowError(LedgerError):
+    def __init__(self, row: UnreadableRow):
+        super().__init__(str(row))
+        self.row = row
+
+
+@dataclass(frozen=True)
+class Versioned(Generic[T]):
+    """A record as read, with the row version it was read at."""
+
+    model: T
+    version: int
+
+
+class ConflictError(LedgerError):
+    """Someone else wrote the record between our read and our write; nothing was written."""
+
+    def __init__(self, current: BaseModel, changed_fields: builtins.list[str], table: str):
+        self.current = current
+        self.changed_fields = changed_fields
+        fields = ", ".join(changed_fields) or "no field (written again unchanged)"
+        super().__init__(
+            f"this {table[:-1] if table.endswith('s') else table} was changed elsewhere since "
+            f"it was read ({fields}); nothing was written: reload it and apply the edit again"
+        )
+
+
+def _reason(exc: Exception) -> str:
+    """One line for why a row does not validate."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "row"
+        more = exc.error_count() - 1
+        return f"{where}: {first['msg']}" + (f" (+{more} more)" if more else "")
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 class Ledger:
@@ -264,6 +314,8 @@ class Ledger:
 
     def __init__(self, connection: LedgerConnection):
         self._c = connection
+        # Rows that did not validate, met by `list()` since opening: shown, not fatal.
+        self.unreadable: builtins.list[UnreadableRow] = []
 
     @classmethod
     def open(cls, path: Path | str | None = None, readonly: bool = False) -> Ledger:
@@ -313,6 +365,7 @@ class Ledger:
                 cols = ", ".join(row)
                 marks = ", ".join("?" * len(row))
                 updates = ", ".join(f"{c} = excluded.{c}" for c in row if c not in table.key)
+                updates += ", version = version + 1"
                 # An upsert, not INSERT OR REPLACE: the row keeps its rowid (the full-text
                 # index points at it) and no child row ever sees its parent deleted.
                 self._c.conn.execute(
@@ -321,14 +374,68 @@ class Ledger:
                     tuple(row.values()),
                 )
 
+    @staticmethod
+    def _validated(cls: type[T], table: str, rowid: int, data: Any) -> T:
+        try:
+            return cls.model_validate_json(data)
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            raise UnreadableRowError(UnreadableRow(table, rowid, _reason(exc))) from None
+
+    def _note_unreadable(self, row: UnreadableRow) -> None:
+        if all((r.table, r.rowid) != (row.table, row.rowid) for r in self.unreadable):
+            self.unreadable.append(row)
+
+    def validate_rows(self) -> builtins.list[UnreadableRow]:
+        """Every stored row checked against its model: the ones that do not read back."""
+        bad: builtins.list[UnreadableRow] = []
+        for cls, table in TABLES.items():
+            for rowid, data in self._c.fetch(f"SELECT rowid, data FROM {table.name}"):
+                try:
+                    self._validated(cls, table.name, rowid, data)
+                except UnreadableRowError as exc:
+                    bad.append(exc.row)
+        return bad
+
+    def get_versioned(self, cls: type[T], key: str | tuple[str, ...]) -> Versioned[T] | None:
+        """A record with its row version, for a later `put_if_unchanged`."""
+        table = TABLES[cls]
+        keys = (key,) if isinstance(key, str) else key
+        where = " AND ".join(f"{k} = ?" for k in table.key)
+        rows = self._c.fetch(
+            f"SELECT rowid, data, version FROM {table.name} WHERE {where}", tuple(keys)
+        )
+        if not rows:
+            return None
+        rowid, data, version = rows[0]
+        return Versioned(self._validated(cls, table.name, rowid, data), version)
+
+    def put_if_unchanged(self, item: T, read: Versioned[T]) -> Versioned[T]:
+        """Write `item` only if its row is still at the version `read` was taken at.
+
+        Raises ConflictError, naming the fields someone else changed, and writes nothing
+        otherwise; returns the record at its new version."""
+        table = TABLES[type(item)]
+        keys = tuple(table.columns(item)[k] for k in table.key)
+        with self.write():
+            now = self.get_versioned(type(item), keys)
+            if now is not None and now.version != read.version:
+                changed = [
+                    name
+                    for name in type(item).model_fields
+                    if getattr(now.model, name) != getattr(read.model, name)
+                ]
+                raise ConflictError(now.model, changed, table.name)
+            self.put(item)
+            stored = self.get_versioned(type(item), keys)
+        assert stored is not None
+        return stored
+
     def get(self, cls: type[T], key: str | tuple[str, ...]) -> T | None:
         table = TABLES[cls]
         keys = (key,) if isinstance(key, str) else key
         where = " AND ".join(f"{k} = ?" for k in table.key)
-        row = self._c.conn.execute(
-            f"SELECT data FROM {table.name} WHERE {where}", tuple(keys)
-        ).fetchone()
-        return cls.model_validate_json(row[0]) if row else None
+        rows = self._c.fetch(f"SELECT rowid, data FROM {table.name} WHERE {where}", tuple(keys))
+        return self._validated(cls, table.name, rows[0][0], rows[0][1]) if rows else None
 
     def list(self, cls: type[T], order_by: str = "rowid", **where: Any) -> list[T]:
         table = TABLES[cls]
@@ -340,16 +447,21 @@ class Ledger:
             else:
                 clauses.append(f"{col} = ?")
                 params.append(value.value if hasattr(value, "value") else value)
-        sql = f"SELECT data FROM {table.name}"
+        sql = f"SELECT rowid, data FROM {table.name}"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         sql += f" ORDER BY {order_by}"
-        return [cls.model_validate_json(r[0]) for r in self._c.conn.execute(sql, params)]
+        found: list[T] = []
+        for rowid, data in self._c.fetch(sql, params):
+            try:
+                found.append(self._validated(cls, table.name, rowid, data))
+            except UnreadableRowError as exc:
+                self._note_unreadable(exc.row)
+        return found
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> builtins.list[dict[str, Any]]:
-        cur = self._c.conn.execute(sql, params)
-        names = [d[0] for d in cur.description or ()]
-        return [dict(zip(names, row, strict=True)) for row in cur]
+        names, rows = self._c.fetch_named(sql, params)
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     # ------------------------------------------------------------------ sessions
 
@@ -374,12 +486,13 @@ class Ledger:
         # Ids sharing the prefix are adjacent in id order: walk the primary key from the
         # prefix on (exact for any text, NUL included; SQL text functions stop at NUL).
         ids: list[str] = []
-        for (sid,) in self._c.conn.execute(
-            "SELECT id FROM sessions WHERE id >= ? ORDER BY id", (ref,)
-        ):
-            if not sid.startswith(ref) or len(ids) == 3:
-                break
-            ids.append(sid)
+        with self._c.lock:
+            for (sid,) in self._c.conn.execute(
+                "SELECT id FROM sessions WHERE id >= ? ORDER BY id", (ref,)
+            ):
+                if not sid.startswith(ref) or len(ids) == 3:
+                    break
+                ids.append(sid)
         if ref in ids:
             ids = [ref]
         if not ids:
@@ -452,7 +565,7 @@ class Ledger:
             sql += " WHERE session_id = ?"
             params.append(session_id)
         rows: builtins.list[tuple[Any, ...]] = []
-        for sid, rid, packed in self._c.conn.execute(sql + " ORDER BY t_first, id", params):
+        for sid, rid, packed in self._c.fetch(sql + " ORDER BY t_first, id", params):
             rows.extend((sid, rid, *values) for values in json.loads(packed))
         rows.sort(key=lambda r: r[2])  # stable: arrival order within one timestamp
         names = ("session_id", *TELEMETRY_COLUMNS)
@@ -472,7 +585,7 @@ class Ledger:
             return []
         match = " OR ".join(f'"{w}"' for w in words[:32])
         sql = (
-            "SELECT h.data FROM hypotheses_fts f JOIN hypotheses h ON h.rowid = f.rowid "
+            "SELECT h.rowid, h.data FROM hypotheses_fts f JOIN hypotheses h ON h.rowid = f.rowid "
             "WHERE hypotheses_fts MATCH ?"
         )
         params: list[Any] = [match]
@@ -482,10 +595,16 @@ class Ledger:
         sql += " ORDER BY bm25(hypotheses_fts) LIMIT ?"
         params.append(limit)
         try:
-            rows = self._c.conn.execute(sql, params).fetchall()
+            rows = self._c.fetch(sql, params)
         except sqlite3.OperationalError:
             return []
-        return [m.Hypothesis.model_validate_json(r[0]) for r in rows]
+        found: builtins.list[m.Hypothesis] = []
+        for rowid, data in rows:
+            try:
+                found.append(self._validated(m.Hypothesis, "hypotheses", rowid, data))
+            except UnreadableRowError as exc:
+                self._note_unreadable(exc.row)
+        return found
 
     # ------------------------------------------------------------------ health
 
@@ -493,13 +612,11 @@ class Ledger:
         """Integrity and foreign-key problems, empty when the ledger is sound."""
         problems: list[str] = []
         try:
-            problems += [
-                r[0] for r in self._c.conn.execute("PRAGMA integrity_check") if r[0] != "ok"
-            ]
+            problems += [r[0] for r in self._c.fetch("PRAGMA integrity_check") if r[0] != "ok"]
         except sqlite3.DatabaseError as exc:
             problems.append(f"integrity check failed: {exc}")
         try:
-            for table, rowid, parent, _ in self._c.conn.execute("PRAGMA foreign_key_check"):
+            for table, rowid, parent, _ in self._c.fetch("PRAGMA foreign_key_check"):
                 problems.append(f"{table} row {rowid}: missing {parent} row")
         except sqlite3.DatabaseError as exc:
             problems.append(f"foreign-key check failed: {exc}")
@@ -512,14 +629,14 @@ class Ledger:
         counts: dict[str, int | None] = {}
         for name in sorted(queries):
             try:
-                counts[name] = self._c.conn.execute(queries[name]).fetchone()[0]
+                counts[name] = self._c.fetch(queries[name])[0][0]
             except sqlite3.DatabaseError:
                 counts[name] = None
         return counts
 
     def backup(self, target: Path | str) -> None:
         """A consistent copy through VACUUM INTO (never a copy of the .db file alone)."""
-        self._c.conn.execute("VACUUM INTO ?", (str(target),))
+        self._c.fetch("VACUUM INTO ?", (str(target),))
 
 
 def dumps(obj: Any) -> str:
