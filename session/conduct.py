@@ -501,12 +501,18 @@ def record_baseline(
                     executor.hook(
                         m.HookKind.CLEANUP, hooks.cleanup, tree, round_id=None, variant_id=None
                     )
-    except KeyboardInterrupt:
-        baseline.reproducibility_detail = f"interrupted after {done} of {total} runs"
-        ledger.put(baseline)
+    except BaseException as exc:
+        # Never left "being measured": interrupted, or failed with the reason.
+        if isinstance(exc, KeyboardInterrupt):
+            baseline.reproducibility_detail = f"interrupted after {done} of {total} runs"
+        else:
+            baseline.reproducibility_detail = (
+                f"failed after {done} of {total} runs: {_one_line(exc)}"
+            )
+        _put_closing(ledger, baseline)
+        if isinstance(exc, GitError):
+            raise ConductError(str(exc)) from None
         raise
-    except GitError as exc:
-        raise ConductError(str(exc)) from None
     finally:
         executor.close()
     baseline.reference = {n: statistics.median(v) for n, v in values.items() if v}
@@ -793,22 +799,21 @@ def run_round(
         seed = random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)
     higher = contract.metric.direction is m.Direction.HIGHER
-    number = 1 + len(ledger.list(m.Round, session_id=session.id))
-    rnd = m.Round(
-        session_id=session.id,
-        baseline_id=baseline.id,
-        number=number,
-        variant_ids=[v.id for v in chosen],
-        seed=seed,
-        min_blocks=min_blocks,
-        max_blocks=max_blocks,
-        threshold=delta,
-        budget_s=budget_s,
-        summary={"owner": _owner()},
-    )
     executor = _Executor(ledger, session, monitor)
-    recover_stale_rounds(ledger, session)
-    ledger.put(rnd)
+    rnd = _open_round(
+        ledger,
+        session,
+        m.Round(
+            session_id=session.id,
+            baseline_id=baseline.id,
+            variant_ids=[v.id for v in chosen],
+            seed=seed,
+            min_blocks=min_blocks,
+            max_blocks=max_blocks,
+            threshold=delta,
+            budget_s=budget_s,
+        ),
+    )
     names = [w.name for w in contract.workloads]
     arms = [BASELINE_ARM, *(v.id for v in chosen)]
     label = {BASELINE_ARM: BASELINE_ARM, **{v.id: v.name for v in chosen}}
@@ -823,12 +828,12 @@ def run_round(
     completed = 0
     stop_why: str | None = None
     hooks = contract.hooks
-    cleanup_stale_worktrees(session.repo)
 
     def stopped() -> bool:
         return stop is not None and stop.is_set()
 
     try:
+        cleanup_stale_worktrees(session.repo)
         with Worktrees(session.repo) as wts:
             trees: dict[str, Path] = {}
             for arm in arms:
@@ -987,7 +992,9 @@ def run_round(
             time.monotonic() - t0,
             error="" if interrupted else _one_line(exc),
         )
-        ledger.put(rnd)
+        if not interrupted:
+            rnd.error = _one_line(exc)
+        _put_closing(ledger, rnd)
         if isinstance(exc, GitError):
             raise ConductError(str(exc)) from None
         raise
@@ -1017,6 +1024,37 @@ def run_round(
             comparisons=list(comparisons.values()),
         ),
     )
+    return rnd
+
+
+class RoundBusy(GateRefused):
+    """Another live process is measuring a round of this session."""
+
+
+def _open_round(ledger: Any, session: m.Session, rnd: m.Round) -> m.Round:
+    """Record a new round as this process's, numbered in the same write transaction.
+
+    BEGIN IMMEDIATE makes the check and the number one step: two rounds started at once
+    cannot both see no live round, nor both take the same number. Rounds left "running"
+    by a process of this host that is gone are closed first (stale, not live).
+    """
+    owner = _owner()
+    with ledger.write():
+        recover_stale_rounds(ledger, session)
+        rounds = ledger.list(m.Round, session_id=session.id)
+        live = [r for r in rounds if r.status is m.RoundStatus.RUNNING]
+        if live:
+            first = live[0]
+            where = f"pid {first.pid} on {first.host}" if first.pid else "another process"
+            raise RoundBusy(
+                f"round {first.number} ({first.id}) of session {session.id} is being measured "
+                f"by {where}, started {first.started_at:%Y-%m-%d %H:%M:%S} UTC: "
+                "wait for it to end (or stop it) before starting another"
+            )
+        rnd.number = 1 + max((r.number for r in rounds), default=0)
+        rnd.pid, rnd.host = owner["pid"], owner["host"]
+        rnd.summary = {**rnd.summary, "owner": owner}
+        ledger.put(rnd)
     return rnd
 
 
@@ -1051,9 +1089,10 @@ def recover_stale_rounds(ledger: Any, session: m.Session) -> list[m.Round]:
     fixed = []
     for rnd in ledger.list(m.Round, session_id=session.id, status=m.RoundStatus.RUNNING):
         owner = rnd.summary.get("owner") or {}
-        if owner.get("host") != host or not isinstance(owner.get("pid"), int):
+        pid = rnd.pid if rnd.pid is not None else owner.get("pid")
+        if (rnd.host or owner.get("host")) != host or not isinstance(pid, int):
             continue  # another machine's, or no owner recorded: leave it alone
-        started = _process_start(owner["pid"])
+        started = _process_start(pid)
         recorded = owner.get("started")
         alive = started is not None and (
             not isinstance(recorded, (int, float)) or abs(started - recorded) < 2.0
@@ -1071,6 +1110,16 @@ def recover_stale_rounds(ledger: Any, session: m.Session) -> list[m.Round]:
     if fixed:
         ledger.put(*fixed)
     return fixed
+
+
+def _put_closing(ledger: Any, item: Any) -> None:
+    """Record how a baseline or round ended, while an error is on its way out. When the
+    ledger itself is what failed, the error says more than a second one would; a round
+    left "running" is closed as stale by the next start."""
+    try:
+        ledger.put(item)
+    except Exception:
+        pass
 
 
 def _one_line(exc: BaseException) -> str:
