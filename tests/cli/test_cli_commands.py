@@ -47,6 +47,7 @@ def db(tmp_path: Path) -> str:
 @pytest.fixture
 def repo(tmp_path: Path) -> str:
     (tmp_path / "repo").mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)  # `new` needs one
     return str(tmp_path / "repo")
 
 

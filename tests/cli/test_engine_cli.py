@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -150,10 +151,17 @@ def test_errors_are_one_line_with_exit_codes(make_repo, tmp_path, capsys):
     plain = tmp_path / "plain"
     plain.mkdir()
     ledger = tmp_path / "l.db"
-    code, sid, _ = gpuopt(
+    code, out, err = gpuopt(
         capsys, ledger, "new", "--repo", str(plain), "--title", "t", "--workload", "w=true"
     )
+    assert code == 2 and len(err.splitlines()) == 1 and "git work tree" in err
+    # A repository that stops being one after `new` (its .git removed): found at baseline.
+    gone = make_repo("gone")
+    code, sid, _ = gpuopt(
+        capsys, ledger, "new", "--repo", str(gone), "--title", "t", "--workload", "w=true"
+    )
     sid = sid.strip()
+    shutil.rmtree(gone / ".git")
     code, out, err = gpuopt(capsys, ledger, "baseline", sid, "--runs", "2")
     last = err.splitlines()[-1]
     assert (

@@ -58,11 +58,19 @@ def build_session(args: argparse.Namespace) -> object:
     from pydantic import ValidationError
 
     from session import models as m
+    from session.commands import launcher_problem
+    from session.repository import repository_problem
     from tui.cli import UsageError
 
     repo = Path(args.repo).expanduser()
     if not repo.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")
+    problem = repository_problem(repo)
+    if problem is not None:
+        raise UsageError(f"--repo: {problem}")
+    problem = launcher_problem(args.launcher)
+    if problem is not None:
+        raise UsageError(problem)
     try:
         workloads = [m.Workload.parse(spec) for spec in args.workload]
         metric = m.Metric.parse(args.metric, unit=args.unit, direction=args.direction)
@@ -108,19 +116,14 @@ def _one_line(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+    from session.repository import ledger_inside_problem
     from tui.cli import UsageError
     from tui.commands.common import ledger_path, open_ledger
 
     session = build_session(args)
-    where = ledger_path(args).resolve()
-    repo = Path(session.repo)  # type: ignore[attr-defined]
-    if where.is_relative_to(repo):
-        raise UsageError(
-            f"the ledger {where} is inside the repository: every snapshot would carry it; "
-            "choose --ledger outside the repository"
-        )
+    problem = ledger_inside_problem(ledger_path(args), session.repo)  # type: ignore[attr-defined]
+    if problem is not None:
+        raise UsageError(problem)
     with open_ledger(args) as ledger:
         ledger.put(session)
     print(session.id)  # type: ignore[attr-defined]
