@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from measure.redact import Redactor
+
 WORKER = Path(__file__).resolve().with_name("torch_worker.py")
 METRIC_KEY = "gpuopt_value"
 METRIC_SOURCE = "json"
@@ -191,6 +193,13 @@ def run_worker(
         result.error = "the worker printed no result line"
     else:
         result.ok = True
+    # What is kept of the output holds no secret of the environment the worker had.
+    hide = Redactor(run_env)
+    result.stdout_tail, result.stderr_tail = hide(result.stdout_tail), hide(result.stderr_tail)
+    result.error = hide(result.error)
+    for key in ("traceback", "error"):
+        if isinstance(data.get(key), str):
+            data[key] = hide(data[key])
     return result
 
 

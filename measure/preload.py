@@ -249,6 +249,7 @@ class PreloadedPython:
             peak_rss_bytes=peak,
             started_us=started_us,
             ended_us=ended_us,
+            env=env,
         )
 
     def _expect(self, wanted: Callable[[dict[str, Any]], bool], timeout_s: float) -> dict[str, Any]:

@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from measure.redact import Redactor
+
 TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 1.0  # between SIGTERM to the group and SIGKILL
 DRAIN_GRACE_S = 0.05  # how long to wait for pipes held open by leftovers after the exit
@@ -235,7 +237,7 @@ def run_command(
             stderr_tail="",
             started_us=started_us,
             ended_us=time.time_ns() // 1000,
-            error=_one_line(f"could not start the command: {exc}"),
+            error=_one_line(Redactor(full_env)(f"could not start the command: {exc}")),
         )
 
     pid = proc.pid
@@ -355,6 +357,7 @@ def run_command(
         peak_rss_bytes=peak,
         started_us=started_us,
         ended_us=ended_us,
+        env=full_env,
     )
 
 
@@ -373,8 +376,14 @@ def finish(
     peak_rss_bytes: int | None,
     started_us: int,
     ended_us: int,
+    env: Mapping[str, str] | None = None,
 ) -> RunResult:
-    """The result of a finished process: its status, metric and one-line error."""
+    """The result of a finished process: its status, metric and one-line error.
+
+    The metric is read from the output as printed; what is kept of the output (and the
+    error made from it) has the values of `env`'s secret-looking variables redacted.
+    """
+    hide = Redactor(env)
     value: float | None = None
     error = ""
     if timed_out:
@@ -388,7 +397,7 @@ def finish(
             error = f"exited with status {exit_code}"
         last = stderr_tail.strip().splitlines()[-1:] if stderr_tail.strip() else []
         if last:
-            error += f": {last[0]}"
+            error += f": {hide(last[0])}"
     elif metric_source == "wall":
         status, value = STATUS_OK, wall_s
     else:
@@ -402,11 +411,11 @@ def finish(
         user_s=user_s,
         sys_s=sys_s,
         peak_rss_bytes=peak_rss_bytes,
-        stdout_tail=stdout_tail,
-        stderr_tail=stderr_tail,
+        stdout_tail=hide(stdout_tail),
+        stderr_tail=hide(stderr_tail),
         started_us=started_us,
         ended_us=ended_us,
-        error=_one_line(error),
+        error=_one_line(hide(error)),
     )
 
 

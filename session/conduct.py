@@ -1123,8 +1123,11 @@ def _put_closing(ledger: Any, item: Any) -> None:
 
 
 def _one_line(exc: BaseException) -> str:
+    """An error's first line, as stored: no secret of the environment in it."""
+    from measure.redact import redact
+
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    return redact(text[0]) if text else type(exc).__name__
 
 
 def _vid(arm: str) -> str | None:
