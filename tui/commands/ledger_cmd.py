@@ -8,7 +8,7 @@ import argparse
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ledger", help="check, back up or locate the ledger file")
     lsub = p.add_subparsers(dest="ledger_command", metavar="ACTION", required=True)
-    c = lsub.add_parser("check", help="integrity and foreign-key check, row counts")
+    c = lsub.add_parser("check", help="integrity, foreign-key and row check, row counts")
     c.add_argument("--json", action="store_true", help="print JSON")
     c.set_defaults(handler=check)
     b = lsub.add_parser("backup", help="write a consistent copy (VACUUM INTO)")
@@ -20,9 +20,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def check(args: argparse.Namespace) -> int:
     from tui.commands.common import open_ledger, print_json
+    from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
         problems = ledger.check()
+        # Rows the models cannot read back (bad JSON, wrong types, unknown fields).
+        problems += [str(row) for row in ledger.validate_rows()]
         counts = ledger.counts()
         report = {
             "path": str(ledger.path),
@@ -39,7 +42,7 @@ def check(args: argparse.Namespace) -> int:
         if ledger.newer:
             print("written by a newer gpuopt: opened read-only")
         for p in problems:
-            print(f"  {p}")
+            print(f"  {plain(p)}")
         print("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0 if not problems else 1
 
