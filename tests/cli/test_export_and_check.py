@@ -82,7 +82,9 @@ def test_the_exported_record_carries_no_control_sequence(
 
 def test_ledger_check_names_unreadable_rows(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Ledger.open(db) as ledger:
-        ledger.put(m.Session(id="s2", title="fine", repo="/r", contract=ledger.get(m.Session, "s1").contract))  # type: ignore[union-attr]
+        first = ledger.get(m.Session, "s1")
+        assert first is not None
+        ledger.put(m.Session(id="s2", title="fine", repo="/r", contract=first.contract))
     raw = sqlite3.connect(db)
     raw.execute("UPDATE sessions SET data = '{\"id\": 3}' WHERE id = 's2'")
     raw.commit()
