@@ -9,7 +9,7 @@ check, the launcher) are shell text by design and are printed as they are.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 
@@ -31,23 +31,42 @@ def command(*words: str) -> str:
     return shlex.join(words)
 
 
+def gpuopt(*words: str) -> str:
+    """A gpuopt command line."""
+    return command("gpuopt", *words)
+
+
 def comment(text: str) -> str:
     """A shell comment that stays one comment: no line break or control character in it."""
     return "# " + "".join(c if c.isprintable() else " " for c in text)
 
 
 def scratch_dir(name: str) -> str:
-    """A scratch folder under /tmp named after name, as a safe single path component."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip(".") or "x"
-    return f"/tmp/gpuopt-{safe[:60]}"
+    """Shell text for a scratch folder named after name (as one safe path component)
+    in the temporary folder ($TMPDIR, else /tmp)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip(".-") or "x"
+    return '"${TMPDIR:-/tmp}"/' + shlex.quote(f"gpuopt-{safe[:60]}")
 
 
 def checkout(repo: str, tree: str, commit: str, subdir: str = "") -> list[str]:
-    """Commands that check a snapshot out in tree, away from the person's work, and enter
-    it (at subdir, where the session's folder lies inside the repository)."""
-    where = f"{tree}/{subdir}" if subdir and subdir != "." else tree
-    return [command("git", "-C", repo, "worktree", "add", "--detach", tree, commit),
-            command("cd", where)]  # fmt: skip
+    """Commands that check a snapshot out in tree (shell text, from scratch_dir), away
+    from the person's work, and enter it at subdir, where the session's folder lies."""
+    where = f"{tree}/{shlex.quote(subdir)}" if subdir and subdir != "." else tree
+    return [f"{command('git', '-C', repo, 'worktree', 'add', '--detach')} {tree} "
+            f"{shlex.quote(commit)}", f"cd {where}"]  # fmt: skip
+
+
+def subdir_of(path: str) -> str:
+    """Where path lies inside its git work tree ("" at the top, or when it is no longer
+    one on this machine, e.g. a foreign ledger under review)."""
+    from measure.git import GitError, repo_root
+
+    try:
+        here = Path(path).expanduser().resolve()
+        rel = here.relative_to(repo_root(here).resolve())
+    except (GitError, OSError, ValueError):
+        return ""
+    return "" if str(rel) == "." else str(rel)
 
 
 def reset_procedure(
@@ -70,12 +89,3 @@ def reset_procedure(
     else:
         lines.append(comment("before every run: nothing (no prepare command in the contract)"))
     return "\n".join(lines)
-
-
-def gpuopt(*words: str) -> str:
-    """A gpuopt command line."""
-    return command("gpuopt", *words)
-
-
-def joined(values: Iterable[str], sep: str = ",") -> str:
-    return sep.join(values)

@@ -16,6 +16,7 @@ import re
 import shlex
 from typing import Any
 
+from session import commands
 from session import models as m
 
 FORMAT = "gpuopt-session"
@@ -287,11 +288,26 @@ def _q(text: str) -> str:
 
 
 def _workload_line(w: m.Workload, contract: m.Contract) -> str:
+    """The workload as gpuopt runs it: `[launcher] bash -c COMMAND` with its environment
+    (printed bare when it has neither: the same in the person's shell)."""
     if w.kind is not m.WorkloadKind.COMMAND:
-        return f"# {w.name}: {w.kind.value} workload {w.command} (run by the gpuopt harness)"
-    env = " ".join(f"{k}={_q(v)}" for k, v in sorted(w.env.items()))
-    launcher = f"{contract.launcher} " if contract.launcher else ""
-    return f"{env + ' ' if env else ''}{launcher}{w.command}"
+        return commands.comment(
+            f"{w.name}: {w.kind.value} workload {w.command} (run by the gpuopt harness)"
+        )
+    pairs = sorted(w.env.items())
+    if not pairs and not contract.launcher:
+        return w.command
+    if all(_is_name(k) for k, _ in pairs):
+        env = [f"{k}={_q(v)}" for k, v in pairs]
+    else:  # only `env` takes any name
+        env = [commands.command("env", *(f"{k}={v}" for k, v in pairs))]
+    launcher = [contract.launcher] if contract.launcher else []
+    return " ".join([*env, *launcher, commands.command("bash", "-c", w.command)])
+
+
+def _is_name(key: str) -> bool:
+    """An environment variable name the shell accepts in `NAME=value command`."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) is not None
 
 
 def measurement_plan(
@@ -301,22 +317,26 @@ def measurement_plan(
     rounds: list[m.Round],
     evidence: list[m.Evidence],
 ) -> list[dict[str, Any]]:
-    """The exact commands and snapshot refs that reproduce every figure of the record."""
+    """The exact commands and snapshot refs that reproduce every figure of the record.
+
+    Contract commands are shell text and appear as written; every other value (paths,
+    names, ids, refs) is quoted, so pasting a command runs that command and nothing else.
+    """
     c = session.contract
-    repo = _q(session.repo)
+    repo = session.repo
+    subdir = commands.subdir_of(repo)
     sid = session.id
     names = {v.id: v.name for v in variants}
     by_id = {v.id: v for v in variants}
     plan: list[dict[str, Any]] = []
     for b in baselines:
-        tree = f"/tmp/gpuopt-{b.id}"
-        cmds = [f"git -C {repo} worktree add --detach {tree} {b.snapshot.commit}", f"cd {tree}"]
+        cmds = commands.checkout(repo, commands.scratch_dir(b.id), b.snapshot.commit, subdir)
         if c.hooks.setup:
             cmds.append(c.hooks.setup)
         if c.hooks.prepare:
             cmds.append(c.hooks.prepare)
         cmds += [_workload_line(w, c) for w in c.workloads]
-        cmds.append(f"gpuopt baseline {sid} --runs {b.runs_per_workload}")
+        cmds.append(commands.gpuopt("baseline", sid, "--runs", str(b.runs_per_workload)))
         plan.append(
             {
                 "figure": f"reference results of baseline {b.id}",
@@ -329,18 +349,16 @@ def measurement_plan(
     for r in rounds:
         vnames = [names.get(v, v) for v in r.variant_ids]
         cmds = [
-            f"git -C {repo} worktree add --detach {_q('/tmp/gpuopt-' + names.get(v, v))} "
-            f"{by_id[v].snapshot.commit}"
+            commands.checkout(repo, commands.scratch_dir(names[v]), by_id[v].snapshot.commit)[0]
             for v in r.variant_ids
             if v in by_id
         ]
-        line = (
-            f"gpuopt round {sid} --variants {','.join(vnames)} --min-blocks {r.min_blocks} "
-            f"--max-blocks {r.max_blocks} --threshold {r.threshold:g}"
-        )
+        words = ["round", sid, "--variants", ",".join(vnames), "--min-blocks",
+                 str(r.min_blocks), "--max-blocks", str(r.max_blocks),
+                 "--threshold", f"{r.threshold:g}"]  # fmt: skip
         if r.budget_s:
-            line += f" --budget {r.budget_s:g}"
-        cmds.append(line)
+            words += ["--budget", f"{r.budget_s:g}"]
+        cmds.append(commands.gpuopt(*words))
         refs = [b.snapshot.ref for b in baselines if b.id == r.baseline_id]
         refs += [by_id[v].snapshot.ref for v in r.variant_ids if v in by_id]
         plan.append(
@@ -359,9 +377,9 @@ def measurement_plan(
                     "figure": f"correctness of {v.name}",
                     "refs": [v.snapshot.ref, v.snapshot.commit],
                     "commands": [
-                        f"git -C {repo} worktree add --detach {_q('/tmp/gpuopt-' + v.name)} "
-                        f"{v.snapshot.commit}",
-                        f"cd {_q('/tmp/gpuopt-' + v.name)}",
+                        *commands.checkout(
+                            repo, commands.scratch_dir(v.name), v.snapshot.commit, subdir
+                        ),
                         c.check,
                     ],
                     "note": "exit status 0 passes",
@@ -374,7 +392,7 @@ def measurement_plan(
                 {
                     "figure": f"evidence {e.id} ({e.kind.value})",
                     "refs": [],
-                    "commands": [f"sha256sum {_q(e.path)}"],
+                    "commands": [commands.command("sha256sum", e.path)],
                     "note": f"expect sha256 {sha}" if sha else "",
                 }
             )

@@ -142,8 +142,9 @@ def test_full_record_has_every_part(tmp_path):
         "gpuopt round 5e5510000001 --variants fused,skip-softmax" in x for x in rnd["commands"]
     )
     base = plan[0]
-    assert any(x.endswith("python bench.py --only softmax") for x in base["commands"])
-    assert any("srun -N1 --gpus=1 python train.py" in x for x in base["commands"])
+    # as the runner runs them: the launcher, then bash -c with the whole command quoted
+    assert any(x.endswith("bash -c 'python bench.py --only softmax'") for x in base["commands"])
+    assert any("srun -N1 --gpus=1 bash -c 'python train.py" in x for x in base["commands"])
 
 
 def test_md_cell_escapes_what_breaks_tables():
