@@ -19,13 +19,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def check(args: argparse.Namespace) -> int:
+    import sqlite3
+
     from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
         problems = ledger.check()
         # Rows the models cannot read back (bad JSON, wrong types, unknown fields).
-        problems += [str(row) for row in ledger.validate_rows()]
+        try:
+            problems += [str(row) for row in ledger.validate_rows()]
+        except sqlite3.DatabaseError as exc:  # damage the integrity check has named already
+            problems.append(f"row check stopped: {exc}")
         counts = ledger.counts()
         report = {
             "path": str(ledger.path),
