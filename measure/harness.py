@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from measure import orphans
 from measure.redact import Redactor
 
 WORKER = Path(__file__).resolve().with_name("torch_worker.py")
@@ -146,6 +147,8 @@ def run_worker(
     run_env = dict(os.environ)
     run_env.update(env or {})
     run_env["PYTHONDONTWRITEBYTECODE"] = "1"
+    run_mark = orphans.new_token()
+    orphans.mark(run_env, run_mark)
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -167,7 +170,12 @@ def run_worker(
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        proc.wait()  # reaped by Popen, which keeps its status
+        # What left the group (setsid): nothing may keep the pipes open now.
+        orphans.sweep(orphans.RUN_VAR, run_mark, group=proc.pid)
         out_b, err_b = proc.communicate()
+    finally:
+        orphans.sweep(orphans.RUN_VAR, run_mark, group=proc.pid)
     wall = time.monotonic() - started
     out = out_b.decode("utf-8", "replace")
     err = err_b.decode("utf-8", "replace")

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from measure import runner
+from measure import orphans, runner
 from measure.runner import RunResult
 
 SERVER = Path(__file__).resolve().with_name("preload_server.py")
@@ -107,12 +107,15 @@ class PreloadedPython:
         self.modules = list(modules)
         self._dir = tempfile.TemporaryDirectory(prefix="gpuopt-preload-")
         self._errlog = Path(self._dir.name) / "server.err"
+        # Marked as gpuopt's: the guard (or the next start) ends it if gpuopt dies.
+        server_env = dict(os.environ if env is None else env)
+        orphans.mark(server_env)
         try:
             with open(self._errlog, "wb") as errlog:
                 self.proc = subprocess.Popen(
                     [python, "-B", str(SERVER), *self.modules],
                     cwd=self._dir.name,
-                    env=dict(env) if env is not None else None,
+                    env=server_env,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=errlog,
@@ -134,6 +137,7 @@ class PreloadedPython:
             self.close()
             raise PreloadError(str(hello.get("error") or "the preloaded interpreter refused"))
         self.server_maxrss_kib = int(hello.get("maxrss_kib") or 0)
+        self.subreaper = hello.get("subreaper") is True
         self.runs = 0
         self._broken = ""  # why it must not serve again, once a run was cut short
 
@@ -198,6 +202,8 @@ class PreloadedPython:
         if self._broken:
             raise PreloadError(f"the preloaded interpreter is out of step ({self._broken})")
         self.runs += 1
+        run_mark = orphans.new_token()
+        env = orphans.mark(dict(env), run_mark)
         out = Path(self._dir.name) / f"run{self.runs}.out"
         err = Path(self._dir.name) / f"run{self.runs}.err"
         request = {
@@ -226,7 +232,10 @@ class PreloadedPython:
         except BaseException as exc:
             # An answer may still be on its way (Ctrl+C mid-run): never reuse this server.
             self._broken = type(exc).__name__
+            orphans.sweep(orphans.RUN_VAR, run_mark, everywhere=True)
             raise
+        if not self.subreaper:  # the server could not collect them: they went elsewhere
+            orphans.sweep(orphans.RUN_VAR, run_mark, everywhere=True)
         ended_us = time.time_ns() // 1000
         status = int(done["status"])
         exit_code = os.waitstatus_to_exitcode(status)
@@ -250,6 +259,7 @@ class PreloadedPython:
             started_us=started_us,
             ended_us=ended_us,
             env=env,
+            containment=orphans.SUBREAPER if self.subreaper else orphans.SCAN,
         )
 
     def _expect(self, wanted: Callable[[dict[str, Any]], bool], timeout_s: float) -> dict[str, Any]:

@@ -9,7 +9,8 @@ line saying it is ready, then serves requests, one JSON line each on stdin:
 A child forked in advance starts a new session, takes the request, says
 `{"started": N, "pid": PID}`, moves to `cwd`, takes `env` as its whole environment,
 writes stdout and stderr to the two files and runs SCRIPT as `__main__`. When it has
-exited, the server kills what it left in its process group and answers
+exited, the server kills what it left in its process group and, as their subreaper,
+every other process the run left (`setsid` ones too), and answers
 `{"done": PID, "status": WAIT_STATUS, "utime": S, "stime": S, "maxrss_kib": N}`.
 
 Why: importing torch costs about 2 s of CPU per process (more on some machines), and
@@ -97,6 +98,7 @@ def _child() -> None:
         # A group of its own first: from here a timeout's killpg reaches it, even while
         # it is still reading its request.
         os.setsid()
+        _die_with(os.getppid())
         try:
             request = _read_request()
         except ValueError:
@@ -130,6 +132,60 @@ def _child() -> None:
             os._exit(code & 0xFF)
 
 
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _die_with(parent: int) -> None:
+    """In the child: end when the server ends (it forked from a single thread, so the
+    death of that thread is the server's), even if that happened a moment ago."""
+    if _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() != parent:
+        os._exit(1)
+
+
+def _children() -> list[int]:
+    me = os.getpid()
+    out: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{tid}/children", "rb") as f:
+                out.extend(int(p) for p in f.read().split())
+    except OSError:
+        pass
+    return out
+
+
+def _kill_leftovers(run: int, timeout_s: float = 2.0) -> None:
+    """As the subreaper of the runs: every child but the run (a zombie still) is what it
+    left, `setsid` or not. Kill and reap them until none is left."""
+    import time
+
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        others = [p for p in _children() if p != run]
+        if not others:
+            return
+        for pid in others:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in others:  # reaped, its own children are ours: the next pass takes them
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        time.sleep(0.002)
+
+
 def _finish_like_an_interpreter(code: int) -> int:
     """What Python does at exit, which os._exit skips: wait for the script's non-daemon
     threads, then run the atexit functions (a workload may write its results there)."""
@@ -150,6 +206,7 @@ def _finish_like_an_interpreter(code: int) -> int:
 
 
 EXIT_ON_EOF = 75  # a waiting child that found the input closed
+SUBREAPER = False  # set in main: this server collects what its runs leave
 
 
 def _read_request() -> dict | None:
@@ -192,6 +249,8 @@ def _serve_one() -> bool:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    if SUBREAPER:
+        _kill_leftovers(pid)
     _, status, usage = os.wait4(pid, 0)
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_ON_EOF and _input_closed():
         return False
@@ -223,7 +282,10 @@ def main(modules: list[str]) -> int:
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    _answer({"ready": True, "pid": os.getpid(), "maxrss_kib": own, "python": sys.version})
+    global SUBREAPER
+    SUBREAPER = _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    _answer({"ready": True, "pid": os.getpid(), "maxrss_kib": own, "python": sys.version,
+             "subreaper": SUBREAPER})  # fmt: skip
     while _serve_one():
         pass
     return 0

@@ -5,7 +5,10 @@ launcher prefix when one is set, e.g. `srun -N1 --gpus=1`), in a new session so 
 timeout can kill its whole process group. Both output streams are read through one
 poller (no threads) into bounded buffers; only the last 64 KiB of each is kept. The
 child's exit is watched through a pidfd where the kernel has them, so the wall time ends
-when the process ends, not when some background grandchild lets go of the pipes.
+when the process ends, not when some background grandchild lets go of the pipes. When
+it has ended, what it left is killed and reaped, `setsid` descendants included
+(`measure.orphans`: gpuopt is their subreaper, and every process of the run carries the
+run's mark in its environment); the run records which way (`RunResult.containment`).
 
 Kept cheap on purpose: the modules imported here are small and already loaded by most
 Python programs, and a run adds about one `fork`/`exec` plus a few system calls to what
@@ -28,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from measure import orphans
 from measure.redact import Redactor
 
 TAIL_BYTES = 64 * 1024
@@ -56,6 +60,7 @@ class RunResult:
     started_us: int  # epoch microseconds
     ended_us: int
     error: str = ""  # one line saying what went wrong, if anything
+    containment: str = ""  # how its descendants were collected (measure.orphans)
 
     @property
     def ok(self) -> bool:
@@ -201,10 +206,11 @@ def run_command(
     if metric_source == "regex" and metric_pattern:
         compile_metric_pattern(metric_pattern)
     argv = [*shlex.split(launcher), "bash", "-c", command] if launcher else ["bash", "-c", command]
-    full_env = None
+    full_env = dict(os.environ)
     if env is not None:
-        full_env = dict(os.environ)
         full_env.update(env)
+    run_mark = orphans.new_token()
+    orphans.mark(full_env, run_mark)
 
     out, err = _Tail(), _Tail()
     # Linux counts the parent's resident set in a child's peak RSS (it is recorded when
@@ -317,12 +323,16 @@ def run_command(
                     poller.unregister(fd)
                     open_fds.discard(fd)
         reap()
+        if kill_leftovers or timed_out:
+            # What left the group (setsid) was handed to us as its parents died.
+            orphans.sweep(orphans.RUN_VAR, run_mark, group=pid)
     except BaseException:
         _kill_group(pid, signal.SIGKILL)
         try:
             reap()
         except ChildProcessError:
             pass
+        orphans.sweep(orphans.RUN_VAR, run_mark, group=pid)
         raise
     finally:
         proc.stdout.close()
@@ -358,6 +368,7 @@ def run_command(
         started_us=started_us,
         ended_us=ended_us,
         env=full_env,
+        containment=orphans.containment(),
     )
 
 
@@ -377,6 +388,7 @@ def finish(
     started_us: int,
     ended_us: int,
     env: Mapping[str, str] | None = None,
+    containment: str = "",
 ) -> RunResult:
     """The result of a finished process: its status, metric and one-line error.
 
@@ -416,6 +428,7 @@ def finish(
         started_us=started_us,
         ended_us=ended_us,
         error=_one_line(hide(error)),
+        containment=containment,
     )
 
 

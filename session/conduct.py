@@ -73,10 +73,13 @@ def _say(progress: ProgressFn, p: Progress) -> None:
 
 
 def cleanup_stale_worktrees(repo: str | Path) -> int:
-    """Remove worktrees a crashed gpuopt left behind for this repository."""
+    """Remove worktrees a crashed gpuopt left behind for this repository, after killing
+    what it left running (in them, most likely)."""
+    from measure import orphans
     from measure.git import GitError
     from measure.worktrees import cleanup_stale_worktrees as clean
 
+    orphans.sweep_dead_owners()
     try:
         return clean(repo)
     except GitError:
@@ -164,13 +167,20 @@ class _Executor:
         self.workloads = {w.name: w for w in self.contract.workloads}
         self._preloaded: dict[str, Any] = {}  # workload -> PreloadedPython, or None: spawn
         self.notes: list[str] = []
+        self.job = m.new_id()  # marks every process of this baseline or round
 
     def close(self) -> None:
-        """Stop the preloaded interpreters."""
-        for server in self._preloaded.values():
-            if server is not None:
-                server.close()
-        self._preloaded.clear()
+        """Stop the preloaded interpreters, and what the hooks left running (a setup
+        hook's server lives as long as the job, not longer)."""
+        from measure import orphans
+
+        try:
+            for server in self._preloaded.values():
+                if server is not None:
+                    server.close()
+            self._preloaded.clear()
+        finally:
+            orphans.sweep(orphans.JOB_VAR, self.job)
 
     def _server(self, workload: str) -> Any:
         """The preloaded interpreter of a torch workload, or None to spawn each run."""
@@ -220,9 +230,12 @@ class _Executor:
         return rec
 
     def _env(self, workload: str | None) -> dict[str, str]:
+        from measure import orphans
+
         env = dict(os.environ)
         if workload is not None:
             env.update(self.workloads[workload].env)
+        env[orphans.JOB_VAR] = self.job
         return env
 
     def run(self, run: m.Run, cwd: Path) -> m.Run:
@@ -273,6 +286,7 @@ class _Executor:
         run.trust = _trust(obs.trust)
         run.trust_reasons = list(obs.reasons)
         run.telemetry = dict(obs.deltas)
+        _record_containment(run, res.containment)
         if run.trust is m.Trust.UNTRUSTED:
             run.status = m.RunStatus.QUARANTINED
         self.ledger.put(run)
@@ -322,6 +336,16 @@ class _Executor:
         run.started_us = res.started_us
         run.ended_us = res.ended_us
         run.error = res.error
+
+
+def _record_containment(run: m.Run, how: str) -> None:
+    """How the run's descendants were collected, where the model has a field for it."""
+    if not how:
+        return
+    if "containment" in type(run).model_fields:
+        setattr(run, "containment", how)  # noqa: B010 - a field the model may not have yet
+    else:
+        run.telemetry = {**run.telemetry, "containment": how}
 
 
 def _trust(value: str) -> m.Trust:
@@ -860,7 +884,11 @@ def run_round(
                             )
                 checks = _checks(ledger, session, executor, chosen, trees, progress, rnd.id)
                 if session.contract.check and not all(checks.values()):
-                    notes.extend(_baseline_check_command(session, trees[BASELINE_ARM], progress))
+                    notes.extend(
+                        _baseline_check_command(
+                            session, trees[BASELINE_ARM], progress, executor._env(None)
+                        )
+                    )
                 # One excluded warm-up run per arm and workload.
                 for name in names:
                     for arm in schedule.block_order(arms, rng):
@@ -1300,7 +1328,7 @@ def _checks(
         for v in chosen:
             _say(progress, Progress("check", f"check in {v.name}: {check}"))
             res = run_hook(
-                check, trees[v.id], env=dict(os.environ), timeout_s=session.contract.timeout_s
+                check, trees[v.id], env=executor._env(None), timeout_s=session.contract.timeout_s
             )
             passed = res.status != "timeout" and res.exit_code == 0
             ledger.put(
@@ -1332,7 +1360,9 @@ def _checks(
     return results
 
 
-def _baseline_check_command(session: m.Session, tree: Path, progress: ProgressFn) -> list[str]:
+def _baseline_check_command(
+    session: m.Session, tree: Path, progress: ProgressFn, env: dict[str, str]
+) -> list[str]:
     """After a variant failed the check: does the baseline itself pass it?
 
     When it does not, the failure says nothing about the variants: the check (or its
@@ -1343,7 +1373,7 @@ def _baseline_check_command(session: m.Session, tree: Path, progress: ProgressFn
     check = session.contract.check
     assert check
     _say(progress, Progress("check", f"check in the baseline: {check}"))
-    res = run_hook(check, tree, env=dict(os.environ), timeout_s=session.contract.timeout_s)
+    res = run_hook(check, tree, env=env, timeout_s=session.contract.timeout_s)
     if res.status != "timeout" and res.exit_code == 0:
         return []
     why = "timed out" if res.status == "timeout" else f"exit {res.exit_code}"
