@@ -4,14 +4,20 @@ Each command lives in its own module under `tui/commands/` with `add_parser(sub)
 `run(args) -> int`. Command modules import only argparse at module level, so
 `gpuopt --help` starts fast and never imports torch, textual or pydantic.
 
-Exit codes: 0 ok, 1 the work failed, 2 bad usage or bad input (one clear line on stderr).
+Exit codes: 0 ok, 1 the work failed, 2 bad usage or bad input (one clear line on stderr);
+130 after Ctrl+C, and 128+N after signal N (SIGTERM 143, SIGHUP 129), which take the same
+path: the current run ends, the baseline or round is marked interrupted, its worktrees are
+removed. A second one aborts the current run.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -99,6 +105,73 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+# SIGTERM (a batch scheduler, systemd, kill) and SIGHUP (the SSH connection dropped).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+EXIT_INTERRUPTED = 130
+
+
+class _StopSignals:
+    """While a command runs: TERM and HUP act as Ctrl+C does (whatever SIGINT's handler is
+    at that moment: the "stop after the current run" of a measurement, or Python's
+    KeyboardInterrupt), remembering which came first for the exit code."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> _StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                if signal.getsignal(sig) is signal.SIG_IGN:
+                    continue  # started under nohup: keep ignoring it
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)  # type: ignore[arg-type]
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.received is None:
+            self.received = signum
+        if signum == signal.SIGHUP:
+            _lose_terminal()
+        else:
+            print(f"\ngpuopt: {signal.Signals(signum).name} received", file=sys.stderr, flush=True)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)  # type: ignore[arg-type]
+        else:  # SIGINT ignored or default: still stop, as Ctrl+C would in the foreground
+            raise KeyboardInterrupt
+
+    def exit_code(self, code: int) -> int:
+        if self.received is not None and code == EXIT_INTERRUPTED:
+            return 128 + self.received
+        return code
+
+
+def _lose_terminal() -> None:
+    """After a hangup the terminal is gone and writing to it fails (EIO): send what is
+    still said there to /dev/null, so the work can end the way it was asked to. (A hung-up
+    terminal no longer answers isatty; it is still a character device other than null.)
+    Output redirected to a file or a pipe is left as it is."""
+    import stat
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        null_dev = os.fstat(null).st_rdev
+    except OSError:
+        return
+    for fd in (1, 2):
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISCHR(st.st_mode) and st.st_rdev != null_dev:
+                os.dup2(null, fd)
+        except OSError:
+            pass
+    os.close(null)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -114,15 +187,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        handler = open_app
+        return _run(open_app, args)  # the full-screen app has its own ways to stop
+    with _StopSignals() as stops:
+        return stops.exit_code(_run(handler, args))
+
+
+def _run(handler: object, args: argparse.Namespace) -> int:
     try:
-        return int(handler(args) or 0)
+        return int(handler(args) or 0)  # type: ignore[operator]
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except WorkFailed as exc:
         return _fail(str(exc), EXIT_FAILED)
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _fail("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # the one place that turns errors into exit codes
@@ -143,7 +221,6 @@ def _not_utf8(args: argparse.Namespace) -> str | None:
 
 
 def _fail_known(exc: Exception) -> int:
-    import os
     import sqlite3
 
     from pydantic import ValidationError
