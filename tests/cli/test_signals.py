@@ -85,9 +85,7 @@ def test_a_second_term_aborts_the_current_run(slow_session, tmp_path):
     assert still_alive(read_pids(pids), timeout_s=1.0) == []
 
 
-def test_kill_takes_the_workload_along_and_the_next_start_closes_the_round(
-    slow_session, tmp_path
-):
+def test_kill_takes_the_workload_along_and_the_next_start_closes_the_round(slow_session, tmp_path):
     repo, ledger, sid, pids = slow_session
     proc = spawn(ledger, "round", sid, *ROUND)
     wait_for(lambda: len(read_pids(pids)) >= 3, what="the first run to start")
