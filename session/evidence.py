@@ -5,7 +5,9 @@ Profiler files are summarized, never stored whole: an Nsight Compute CSV
 (`ncu --csv --page raw --print-units base`) gives the kernels that took the most time and
 their throughput percentages; a torch.profiler `key_averages().table()` gives the operators
 and kernels with the most self time. The ledger keeps the summary and the file's path and
-hash, so the claim can be traced back to the file.
+hash, so the claim can be traced back to the file. Files are read once, as a stream of
+lines hashed on the way: a profile of any size costs a few megabytes of memory (a line
+over MAX_LINE is refused).
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from session import models as m
 
 TOP = 10  # kernels kept in a summary
+MAX_LINE = 1 << 20  # characters in one line of a profiler file
 
 
 class EvidenceError(ValueError):
@@ -76,32 +81,67 @@ _TIME_METRIC = "gpu__time_duration.sum"
 _KEY_PERCENTS = re.compile(r"throughput|pct_of_peak", re.I)
 
 
-def parse_ncu_csv(text: str, top: int = TOP) -> dict[str, Any]:
-    """Summarize `ncu --csv --page raw --print-units base` output.
+def _lines(text: str | Iterable[str]) -> Iterator[str]:
+    """The lines of a text, or of a text stream read line by line (a file of any size);
+    no profiler writes a line longer than MAX_LINE, so a longer one is refused rather
+    than held in memory whole."""
+    if isinstance(text, str):
+        yield from text.splitlines()
+        return
+    read = getattr(text, "readline", None)
+    source = iter(lambda: read(MAX_LINE + 1), "") if read is not None else iter(text)
+    for number, ln in enumerate(source, 1):
+        if len(ln) > MAX_LINE:
+            raise EvidenceError(
+                f"line {number} is longer than {MAX_LINE // (1 << 20)} MiB: not a profiler table"
+            )
+        yield ln.rstrip("\r\n")
+
+
+def parse_ncu_csv(text: str | Iterable[str], top: int = TOP) -> dict[str, Any]:
+    """Summarize `ncu --csv --page raw --print-units base` output (a text, or a stream of
+    lines: memory stays proportional to the number of distinct kernels).
 
     The file has a header row (identity columns, then one column per metric), a row of
     units, then one row per profiled kernel; numbers may carry thousands separators and the
     profiler's own `==PROF==` lines may come first.
     """
-    lines = text.splitlines()
-    start = next(
-        (i for i, ln in enumerate(lines) if ln.lstrip("\ufeff").startswith(('"ID"', "ID,"))),
+    try:
+        return _parse_ncu(_lines(text), top)
+    except csv.Error as exc:  # e.g. a field over the csv module's size limit
+        raise EvidenceError(f"the Nsight Compute CSV cannot be read: {exc}") from None
+
+
+def _parse_ncu(lines: Iterator[str], top: int) -> dict[str, Any]:
+    first = next(
+        (ln for ln in lines if ln.lstrip("\ufeff").startswith(('"ID"', "ID,"))),
         None,
     )
-    if start is None:
+    if first is None:
         raise EvidenceError('not an Nsight Compute raw CSV: no header row starting with "ID"')
-    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
-    header = [h.strip().lstrip("\ufeff") for h in rows[0]]
-    body = [r for r in rows[1:] if any(c.strip() for c in r)]
+    rows = csv.reader(itertools.chain([first + "\n"], (ln + "\n" for ln in lines)))
+    header = [h.strip().lstrip("\ufeff") for h in next(rows)]
+    body: Iterator[list[str]] = (r for r in rows if any(c.strip() for c in r))
     name_col = next((c for c in _NAME_COLUMNS if c in header), None)
     if name_col is None:
         raise EvidenceError("not an Nsight Compute raw CSV: no kernel name column")
     units: dict[str, str] = {}
-    if body and not body[0][0].strip():  # the units row: empty identity cells
-        units = {h: u.strip() for h, u in zip(header, body[0], strict=False)}
-        body = body[1:]
-    if not body:
+    head = next(body, None)
+    if head is not None and not head[0].strip():  # the units row: empty identity cells
+        units = {h: u.strip() for h, u in zip(header, head, strict=False)}
+        head = next(body, None)
+    if head is None:
         raise EvidenceError("the Nsight Compute CSV has no kernel rows")
+    return _summarize_ncu(header, name_col, units, itertools.chain([head], body), top)
+
+
+def _summarize_ncu(
+    header: list[str],
+    name_col: str,
+    units: dict[str, str],
+    body: Iterator[list[str]],
+    top: int,
+) -> dict[str, Any]:
     metrics = [h for h in header if h not in _ID_COLUMNS]
     time_col = _TIME_METRIC if _TIME_METRIC in header else None
     scale = _TIME_TO_US.get(units.get(time_col or "", "nsecond"), 1e-3)
@@ -112,7 +152,9 @@ def parse_ncu_csv(text: str, top: int = TOP) -> dict[str, Any]:
 
     kernels: dict[str, dict[str, Any]] = {}
     total_us = 0.0
+    kernel_rows = 0
     for row in body:
+        kernel_rows += 1
         rec = dict(zip(header, row, strict=False))
         name = rec.get(name_col, "").strip() or "?"
         k = kernels.setdefault(
@@ -152,7 +194,7 @@ def parse_ncu_csv(text: str, top: int = TOP) -> dict[str, Any]:
         )
     return {
         "source": "ncu raw csv",
-        "kernel_rows": len(body),
+        "kernel_rows": kernel_rows,
         "distinct_kernels": len(kernels),
         "total_time_us": round(total_us, 6),
         "time_metric": time_col,
@@ -189,71 +231,72 @@ def _spans(separator: str) -> list[tuple[int, int]]:
     return [(mt.start(), mt.end()) for mt in re.finditer(r"-+", separator)]
 
 
-def parse_torch_table(text: str, top: int = TOP) -> dict[str, Any]:
-    """Summarize a torch.profiler `key_averages().table(...)` printout.
+def _is_separator(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and set(stripped) <= {"-", " "} and "--" in line
+
+
+def parse_torch_table(text: str | Iterable[str], top: int = TOP) -> dict[str, Any]:
+    """Summarize a torch.profiler `key_averages().table(...)` printout (a text, or a stream
+    of lines: only the best rows are kept while reading).
 
     Columns are found from the dashed separator lines (the table is fixed-width), so names
     with spaces and memory sizes like `1.00 KB` read correctly.
     """
-    lines = text.splitlines()
-    seps = [
-        i
-        for i, ln in enumerate(lines)
-        if ln.strip() and set(ln.strip()) <= {"-", " "} and "--" in ln
-    ]
-    if len(seps) < 3:
+    seps = 0
+    spans: list[tuple[int, int]] = []
+    name_end = 0
+    headers: list[str] = []
+    device: str | None = None
+    after_first = False
+    n_rows = 0
+    any_device = False
+    keep = max(top, 3)
+    best: dict[str, list[dict[str, Any]]] = {"self_device_us": [], "self_cpu_us": []}
+    totals: dict[str, float | None] = {}
+    for ln in _lines(text):
+        if after_first:  # the line after the first separator is the header
+            after_first = False
+            headers = [ln[:name_end].strip(), *_split_cells(ln[name_end:])]
+            if len(headers) != len(spans):
+                headers = [ln[a:b].strip() for a, b in spans]
+            for h in headers:
+                mt = re.fullmatch(r"Self (\w+)", h)
+                if mt and mt.group(1) != "CPU":
+                    device = mt.group(1)
+        if _is_separator(ln):
+            seps += 1
+            if seps == 1:
+                spans = _spans(ln)
+                name_end = spans[0][1]
+                after_first = True
+            continue
+        if seps == 2 and "Name" in headers:
+            row = _torch_row(ln, name_end, spans, headers, device)
+            if row is not None:
+                n_rows += 1
+                any_device = any_device or bool(row["self_device_us"])
+                for key, kept in best.items():
+                    kept.append(row)
+                    if len(kept) > 4 * keep:
+                        kept[:] = _ranked(kept, key)[:keep]
+        elif seps >= 3:
+            mt = re.match(r"\s*Self (\w+) time total:\s*(.+)$", ln)
+            if mt:
+                totals[mt.group(1)] = _time_us(mt.group(2))
+    if seps < 3:
         raise EvidenceError("not a torch.profiler table: expected three dashed separator lines")
-    spans = _spans(lines[seps[0]])
-    name_end = spans[0][1]
-    header_line = lines[seps[0] + 1]
-    # A header may be wider than its column ("CUDA time avg"), pushing the rest right:
-    # split on runs of two spaces, which never occur inside a header or a value.
-    headers = [header_line[:name_end].strip(), *_split_cells(header_line[name_end:])]
-    if len(headers) != len(spans):
-        headers = [header_line[a:b].strip() for a, b in spans]
     if "Name" not in headers:
         raise EvidenceError("not a torch.profiler table: no Name column")
-    body = lines[seps[1] + 1 : seps[2]]
-    device = None
-    for h in headers:
-        mt = re.fullmatch(r"Self (\w+)", h)
-        if mt and mt.group(1) != "CPU":
-            device = mt.group(1)
-    rows: list[dict[str, Any]] = []
-    for ln in body:
-        values = [ln[:name_end].strip(), *_split_cells(ln[name_end:])]
-        if len(values) != len(headers):
-            values = [ln[a:b].strip() for a, b in spans]
-        cells = dict(zip(headers, values, strict=False))
-        if not cells.get("Name"):
-            continue
-        calls = parse_number(cells.get("# of Calls", ""))
-        rows.append(
-            {
-                "name": cells["Name"],
-                "calls": int(calls) if calls is not None else None,
-                "self_cpu_us": _time_us(cells.get("Self CPU", "")),
-                "self_cpu_pct": _percent(cells.get("Self CPU %", "")),
-                "cpu_total_us": _time_us(cells.get("CPU total", "")),
-                "self_device_us": _time_us(cells.get(f"Self {device}", "")) if device else None,
-                "self_device_pct": _percent(cells.get(f"Self {device} %", "")) if device else None,
-                "device_total_us": _time_us(cells.get(f"{device} total", "")) if device else None,
-            }
-        )
-    if not rows:
+    if not n_rows:
         raise EvidenceError("the torch.profiler table has no rows")
-    totals: dict[str, float | None] = {}
-    for ln in lines[seps[2] + 1 :]:
-        mt = re.match(r"\s*Self (\w+) time total:\s*(.+)$", ln)
-        if mt:
-            totals[mt.group(1)] = _time_us(mt.group(2))
-    key = "self_device_us" if device and any(r["self_device_us"] for r in rows) else "self_cpu_us"
-    ranked = sorted(rows, key=lambda r: (-(r[key] or 0.0), r["name"]))
+    key = "self_device_us" if device and any_device else "self_cpu_us"
+    ranked = _ranked(best[key], key)
     pct_key = "self_device_pct" if key == "self_device_us" else "self_cpu_pct"
     return {
         "source": "torch.profiler key_averages",
         "device": device,
-        "rows": len(rows),
+        "rows": n_rows,
         "sorted_by": key,
         "self_cpu_total_us": totals.get("CPU"),
         "self_device_total_us": totals.get(device) if device else None,
@@ -272,6 +315,33 @@ def parse_torch_table(text: str, top: int = TOP) -> dict[str, Any]:
             "top_share_pct": ranked[0][pct_key],
             "top3_share_pct": round(sum(r[pct_key] or 0.0 for r in ranked[:3]), 2),
         },
+    }
+
+
+def _ranked(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """Most time first, then by name; stable, so a cut list ranks as the whole one."""
+    return sorted(rows, key=lambda r: (-(r[key] or 0.0), r["name"]))
+
+
+def _torch_row(
+    ln: str, name_end: int, spans: list[tuple[int, int]], headers: list[str], device: str | None
+) -> dict[str, Any] | None:
+    values = [ln[:name_end].strip(), *_split_cells(ln[name_end:])]
+    if len(values) != len(headers):
+        values = [ln[a:b].strip() for a, b in spans]
+    cells = dict(zip(headers, values, strict=False))
+    if not cells.get("Name"):
+        return None
+    calls = parse_number(cells.get("# of Calls", ""))
+    return {
+        "name": cells["Name"],
+        "calls": int(calls) if calls is not None else None,
+        "self_cpu_us": _time_us(cells.get("Self CPU", "")),
+        "self_cpu_pct": _percent(cells.get("Self CPU %", "")),
+        "cpu_total_us": _time_us(cells.get("CPU total", "")),
+        "self_device_us": _time_us(cells.get(f"Self {device}", "")) if device else None,
+        "self_device_pct": _percent(cells.get(f"Self {device} %", "")) if device else None,
+        "device_total_us": _time_us(cells.get(f"{device} total", "")) if device else None,
     }
 
 
@@ -371,6 +441,41 @@ def _file_facts(path: Path) -> tuple[Path, dict[str, Any]]:
     return p.resolve(), {"bytes": p.stat().st_size, "sha256": digest.hexdigest()}
 
 
+class _Hashing(io.RawIOBase):
+    """A binary file that hashes and counts every byte read through it."""
+
+    def __init__(self, raw: io.RawIOBase):
+        self.raw = raw
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)
+        if n:
+            view = memoryview(buffer)[:n]
+            self.digest.update(view)
+            self.size += n
+        return n or 0
+
+
+def summarize_file(path: str | Path, parse: Any) -> dict[str, Any]:
+    """parse's summary of a text file read as a stream of lines (UTF-8, bad bytes
+    replaced), with the file's size and sha256 taken in the same pass."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise EvidenceError(f"{path}: no such file")
+    with p.open("rb", buffering=0) as fh:
+        raw = _Hashing(fh)
+        text = io.TextIOWrapper(io.BufferedReader(raw, 1 << 20), "utf-8", errors="replace")
+        summary = parse(text)
+        while text.read(1 << 20):  # a parser may stop early: the hash is of the whole file
+            pass
+    return {**summary, "file": {"bytes": raw.size, "sha256": raw.digest.hexdigest()}}
+
+
 def add_file(
     ledger: Any,
     session: m.Session,
@@ -396,10 +501,6 @@ def add_file(
     )
 
 
-def _read_text(p: Path) -> str:
-    return p.read_bytes().decode("utf-8", errors="replace")
-
-
 def _import_profile(
     ledger: Any,
     session: m.Session,
@@ -411,15 +512,16 @@ def _import_profile(
     hypothesis_id: str | None,
     variant_id: str | None,
 ) -> m.Evidence:
-    p, facts = _file_facts(Path(path))
-    summary = parse(_read_text(p))
+    p = Path(path).expanduser()
+    summary = summarize_file(p, parse)
+    p = p.resolve()
     return _record(
         ledger,
         session,
         kind=kind,
         title=title or f"{label}: {p.name}",
         path=str(p),
-        summary={**summary, "file": facts},
+        summary=summary,
         hypothesis_id=hypothesis_id,
         variant_id=variant_id,
     )
