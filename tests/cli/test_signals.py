@@ -162,3 +162,25 @@ def test_a_dropped_terminal_ends_the_round_as_interrupted(slow_session, tmp_path
     assert rnd.status is m.RoundStatus.INTERRUPTED
     assert _slots(tmp_path) == [] and run_git(repo, "worktree", "list").count("\n") == 1
     assert still_alive(read_pids(pids), timeout_s=1.0) == []
+
+
+def test_term_stops_the_headless_demo(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUOPT_WORKTREES", str(tmp_path / "worktrees"))
+    ledger = tmp_path / "l.db"
+    demo = ["demo", "--no-tui", "--workload", "command", "--dir", str(tmp_path / "repo")]
+    proc = spawn(ledger, *demo, "--runs", "4", "--blocks", "2", "--max-blocks", "2")
+
+    def measuring() -> bool:
+        if not ledger.exists():
+            return False
+        with Ledger.open(ledger) as led:
+            return bool(led.list(m.Baseline))
+
+    wait_for(measuring, timeout_s=60, what="the demo's baseline to start")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    with Ledger.open(ledger) as led:
+        (baseline,) = led.list(m.Baseline)
+    assert baseline.reproducibility_detail.startswith("interrupted")
+    assert _slots(tmp_path) == []
