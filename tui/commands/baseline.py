@@ -92,32 +92,43 @@ def values_per_workload(ledger: object, baseline_id: str) -> dict[str, int]:
 def print_baseline(baseline: object, session: object, counts: dict[str, int] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from session import models as m
+    from tui.display import LONG_LIMIT, plain, shown
 
     b: m.Baseline = baseline  # type: ignore[assignment]
     s: m.Session = session  # type: ignore[assignment]
     console = Console(highlight=False, soft_wrap=True)
     verdict = {
-        m.Reproducibility.REPRODUCIBLE: "[green]reproducible[/]",
-        m.Reproducibility.NOT_REPRODUCIBLE: "[red]not reproducible[/]",
-        m.Reproducibility.UNJUDGED: "[yellow]not judged[/]",
+        m.Reproducibility.REPRODUCIBLE: ("reproducible", "green"),
+        m.Reproducibility.NOT_REPRODUCIBLE: ("not reproducible", "red"),
+        m.Reproducibility.UNJUDGED: ("not judged", "yellow"),
     }[b.reproducibility]
-    console.print(f"Baseline ID  [bold]{b.id}[/]")
+    # stored text (ids, names, warnings) goes out as Text: never markup, controls visible
+    console.print(Text.assemble("Baseline ID  ", shown(b.id, style="bold")))
     console.print(
-        f"snapshot     {b.snapshot.commit[:12]} ({b.snapshot.ref})"
-        + (" [dim]with uncommitted changes[/]" if b.snapshot.dirty else "")
+        Text.assemble(
+            f"snapshot     {plain(b.snapshot.commit[:12])} ({plain(b.snapshot.ref)})",
+            (" with uncommitted changes" if b.snapshot.dirty else "", "dim"),
+        )
     )
-    console.print(f"verdict      {verdict}")
+    console.print(Text.assemble("verdict      ", verdict))
     if b.reproducibility_detail:
-        console.print(f"             [dim]{b.reproducibility_detail}[/]", soft_wrap=True)
+        console.print(
+            Text.assemble("             ", shown(b.reproducibility_detail, 2000, style="dim")),
+            soft_wrap=True,
+        )
     for w in b.snapshot.warnings:
-        console.print(f"[yellow]warning[/]      {w}", soft_wrap=True)
+        console.print(
+            Text.assemble(("warning", "yellow"), "      ", shown(w, 2000)), soft_wrap=True
+        )
     unit = s.contract.metric.unit
     table = Table(box=None, header_style="bold", pad_edge=False)
     table.add_column("workload")
     table.add_column(
-        f"reference ({s.contract.metric.name}{', ' + unit if unit else ''})", justify="right"
+        Text(f"reference ({plain(s.contract.metric.name)}{', ' + plain(unit) if unit else ''})"),
+        justify="right",
     )
     table.add_column("runs", justify="right")
     for w in s.contract.workloads:
@@ -125,11 +136,11 @@ def print_baseline(baseline: object, session: object, counts: dict[str, int] | N
         want = b.runs_per_workload
         got = want if counts is None else counts.get(w.name, 0)
         runs = str(want) if got == want else f"{got} of {want}"
-        table.add_row(w.name, "—" if ref is None else f"{ref:.6g}", runs)
+        table.add_row(shown(w.name), "—" if ref is None else f"{ref:.6g}", runs)
     console.print(table)
     console.print("reset / restore procedure:")
-    for line in b.reset_procedure.splitlines():
-        console.print(f"  {line}", soft_wrap=True)
+    for line in plain(b.reset_procedure, LONG_LIMIT, multiline=True).splitlines():
+        console.print(Text(f"  {line}"), soft_wrap=True)
     if b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
         console.print(
             "[red]Repair the noise (more runs, a quieter machine, a prepare command) "

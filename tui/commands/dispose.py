@@ -86,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
             variant = ledger.variant(session.id, args.variant)
         except LedgerError as exc:
             raise UsageError(str(exc)) from None
+        from tui.display import plain
+
         for line in preflight_warnings(ledger, session):
-            print(f"gpuopt: warning: {line}", file=sys.stderr)
+            print(f"gpuopt: warning: {plain(line, 2000)}", file=sys.stderr)
         try:
             d = dispose(
                 ledger,
@@ -109,5 +111,5 @@ def run(args: argparse.Namespace) -> int:
         print_json(d.model_dump(mode="json"))
     else:
         cls = f" ({d.optimization_class.value})" if d.optimization_class else ""
-        print(f"{variant.name}: {DESCRIPTIONS[d.choice]}{cls} — recorded as {d.id}")
+        print(f"{plain(variant.name)}: {DESCRIPTIONS[d.choice]}{cls} — recorded as {plain(d.id)}")
     return 0

@@ -173,8 +173,9 @@ def _fields(args: argparse.Namespace) -> dict[str, object]:
 
 def _print_h(h: object, history: list[object] | None = None) -> None:
     from session.hypotheses import FIELD_LABELS
+    from tui.display import LONG_LIMIT, plain
 
-    print(f"{h.id}  {h.title}  [{h.status.value}, confidence {h.confidence.value}]")  # type: ignore[attr-defined]
+    print(f"{plain(h.id)}  {plain(h.title)}  [{h.status.value}, confidence {h.confidence.value}]")  # type: ignore[attr-defined]
     for name, label in FIELD_LABELS.items():
         if name in ("status", "confidence"):
             continue
@@ -184,11 +185,11 @@ def _print_h(h: object, history: list[object] | None = None) -> None:
         elif hasattr(value, "value"):
             value = value.value
         if value:
-            print(f"  {label}: {value}")
+            print(f"  {label}: {plain(value, LONG_LIMIT)}")
     for e in history or []:
         print(
             f"  {e.at:%Y-%m-%d %H:%M} {e.field}: "
-            f"{e.from_value or '—'} → {e.to_value or '—'}  ({e.why})"
+            f"{plain(e.from_value or '—')} → {plain(e.to_value or '—')}  ({plain(e.why)})"
         )  # type: ignore[attr-defined]
 
 
@@ -265,13 +266,15 @@ def add(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print(h.id)
+    from tui.display import plain
+
+    print(plain(h.id))
     for s in suggestions:
-        print(f"gpuopt: concern area {LABELS[s.area]}: {s.reason}", file=sys.stderr)
+        print(f"gpuopt: concern area {LABELS[s.area]}: {plain(s.reason, 1000)}", file=sys.stderr)
     for s in similar:
         print(
-            f"gpuopt: similar {s.status.value} hypothesis {s.id} ({s.title}); "
-            f"reopen when: {s.reopen_when or 'not said'}",
+            f"gpuopt: similar {s.status.value} hypothesis {plain(s.id)} ({plain(s.title)}); "
+            f"reopen when: {plain(s.reopen_when or 'not said')}",
             file=sys.stderr,
         )
     return 0
@@ -324,7 +327,9 @@ def status(args: argparse.Namespace) -> int:
                 h = set_status(ledger, h, args.status, args.why, reopen_when=args.reopen_when)
         except HypothesisError as exc:
             raise UsageError(str(exc)) from None
-    print(f"{h.id}: {h.status.value}, confidence {h.confidence.value}")
+    from tui.display import plain
+
+    print(f"{plain(h.id)}: {h.status.value}, confidence {h.confidence.value}")
     return 0
 
 
@@ -397,8 +402,10 @@ def residual(args: argparse.Namespace) -> int:
     if args.json:
         print_json(res.model_dump(mode="json"))
         return 0
+    from tui.display import plain
+
     print(f"suggested: {res.suggested.value} — {DESCRIPTIONS[res.suggested]}")
-    print(f"  because: {res.note}")
+    print(f"  because: {plain(res.note, 2000)}")
     if res.confirmed:
         change = ""
         if res.confidence_from and res.confidence_to:
@@ -438,9 +445,11 @@ def summary(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"round": rnd.number, "round_id": rnd.id, "summary": draft})
         return 0
-    print(f"Round {rnd.number} ({rnd.id})")
+    from tui.display import LONG_LIMIT, plain
+
+    print(f"Round {rnd.number} ({plain(rnd.id)})")
     for key, label in ROUND_SUMMARY_FIELDS.items():
         mark = "" if key in (rnd.summary.get("search_round") or {}) else " (from the ledger)"
-        print(f"  {key}: {draft.get(key) or '—'}{mark}")
+        print(f"  {key}: {plain(draft.get(key) or '—', LONG_LIMIT)}{mark}")
         print(f"      {label}")
     return 0

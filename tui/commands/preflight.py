@@ -183,11 +183,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _show(view: object) -> None:
     from session import preflight as pf
+    from tui.display import LONG_LIMIT, plain
 
     v: pf.PreflightView = view  # type: ignore[assignment]
     print(
         f"Bottleneck: {v.bottleneck.value}"
-        + (f" — {v.bottleneck_evidence}" if v.bottleneck_evidence else "")
+        + (f" — {plain(v.bottleneck_evidence, LONG_LIMIT)}" if v.bottleneck_evidence else "")
     )
     print()
     for a in v.answers:
@@ -196,16 +197,16 @@ def _show(view: object) -> None:
         if a.concern_area:
             extra.append(f"→ {a.concern_area.value.replace('_', ' ')}")
         if a.evidence_id:
-            extra.append(f"evidence {a.evidence_id}")
+            extra.append(f"evidence {plain(a.evidence_id)}")
         if a.text:
-            extra.append(a.text)
+            extra.append(plain(a.text, LONG_LIMIT))
         print(f"{a.question.value:<10} {kind:<15} {' · '.join(extra)}")
         print(f"           {pf.QUESTIONS[a.question]}")
     print()
     for c in v.checklist:
         mark = "x" if c.done else " "
-        note = f"  — {c.note}" if c.note else ""
+        note = f"  — {plain(c.note, LONG_LIMIT)}" if c.note else ""
         print(f"[{mark}] {c.number:>2}. {pf.CHECKLIST[c.number]}{note}")
     if v.unknown:
         print()
-        print(f"Unknown: {', '.join(v.unknown)} (raised again at disposition)")
+        print(f"Unknown: {', '.join(plain(u) for u in v.unknown)} (raised again at disposition)")

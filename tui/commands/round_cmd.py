@@ -134,8 +134,14 @@ def progress_display(
     from rich.table import Table
     from rich.text import Text
 
+    from tui.display import plain, shown
+
     console = Console(stderr=True, highlight=False)
     names = names or {}
+
+    def name(variant_id: str) -> str:
+        return plain(names.get(variant_id, variant_id))
+
     live = (
         Live(console=console, refresh_per_second=8, transient=True) if console.is_terminal else None
     )
@@ -146,7 +152,7 @@ def progress_display(
         if p.phase == "round":
             head = f"{kind}: block {p.block} of at most {p.max_blocks}  {_fmt_eta(p.eta_s)}"
         else:
-            head = f"{kind}: {p.message}"
+            head = f"{kind}: {plain(p.message, 1000)}"  # it names stored workloads
         parts.append(Text(head))
         if p.runs_total:
             bar = Table.grid(padding=(0, 1))
@@ -160,8 +166,8 @@ def progress_display(
             for c in p.comparisons:
                 ratio, ci = _fmt_ratio(c)
                 v = c.verdict.value
-                t.add_row(names.get(c.variant_id, c.variant_id), c.workload, str(c.n), ratio, ci,
-                          f"[{_VERDICT_STYLE.get(v, 'white')}]{v}[/]")  # fmt: skip
+                t.add_row(Text(name(c.variant_id)), shown(c.workload), str(c.n), ratio, ci,
+                          Text(v, style=_VERDICT_STYLE.get(v, "white")))  # fmt: skip
             parts.append(t)
         return Group(*parts)
 
@@ -171,8 +177,7 @@ def progress_display(
             return
         if p.phase == "round":
             est = ", ".join(
-                f"{names.get(c.variant_id, c.variant_id)}/{c.workload} {_fmt_ratio(c)[0]} "
-                f"{c.verdict.value}"
+                f"{name(c.variant_id)}/{plain(c.workload)} {_fmt_ratio(c)[0]} {c.verdict.value}"
                 for c in p.comparisons
             )
             line = f"block {p.block}/{p.max_blocks} {_fmt_eta(p.eta_s)}: {est}"
@@ -182,11 +187,11 @@ def progress_display(
                 (p.runs_done - 1) * 10 // p.runs_total
             ):
                 return
-            line = f"{p.message} ({p.runs_done}/{p.runs_total} runs)"
+            line = f"{plain(p.message, 1000)} ({p.runs_done}/{p.runs_total} runs)"
         else:
-            line = p.message
-        if line != last_line[0]:
-            console.print(f"{kind}: {line}", soft_wrap=True)
+            line = plain(p.message, 1000)
+        if line != last_line[0]:  # a Text: names such as bench[fp16] are never markup
+            console.print(Text(f"{kind}: {line}"), soft_wrap=True)
             last_line[0] = line
 
     if live is not None:
@@ -275,6 +280,9 @@ def check_options(args: argparse.Namespace) -> None:
 def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session: Any) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from tui.display import plain, shown
 
     console = Console(highlight=False, soft_wrap=True)
     if not console.is_terminal:  # piped or logged: no 80-column guess cutting numbers to "…"
@@ -282,11 +290,13 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
     s = rnd.summary
     checks = s.get("checks") or {}
     console.print(
-        f"Round {rnd.number} ({rnd.id}): {rnd.status.value}, {rnd.blocks} blocks, "
-        f"seed {rnd.seed}, threshold {rnd.threshold:.1%}, baseline {rnd.baseline_id}"
+        Text(
+            f"Round {rnd.number} ({plain(rnd.id)}): {rnd.status.value}, {rnd.blocks} blocks, "
+            f"seed {rnd.seed}, threshold {rnd.threshold:.1%}, baseline {plain(rnd.baseline_id)}"
+        )
     )
     if s.get("stop_reason"):
-        console.print(f"stopped: {s['stop_reason']}")
+        console.print(Text(f"stopped: {plain(s['stop_reason'])}"))
     if rnd.blocks < rnd.min_blocks:
         hint = " with a larger --budget" if s.get("stop_reason") == "budget" else ""
         console.print(
@@ -306,14 +316,16 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
             extra.append(f"{c.untrusted_runs} quarantined")
         if c.failed_runs:
             extra.append(f"{c.failed_runs} failed")
-        if checks.get(names.get(c.variant_id, c.variant_id)) is False:
-            extra.append("[red]check FAILED[/]")
-        verdict = f"[{_VERDICT_STYLE.get(v, 'white')}]{v}[/]"
-        if extra:
-            verdict += f" ({', '.join(extra)})"
+        failed = checks.get(names.get(c.variant_id, c.variant_id)) is False
+        verdict = Text(v, style=_VERDICT_STYLE.get(v, "white"))
+        if extra or failed:
+            verdict.append(f" ({', '.join(extra)}" + (", " if extra and failed else ""))
+            if failed:
+                verdict.append("check FAILED", style="red")
+            verdict.append(")")
         more = "" if c.blocks_needed is None else f"~{c.blocks_needed}"
-        table.add_row(names.get(c.variant_id, c.variant_id), c.workload, str(c.n), ratio, ci,
-                      verdict, more)  # fmt: skip
+        table.add_row(shown(names.get(c.variant_id, c.variant_id)), shown(c.workload), str(c.n),
+                      ratio, ci, verdict, more)  # fmt: skip
     console.print(table)
     metric = session.contract.metric.name
     if session.contract.metric.direction.value == "higher":
@@ -321,11 +333,12 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
                   "inverted: below 1 means better either way)")  # fmt: skip
     else:
         legend = f"ratio = variant / baseline of {metric} (lower is better: below 1 means better)"
-    console.print(f"[dim]{legend}[/]")
+    console.print(Text(plain(legend, None), style="dim"))
     if rnd.baseline_check is not None:
         ok = "reproduced" if rnd.baseline_reproduced else "[red]NOT reproduced[/]"
         console.print(f"baseline check: {rnd.baseline_check:.4f}× its reference, {ok}")
     for name, passed in checks.items():
-        console.print(f"check {name}: " + ("[green]passed[/]" if passed else "[red]FAILED[/]"))
+        console.print(Text.assemble(f"check {plain(name)}: ", ("passed", "green") if passed
+                                    else ("FAILED", "red")))  # fmt: skip
     for note in s.get("notes") or []:
-        console.print(f"[yellow]note[/]: {note}", soft_wrap=True)
+        console.print(Text.assemble(("note", "yellow"), ": ", shown(note, 2000)), soft_wrap=True)

@@ -24,14 +24,18 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from tui.display import plain, shown
 
     console = Console()
     if not rows:
-        where = "" if path.exists() else f"No ledger at {path} yet. "
+        where = "" if path.exists() else f"No ledger at {plain(path, None)} yet. "
         console.print(
-            f"{where}No sessions yet. Start one with [bold]gpuopt new[/] or [bold]gpuopt demo[/].",
+            Text.assemble(f"{where}No sessions yet. Start one with ", ("gpuopt new", "bold"),
+                          " or ", ("gpuopt demo", "bold"), "."),
             soft_wrap=True,
-        )
+        )  # fmt: skip
         return 0
     table = Table(box=None, header_style="bold")
     table.add_column("id", no_wrap=True)
@@ -40,9 +44,10 @@ def run(args: argparse.Namespace) -> int:
     table.add_column("created", no_wrap=True)
     for col in ("baselines", "hypotheses", "variants", "rounds"):
         table.add_column(col, justify="right")
-    for r in rows:
+    for r in rows:  # stored text: shown literally, controls visible, long values cut
         table.add_row(
-            r["id"], r["title"], r["repo"], r["created_at"][:16].replace("T", " "),
+            shown(r["id"]), shown(r["title"]), shown(r["repo"]),
+            shown(str(r["created_at"])[:16].replace("T", " ")),
             str(r["baselines"]), str(r["hypotheses"]), str(r["variants"]), str(r["rounds"]),
         )  # fmt: skip
     console.print(table)

@@ -56,22 +56,28 @@ def run_add(args: argparse.Namespace) -> int:
             raise WorkFailed(str(exc)) from None
         missing = conduct.missing_uncommitted(ledger, session, variant)
     if missing:
-        shown = ", ".join(missing[:5]) + (
+        from tui.display import plain
+
+        shown = ", ".join(plain(p) for p in missing[:5]) + (
             f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         )
         print(
             f"gpuopt: warning: the baseline includes uncommitted changes to {shown} that "
-            f"{args.ref} does not have; the round would measure their absence too. Commit them "
-            "on that branch, or make the variant with --patch (it starts from the baseline)",
+            f"{plain(args.ref)} does not have; the round would measure their absence too. "
+            "Commit them on that branch, or make the variant with --patch (it starts from "
+            "the baseline)",
             file=sys.stderr,
         )
     if args.json:
         print_json(variant.model_dump(mode="json"))
         return 0
+    from tui.display import LONG_LIMIT, plain
+
     kind = "probe" if variant.probe else "change"
-    print(f"variant {variant.name} ({variant.id}, {kind}) at {variant.snapshot.commit[:12]}")
+    print(f"variant {plain(variant.name)} ({plain(variant.id)}, {kind}) at "
+          f"{plain(variant.snapshot.commit[:12])}")  # fmt: skip
     print(f"diff against the baseline snapshot: {variant.files_changed} file(s)")
-    for line in variant.diff_stat.splitlines():
+    for line in plain(variant.diff_stat, LONG_LIMIT, multiline=True).splitlines():
         print(f"  {line}")
     if variant.files_changed == 0:
         print("gpuopt: note: this variant is identical to the baseline snapshot", file=sys.stderr)
@@ -97,6 +103,8 @@ def run_list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from tui.display import shown
+
     console = Console()
     if not variants:
         console.print("No variants yet. Add one with [bold]gpuopt variant add[/].")
@@ -105,7 +113,9 @@ def run_list(args: argparse.Namespace) -> int:
     for col in ("name", "id", "kind", "snapshot", "files", "hypothesis", "source"):
         table.add_column(col, overflow="fold")
     for v in variants:
-        table.add_row(v.name, v.id, v.kind.value, v.snapshot.commit[:12], str(v.files_changed),
-                      v.hypothesis_id or "—", v.source)  # fmt: skip
+        table.add_row(
+            shown(v.name), shown(v.id), v.kind.value, shown(v.snapshot.commit[:12]),
+            str(v.files_changed), shown(v.hypothesis_id or "—"), shown(v.source),
+        )  # fmt: skip
     console.print(table)
     return 0

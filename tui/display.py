@@ -1,0 +1,95 @@
+"""Stored text, shown safely: the one function every listing and screen passes it through.
+
+A ledger holds text that people (or a foreign ledger's author) typed: titles, names,
+commands, output tails. On its way to a terminal such text must never act as anything
+but text:
+
+- Rich/Textual markup is not parsed: `bench[fp16]` stays `bench[fp16]` and
+  `[/dev/shm]` cannot raise a MarkupError. `shown()` gives a `rich.text.Text`, which
+  neither Rich nor Textual reads as markup or emoji codes. (Never place stored text in a
+  markup template: `rich.markup.escape` leaves `\\[` to be read as an escaped bracket.
+  Build a Text with `Text.assemble` instead.)
+- Control characters are made visible in Python's escape notation: ESC is shown as the
+  four characters `\\x1b`, a C1 CSI as `\\x9b`, CR as `\\r`, DEL as `\\x7f`, a bidi
+  override as `\\u202e`. So OSC 0/8/52 and CSI sequences reach the terminal as harmless
+  printable text, and the reader can still see (and copy) what was stored. In a Text the
+  escapes are styled `reverse`, so they are told apart from a literal backslash.
+- Long values are cut for display (`limit` characters, with a note of how many more), so
+  a 20 MB title costs a listing no more than a short one. Exports and JSON keep the whole
+  value; only what is shown is cut.
+
+Newlines (and tabs) are kept only where the caller says the value is `multiline`
+(a reset procedure, an output tail); in a table cell or a one-line label they are shown
+as `\\n` and `\\t`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+LIMIT = 200  # characters of one value in a listing or a label
+LONG_LIMIT = 4000  # a multi-line value shown whole (a procedure, an output tail)
+
+_INVISIBLE = [
+    *range(0x00, 0x20),  # C0, ESC included
+    0x7F,  # DEL
+    *range(0x80, 0xA0),  # C1: CSI, OSC, ST... one byte in 8-bit terminals
+    0x2028,  # line and paragraph separators: break a line without a newline
+    0x2029,
+    *range(0x202A, 0x202F),  # bidi embeddings and overrides ("trojan source")
+    *range(0x2066, 0x206A),  # bidi isolates
+    0xFEFF,  # zero-width no-break space
+]
+_NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
+
+
+def _escape_of(code: int) -> str:
+    if code in _NAMED:
+        return _NAMED[code]
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+_ONE_LINE = {code: _escape_of(code) for code in _INVISIBLE}
+_MULTI_LINE = {k: v for k, v in _ONE_LINE.items() if k not in (0x09, 0x0A)}
+
+
+def _cut(value: Any, limit: int | None) -> tuple[str, str]:
+    text = value if isinstance(value, str) else "" if value is None else str(value)
+    if limit is None or len(text) <= limit:
+        return text, ""
+    return text[:limit], f"… ({len(text) - limit:,} more characters)"
+
+
+def plain(value: Any, limit: int | None = LIMIT, multiline: bool = False) -> str:
+    """`value` as printable text: control characters escaped, cut to `limit` characters.
+
+    For output that is not Rich (print, argparse, a notification without markup).
+    """
+    text, more = _cut(value, limit)
+    return text.translate(_MULTI_LINE if multiline else _ONE_LINE) + more
+
+
+def shown(value: Any, limit: int | None = LIMIT, style: str = "", multiline: bool = False) -> Text:
+    """`value` as a Rich Text for a table cell, a label or a line: never read as markup."""
+    text, more = _cut(value, limit)
+    table = _MULTI_LINE if multiline else _ONE_LINE
+    out = Text(style=style, no_wrap=False)
+    if text.translate(table) == text:  # the common case: nothing to escape
+        out.append(text)
+    else:
+        start = 0
+        for i, ch in enumerate(text):
+            code = ord(ch)
+            if code in table:
+                out.append(text[start:i])
+                out.append(table[code], style="reverse")
+                start = i + 1
+        out.append(text[start:])
+    if more:
+        out.append(more, style="dim")
+    return out
+
+
+__all__ = ["LIMIT", "LONG_LIMIT", "plain", "shown"]
