@@ -69,11 +69,21 @@ def _stat(pid: int | str) -> tuple[str, int, int, int, int] | None:
         return None
 
 
+_own_id: tuple[int, str] | None = None
+
+
 def owner_id(pid: int | None = None) -> str:
     """`PID.START`: names one process for good (a pid alone may be reused)."""
-    pid = os.getpid() if pid is None else pid
+    global _own_id
+    me = os.getpid()
+    pid = me if pid is None else pid
+    if pid == me and _own_id is not None and _own_id[0] == me:
+        return _own_id[1]
     st = _stat(pid)
-    return f"{pid}.{st[4] if st else 0}"
+    found = f"{pid}.{st[4] if st else 0}"
+    if pid == me:
+        _own_id = (me, found)
+    return found
 
 
 def _owner_alive(owner: str) -> bool:
@@ -145,8 +155,18 @@ def _has_mark(pid: int | str, entry: bytes) -> bool:
 
 
 def _all_pids() -> list[int]:
-    me = os.getpid()
-    return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me]
+    """Every other process of this user (never another user's, even as root)."""
+    me, uid = os.getpid(), os.getuid()
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            if os.stat(f"/proc/{name}").st_uid == uid:
+                out.append(int(name))
+        except OSError:
+            continue
+    return out
 
 
 def _children() -> list[int]:
