@@ -91,6 +91,8 @@ def git(
             check=False,
         )
     except FileNotFoundError as exc:
+        if not Path(cwd).is_dir():
+            raise GitError(f"{cwd}: no such directory") from exc
         raise GitError("git is not installed (or not on PATH)") from exc
     if check and proc.returncode != 0:
         raise GitError(f"git {_command(args)} failed: {_last_line(proc.stderr or proc.stdout)}")
@@ -328,8 +330,8 @@ def pin(repo: str | Path, commit: str, snapshot_id: str) -> str:
     ref = SNAPSHOT_REF_PREFIX + snapshot_id
     git(["update-ref", ref, commit], repo)
     pinned = _PINNED.get()
-    if pinned is not None:
-        pinned.append((Path(repo), ref))
+    if pinned is not None:  # refs are shared by all worktrees: the common dir outlives them
+        pinned.append((common_dir(repo), ref))
     return ref
 
 
@@ -344,7 +346,10 @@ def unpin_on_failure(keep: tuple[type[BaseException], ...] = ()) -> Iterator[Non
     except BaseException as exc:
         if not isinstance(exc, keep):
             for repo, ref in pinned:
-                delete_snapshot_ref(repo, ref)
+                try:
+                    delete_snapshot_ref(repo, ref)
+                except GitError:
+                    pass  # best effort: the failure itself is what the person must see
         raise
     finally:
         _PINNED.reset(token)

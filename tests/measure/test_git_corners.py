@@ -153,3 +153,19 @@ def test_hooks_path_is_not_taken_from_the_environment(make_repo, tmp_path, monke
     g.delete_snapshot_ref(repo, snap.ref)
     assert not marker.exists()
     assert os.environ["GIT_CONFIG_VALUE_0"] == str(hooks)
+
+
+def test_a_ref_pinned_from_a_removed_worktree_is_still_deleted(make_repo):
+    repo = make_repo(files={"a.py": "a = 1\n"})
+    before = run_git(repo, "for-each-ref")
+    with pytest.raises(RuntimeError), g.unpin_on_failure():
+        with w.worktree(repo, run_git(repo, "rev-parse", "HEAD").strip()) as tree:
+            (tree / "a.py").write_text("a = 2\n")
+            g.take_snapshot(tree)
+        raise RuntimeError("the variant was not recorded")
+    assert run_git(repo, "for-each-ref") == before
+
+
+def test_a_missing_folder_is_not_a_missing_git(tmp_path):
+    with pytest.raises(g.GitError, match="no such directory"):
+        g.git(["status"], tmp_path / "gone")
