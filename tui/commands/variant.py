@@ -40,13 +40,14 @@ def run_add(args: argparse.Namespace) -> int:
     import sys
 
     from session import conduct
+    from session.variant_add import add_variant
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:
-            variant = conduct.add_variant(
+            variant = add_variant(
                 ledger, session, args.name, ref=args.ref, patch=args.patch,
                 hypothesis_id=args.hypothesis, probe=args.probe,
             )  # fmt: skip
