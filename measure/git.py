@@ -121,7 +121,7 @@ def _last_line(data: bytes) -> str:
 
 def repo_root(path: str | Path) -> Path:
     """The top of the work tree that contains path; GitError when there is none."""
-    p = Path(path).expanduser()
+    p = _expanded(path)
     if not p.exists():
         raise GitError(f"{p}: no such file or directory")
     if not p.is_dir():
@@ -138,13 +138,21 @@ def repo_root(path: str | Path) -> Path:
 def path_inside_worktree(path: str | Path, repo: str | Path) -> bool:
     """Whether path lies in the work tree that contains repo (its top, not only the folder
     named; its .git included), after symlinks: every snapshot of repo would carry it."""
-    repo_dir = Path(repo).expanduser().resolve()
+    repo_dir = _expanded(repo).resolve()
     try:
         top = repo_root(repo_dir).resolve()
     except GitError:
         top = repo_dir
-    where = Path(path).expanduser().resolve()
+    where = _expanded(path).resolve()
     return where == top or top in where.parents or where.is_relative_to(repo_dir)
+
+
+def _expanded(path: str | Path) -> Path:
+    """path with ~ expanded where it can be (`~nobody` stays as written)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return Path(path)
 
 
 def head_commit(repo: str | Path) -> str | None:
@@ -438,7 +446,7 @@ def delete_snapshot_ref(repo: str | Path, ref: str) -> None:
 
 def apply_patch(worktree: str | Path, patch: str | Path) -> None:
     """Apply a patch file to a worktree with `git apply` (no index, no commit)."""
-    p = Path(patch).expanduser()
+    p = _expanded(patch)
     if not p.is_file():
         raise GitError(f"{p}: no such patch file")
     proc = git(["apply", "--whitespace=nowarn", str(p.resolve())], worktree, check=False)

@@ -64,7 +64,7 @@ def subdir_of(path: str) -> str:
     try:
         here = Path(path).expanduser().resolve()
         rel = here.relative_to(repo_root(here).resolve())
-    except (GitError, OSError, ValueError):
+    except (GitError, OSError, ValueError, RuntimeError):  # RuntimeError: ~nobody
         return ""
     return "" if str(rel) == "." else str(rel)
 

@@ -89,6 +89,8 @@ def test_baseline_refuses_a_ledger_inside_the_repository(make_repo, tmp_path):
         )
         led.put(s)
     refs = run_git(repo, "for-each-ref")
-    line = one_line(gpuopt(tmp_path, "--ledger", str(ledger), "baseline", s.id, "--runs", "2"))
+    line = one_line(
+        gpuopt(tmp_path, "--ledger", str(ledger), "baseline", s.id, "--runs", "2", "--no-telemetry")
+    )
     assert "inside the repository" in line
     assert run_git(repo, "for-each-ref") == refs  # no snapshot was taken

@@ -169,3 +169,9 @@ def test_a_ref_pinned_from_a_removed_worktree_is_still_deleted(make_repo):
 def test_a_missing_folder_is_not_a_missing_git(tmp_path):
     with pytest.raises(g.GitError, match="no such directory"):
         g.git(["status"], tmp_path / "gone")
+
+
+def test_an_unknown_home_is_a_plain_path(make_repo, tmp_path, monkeypatch):
+    repo = make_repo()
+    monkeypatch.chdir(tmp_path)
+    assert not g.path_inside_worktree("~no-such-user-here/l.db", repo)

@@ -176,6 +176,7 @@ def test_quoted_words_come_back_as_they_were():
     words = ["git", "-C", "/a b/$(x)", "it's", "v;touch${IFS}/tmp/x;#", "\n", ""]
     assert shlex.split(commands.command(*words)) == words
     assert "\n" not in commands.comment("a\nb\x1b]0;t\x07")
+    assert commands.subdir_of("~no-such-user-here/x") == ""  # a foreign ledger's path
 
 
 @pytest.mark.xfail(
