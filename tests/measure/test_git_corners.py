@@ -49,11 +49,13 @@ def test_assume_unchanged_and_skip_worktree_edits_are_in_the_snapshot(make_repo)
     (repo / "b.cfg").write_text("b = 2\n")
     bits = _index_bits(repo)
     assert run_git(repo, "status", "--porcelain") == ""  # git itself hides both edits
+    index = (repo / ".git" / "index").read_bytes()
     snap = g.take_snapshot(repo)
     assert run_git(repo, "show", f"{snap.commit}:a.cfg") == "a = 2\n"
     assert run_git(repo, "show", f"{snap.commit}:b.cfg") == "b = 2\n"
     assert snap.dirty
-    assert _index_bits(repo) == bits  # the person's index keeps its bits
+    assert (repo / ".git" / "index").read_bytes() == index  # the person's index, byte for byte
+    assert _index_bits(repo) == bits  # and so its bits
 
 
 def test_sparse_checkout_files_absent_on_disk_stay_in_the_snapshot(make_repo):
