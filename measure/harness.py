@@ -162,18 +162,26 @@ def run_worker(
     except OSError as exc:
         return WorkerResult(ok=False, error=f"cannot start the worker: {exc}")
     timed_out = False
+    deadline = started + timeout_s
     try:
-        out_b, err_b = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()  # reaped by Popen, which keeps its status
-        # What left the group (setsid): nothing may keep the pipes open now.
-        orphans.sweep(orphans.RUN_VAR, run_mark, group=proc.pid)
-        out_b, err_b = proc.communicate()
+        while True:
+            try:  # retried after a timeout without losing output (documented)
+                out_b, err_b = proc.communicate(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                if proc.poll() is None and time.monotonic() < deadline:
+                    continue
+                timed_out = proc.returncode is None
+                if timed_out:
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    proc.wait()  # reaped by Popen, which keeps its status
+                # Ended, but what it left (setsid too) holds the pipes: they go now.
+                orphans.sweep(orphans.RUN_VAR, run_mark, group=proc.pid)
+                out_b, err_b = proc.communicate()
+                break
     finally:
         orphans.sweep(orphans.RUN_VAR, run_mark, group=proc.pid)
     wall = time.monotonic() - started
