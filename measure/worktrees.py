@@ -77,6 +77,14 @@ def add_worktree(
     base = worktree_base(root)
     slot = base / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(4)}"
     slot.mkdir(parents=True, exist_ok=False)
+    try:
+        return _checkout(root, slot, commit, label, lfs_content)
+    except BaseException:  # Ctrl+C or a stop signal mid-checkout too: leave nothing behind
+        _discard(root, slot)
+        raise
+
+
+def _checkout(root: Path, slot: Path, commit: str, label: str, lfs_content: bool) -> Path:
     marker = {
         "pid": os.getpid(),
         "started": _process_start(os.getpid()),
@@ -89,10 +97,18 @@ def add_worktree(
     proc = git([*_QUIET_INDEX, "worktree", "add", "--detach", "--quiet", str(tree), commit], root,
                env=None if lfs_content else _SKIP_SMUDGE, check=False)  # fmt: skip
     if proc.returncode != 0:
-        shutil.rmtree(slot, ignore_errors=True)
         msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"could not create a worktree: {msg[-1] if msg else 'git failed'}")
     return tree
+
+
+def _discard(root: Path, slot: Path) -> None:
+    """Remove a worktree slot that was never handed out, whatever git had done of it."""
+    tree = slot / "tree"
+    if tree.exists():
+        git(["worktree", "remove", "--force", "--force", str(tree)], root, check=False)
+    _forget_admin(root, tree)
+    shutil.rmtree(slot, ignore_errors=True)
 
 
 def remove_worktree(repo: str | Path, tree: str | Path) -> None:

@@ -177,3 +177,39 @@ def test_an_unknown_home_is_a_plain_path(make_repo, tmp_path, monkeypatch):
     repo = make_repo()
     monkeypatch.chdir(tmp_path)
     assert not g.path_inside_worktree("~no-such-user-here/l.db", repo)
+
+
+ADD_WORKTREE = """
+import sys
+from measure.worktrees import add_worktree
+add_worktree(sys.argv[1], sys.argv[2])
+"""
+
+
+def test_ctrl_c_while_a_worktree_is_made_leaves_nothing(make_repo, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    started = tmp_path / "started"
+    slow = tmp_path / "slow.sh"
+    slow.write_text(f"#!/bin/sh\ntouch '{started}'\nsleep 5\ncat\n")
+    slow.chmod(0o755)
+    repo = make_repo(files={".gitattributes": "*.txt filter=slow\n", "a.txt": "a\n"})
+    run_git(repo, "config", "filter.slow.smudge", str(slow))
+    run_git(repo, "config", "filter.slow.clean", "cat")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "GPUOPT_WORKTREES": str(tmp_path / "wt")}
+    head = run_git(repo, "rev-parse", "HEAD").strip()
+    proc = subprocess.Popen([sys.executable, "-c", ADD_WORKTREE, str(repo), head], env=env,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not started.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the checkout never began"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert b"KeyboardInterrupt" in err
+    assert list((tmp_path / "wt").iterdir()) == []
+    assert run_git(repo, "worktree", "list").count("\n") == 1
