@@ -3,7 +3,8 @@
 A snapshot is a commit of the exact tree as it is on disk (staged, unstaged and untracked
 files, `.gitignore` honoured), made through a temporary copy of the index and pinned under
 `refs/gpuopt/snapshots/<id>`. Plain `git` subprocesses (`--no-optional-locks`): fast, no
-long-lived library state, and no index refresh behind the person's back.
+long-lived library state, and no index refresh behind the person's back; no hook of the
+person's runs in any of them. Clean filters (git-lfs) run as for the person's own `git add`.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def path_inside_worktree(path: str | Path, repo: str | Path) -> bool:
     except GitError:
         top = repo_dir
     where = _expanded(path).resolve()
-    return where == top or top in where.parents or where.is_relative_to(repo_dir)
+    return where == top or top in where.parents
 
 
 def _expanded(path: str | Path) -> Path:
@@ -421,7 +422,7 @@ def _show_hidden_edits(repo: Path, env: Mapping[str, str]) -> None:
             assumed.append(path)
         if tag in (b"S", b"s") and os.path.lexists(repo / os.fsdecode(path)):
             skipped.append(path)
-    # One flag per call: git 2.39 applies only the last of two to paths read from stdin.
+    # One flag per call: given both, git (2.39) applies one of them to paths from stdin.
     for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
         if paths:
             git([*_QUIET_INDEX, "update-index", flag, "-z", "--stdin"], repo, env=env,
