@@ -18,8 +18,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 # Order is the order of `gpuopt --help`: the session's own path first.
 COMMAND_MODULES = (
@@ -117,7 +117,7 @@ class _StopSignals:
 
     def __init__(self) -> None:
         self.received: int | None = None
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> _StopSignals:
         if threading.current_thread() is threading.main_thread():
@@ -129,9 +129,9 @@ class _StopSignals:
 
     def __exit__(self, *exc: object) -> None:
         for sig, previous in self._previous.items():
-            signal.signal(sig, previous)  # type: ignore[arg-type]
+            signal.signal(sig, previous)
 
-    def _handle(self, signum: int, frame: object) -> None:
+    def _handle(self, signum: int, frame: Any) -> None:
         if self.received is None:
             self.received = signum
         if signum == signal.SIGHUP:
@@ -140,7 +140,7 @@ class _StopSignals:
             print(f"\ngpuopt: {signal.Signals(signum).name} received", file=sys.stderr, flush=True)
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
-            handler(signal.SIGINT, frame)  # type: ignore[arg-type]
+            handler(signal.SIGINT, frame)
         else:  # SIGINT ignored or default: still stop, as Ctrl+C would in the foreground
             raise KeyboardInterrupt
 
@@ -192,9 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stops.exit_code(_run(handler, args))
 
 
-def _run(handler: object, args: argparse.Namespace) -> int:
+def _run(handler: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
     try:
-        return int(handler(args) or 0)  # type: ignore[operator]
+        return int(handler(args) or 0)
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except WorkFailed as exc:
