@@ -739,6 +739,9 @@ def gate_round(ledger: Any, session: m.Session) -> m.Baseline:
             f"baseline {baseline.id} is not reproducible ({why}): repair the noise "
             "(e.g. more runs, a quieter machine, a prepare command) and record it again"
         )
+    busy = live_round(ledger, session)
+    if busy is not None:  # said before telemetry starts; checked again when it is recorded
+        raise _busy(session, busy)
     return baseline
 
 
@@ -1056,6 +1059,27 @@ class RoundBusy(GateRefused):
     """Another live process is measuring a round of this session."""
 
 
+def live_round(ledger: Any, session: m.Session) -> m.Round | None:
+    """A round of the session still being measured by a live process (this host's are
+    checked; another host's running round counts as live, there is no telling)."""
+    import socket
+
+    host = socket.gethostname()
+    for rnd in ledger.list(m.Round, session_id=session.id, status=m.RoundStatus.RUNNING):
+        if not _stale(rnd, host):
+            return rnd
+    return None
+
+
+def _busy(session: m.Session, first: m.Round) -> RoundBusy:
+    where = f"pid {first.pid} on {first.host}" if first.pid else "another process"
+    return RoundBusy(
+        f"round {first.number} ({first.id}) of session {session.id} is being measured "
+        f"by {where}, started {first.started_at:%Y-%m-%d %H:%M:%S} UTC: "
+        "wait for it to end (or stop it) before starting another"
+    )
+
+
 def _open_round(ledger: Any, session: m.Session, rnd: m.Round) -> m.Round:
     """Record a new round as this process's, numbered in the same write transaction.
 
@@ -1066,16 +1090,10 @@ def _open_round(ledger: Any, session: m.Session, rnd: m.Round) -> m.Round:
     owner = _owner()
     with ledger.write():
         recover_stale_rounds(ledger, session)
+        first = live_round(ledger, session)
+        if first is not None:
+            raise _busy(session, first)
         rounds = ledger.list(m.Round, session_id=session.id)
-        live = [r for r in rounds if r.status is m.RoundStatus.RUNNING]
-        if live:
-            first = live[0]
-            where = f"pid {first.pid} on {first.host}" if first.pid else "another process"
-            raise RoundBusy(
-                f"round {first.number} ({first.id}) of session {session.id} is being measured "
-                f"by {where}, started {first.started_at:%Y-%m-%d %H:%M:%S} UTC: "
-                "wait for it to end (or stop it) before starting another"
-            )
         rnd.number = 1 + max((r.number for r in rounds), default=0)
         rnd.pid, rnd.host = owner["pid"], owner["host"]
         rnd.summary = {**rnd.summary, "owner": owner}
@@ -1103,6 +1121,20 @@ def _process_start(pid: int) -> float | None:
         return None
 
 
+def _stale(rnd: m.Round, host: str) -> bool:
+    """Left "running" by a process of this host that is gone (or is another by now)."""
+    owner = rnd.summary.get("owner") or {}
+    pid = rnd.pid if rnd.pid is not None else owner.get("pid")
+    if (rnd.host or owner.get("host")) != host or not isinstance(pid, int):
+        return False  # another machine's, or no owner recorded: no telling
+    started = _process_start(pid)
+    recorded = owner.get("started")
+    alive = started is not None and (
+        not isinstance(recorded, (int, float)) or abs(started - recorded) < 2.0
+    )
+    return not alive
+
+
 def recover_stale_rounds(ledger: Any, session: m.Session) -> list[m.Round]:
     """Mark rounds left "running" by a process of this machine that is gone as interrupted.
 
@@ -1113,16 +1145,7 @@ def recover_stale_rounds(ledger: Any, session: m.Session) -> list[m.Round]:
     host = socket.gethostname()
     fixed = []
     for rnd in ledger.list(m.Round, session_id=session.id, status=m.RoundStatus.RUNNING):
-        owner = rnd.summary.get("owner") or {}
-        pid = rnd.pid if rnd.pid is not None else owner.get("pid")
-        if (rnd.host or owner.get("host")) != host or not isinstance(pid, int):
-            continue  # another machine's, or no owner recorded: leave it alone
-        started = _process_start(pid)
-        recorded = owner.get("started")
-        alive = started is not None and (
-            not isinstance(recorded, (int, float)) or abs(started - recorded) < 2.0
-        )
-        if alive:
+        if not _stale(rnd, host):
             continue
         rnd.status = m.RoundStatus.INTERRUPTED
         rnd.ended_at = m.utcnow()

@@ -88,6 +88,12 @@ def test_a_live_round_of_another_process_refuses_in_process(make_repo, tmp_path)
                 raise AssertionError("a second live round was not refused")
             assert f"pid {holder.pid}" in text and "round 4" in text
             assert len(led.list(m.Round, session_id=sid)) == 1
+            try:  # the command line asks before it starts any telemetry
+                conduct.gate_round(led, session)
+            except conduct.RoundBusy as exc:
+                assert str(exc) == text
+            else:
+                raise AssertionError("the gate let a second live round through")
     finally:
         holder.kill()
         holder.wait()
