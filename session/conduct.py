@@ -368,18 +368,18 @@ def baseline_id(commit: str, environment: m.EnvironmentFingerprint, contract_has
 
 
 def reset_procedure(session: m.Session, snapshot: m.Snapshot) -> str:
-    lines = [
-        f"git -C {session.repo} worktree add --detach <dir> {snapshot.commit}",
-        f"  (the snapshot is pinned as {snapshot.ref})",
-    ]
-    hooks = session.contract.hooks
-    if hooks.setup:
-        lines.append(f"once, in <dir>: {hooks.setup}")
-    if hooks.prepare:
-        lines.append(f"before every run, in <dir>: {hooks.prepare}")
-    else:
-        lines.append("before every run: nothing (no prepare command in the contract)")
-    return "\n".join(lines)
+    """How to return to the baseline's snapshot by hand: lines to paste, every value
+    shell-quoted (session.commands)."""
+    from session import commands
+
+    return commands.reset_procedure(
+        session.repo,
+        snapshot.id,
+        snapshot.commit,
+        snapshot.ref,
+        session.contract.hooks,
+        commands.subdir_of(session.repo),
+    )
 
 
 def _reproducibility(
@@ -442,13 +442,35 @@ def record_baseline(
     monitor: RunMonitor | None = None,
 ) -> m.Baseline:
     """Snapshot the repository, run every workload `runs` times and judge reproducibility."""
-    from measure.git import GitError, take_snapshot
-    from measure.worktrees import Worktrees
+    from measure.git import unpin_on_failure
 
     if runs < 2:
         raise BadInput("a baseline needs at least 2 runs per workload")
     if warmup < 0:
         raise BadInput("warm-up runs cannot be negative")
+    from session.repository import ledger_inside_problem
+
+    inside = ledger_inside_problem(ledger.path, session.repo)
+    if inside:
+        raise BadInput(inside)
+    # A baseline that fails leaves no snapshot ref; an interrupted one keeps its runs and
+    # its ref.
+    with unpin_on_failure(keep=(KeyboardInterrupt,)):
+        return _record_baseline(ledger, session, runs, warmup, progress, stop, monitor)
+
+
+def _record_baseline(
+    ledger: Any,
+    session: m.Session,
+    runs: int,
+    warmup: int,
+    progress: ProgressFn,
+    stop: threading.Event | None,
+    monitor: RunMonitor | None,
+) -> m.Baseline:
+    from measure.git import GitError, take_snapshot
+    from measure.worktrees import Worktrees
+
     executor = _Executor(ledger, session, monitor)
     cleanup_stale_worktrees(session.repo)
     _say(progress, Progress("snapshot", f"snapshot of {session.repo}"))

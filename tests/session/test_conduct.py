@@ -92,7 +92,7 @@ def test_baseline_records_reference_runs_and_reset_procedure(ledger, repo, tmp_p
     assert b.reproducibility is m.Reproducibility.REPRODUCIBLE, b.reproducibility_detail
     assert b.environment.variables == {"OMP_NUM_THREADS": "3"}
     assert b.snapshot.dirty and b.snapshot.commit in b.reset_procedure
-    assert "before every run, in <dir>: true" in b.reset_procedure
+    assert "# before every run:\ntrue" in b.reset_procedure  # pasteable (session.commands)
     assert ledger.get(m.Baseline, b.id) == b
     runs = ledger.list(m.Run, baseline_id=b.id)
     assert len(runs) == 2 * (8 + 1)
