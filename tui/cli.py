@@ -7,7 +7,7 @@ Each command lives in its own module under `tui/commands/` with `add_parser(sub)
 Exit codes: 0 ok, 1 the work failed, 2 bad usage or bad input (one clear line on stderr);
 130 after Ctrl+C, and 128+N after signal N (SIGTERM 143, SIGHUP 129), which take the same
 path: the current run ends, the baseline or round is marked interrupted, its worktrees are
-removed. A second one aborts the current run.
+removed. A second TERM or Ctrl+C aborts the current run (a second HUP does not).
 """
 
 from __future__ import annotations
@@ -132,6 +132,10 @@ class _StopSignals:
             signal.signal(sig, previous)
 
     def _handle(self, signum: int, frame: Any) -> None:
+        if signum == signal.SIGHUP and self.received is not None:
+            # A hangup comes twice at times (the kernel, then the login shell passing it
+            # on): a lost terminal is no request to abort the run in progress.
+            return
         if self.received is None:
             self.received = signum
         if signum == signal.SIGHUP:

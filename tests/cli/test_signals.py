@@ -184,3 +184,22 @@ def test_term_stops_the_headless_demo(tmp_path, monkeypatch):
         (baseline,) = led.list(m.Baseline)
     assert baseline.reproducibility_detail.startswith("interrupted")
     assert _slots(tmp_path) == []
+
+
+def test_a_second_hup_does_not_abort_the_current_run(slow_session, tmp_path):
+    _, ledger, sid, pids = slow_session
+    proc = spawn(ledger, "round", sid, *ROUND)
+    wait_for(lambda: len(read_pids(pids)) >= 3, what="the first run to start")
+    proc.send_signal(signal.SIGHUP)
+    import time
+
+    time.sleep(0.2)  # as a login shell passes the hangup on after the kernel's
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGHUP, err
+    with Ledger.open(ledger) as led:
+        (rnd,) = led.list(m.Round, session_id=sid)
+        runs = led.list(m.Run, round_id=rnd.id)
+    assert rnd.status is m.RoundStatus.INTERRUPTED
+    assert len(runs) == 1 and runs[0].status is m.RunStatus.OK
+    assert still_alive(read_pids(pids), timeout_s=1.0) == []
