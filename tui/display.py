@@ -55,41 +55,60 @@ _ONE_LINE = {code: _escape_of(code) for code in _INVISIBLE}
 _MULTI_LINE = {k: v for k, v in _ONE_LINE.items() if k not in (0x09, 0x0A)}
 
 
-def _cut(value: Any, limit: int | None) -> tuple[str, str]:
+def _cut(value: Any, limit: int | None, brief: bool = False) -> tuple[str, str]:
     text = value if isinstance(value, str) else "" if value is None else str(value)
     if limit is None or len(text) <= limit:
         return text, ""
+    if brief:  # a narrow column: one character says it goes on
+        return text[: max(limit - 1, 0)], "…"
     return text[:limit], f"… ({len(text) - limit:,} more characters)"
 
 
-def plain(value: Any, limit: int | None = LIMIT, multiline: bool = False) -> str:
-    """`value` as printable text: control characters escaped, cut to `limit` characters.
+def plain(
+    value: Any, limit: int | None = LIMIT, multiline: bool = False, brief: bool = False
+) -> str:
+    """`value` as printable text: control characters escaped, cut to `limit` characters
+    (`brief`: within `limit` with a one-character "…", for a narrow column).
 
     For output that is not Rich (print, argparse, a notification without markup).
     """
-    text, more = _cut(value, limit)
+    text, more = _cut(value, limit, brief)
     return text.translate(_MULTI_LINE if multiline else _ONE_LINE) + more
 
 
-def shown(value: Any, limit: int | None = LIMIT, style: str = "", multiline: bool = False) -> Text:
+def shown(
+    value: Any,
+    limit: int | None = LIMIT,
+    style: str = "",
+    multiline: bool = False,
+    brief: bool = False,
+) -> Text:
     """`value` as a Rich Text for a table cell, a label or a line: never read as markup."""
-    text, more = _cut(value, limit)
+    text, more = _cut(value, limit, brief)
     table = _MULTI_LINE if multiline else _ONE_LINE
-    out = Text(style=style, no_wrap=False)
+    out = Text(style=style)
     if text.translate(table) == text:  # the common case: nothing to escape
         out.append(text)
     else:
         start = 0
         for i, ch in enumerate(text):
-            code = ord(ch)
-            if code in table:
+            if ord(ch) in table:
                 out.append(text[start:i])
-                out.append(table[code], style="reverse")
+                out.append(table[ord(ch)], style="reverse")
                 start = i + 1
         out.append(text[start:])
-    if more:
-        out.append(more, style="dim")
+    if more:  # how much was cut, dimmed; a brief "…" looks like the text it ends
+        out.append(more, style="" if brief else "dim")
     return out
 
 
-__all__ = ["LIMIT", "LONG_LIMIT", "plain", "shown"]
+def cell(value: Any, limit: int | None = LIMIT, style: str = "", brief: bool = False) -> Text:
+    """`shown()` for a DataTable cell: one line, no trailing newline (as the table makes of
+    a plain string)."""
+    out = shown(value, limit, style=style, brief=brief)
+    out.end = ""
+    out.no_wrap = True
+    return out
+
+
+__all__ = ["LIMIT", "LONG_LIMIT", "cell", "plain", "shown"]

@@ -6,21 +6,27 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Label, Static
 
+from tui.display import LONG_LIMIT, plain, shown
 from tui.widgets.form import Field, clear_errors, show_errors
 
 
 class ErrorModal(ModalScreen[None]):
-    """What went wrong, in a few lines; the app keeps running."""
+    """What went wrong, in a few lines; the app keeps running.
+
+    A str title or message is shown literally (it often quotes stored text); pass a Text
+    for styled words of the app's own.
+    """
 
     BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
 
-    def __init__(self, title: str, message: str, detail: str = "") -> None:
+    def __init__(self, title: str, message: str | Text, detail: str = "") -> None:
         super().__init__()
         self.title_text = title
         self.message = message
@@ -28,11 +34,14 @@ class ErrorModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="error-dialog"):
-            yield Label(self.title_text, id="dialog-title")
-            yield Static(self.message, id="dialog-message")
+            yield Label(shown(self.title_text), id="dialog-title")
+            message = self.message
+            if not isinstance(message, Text):
+                message = shown(message, LONG_LIMIT, multiline=True)
+            yield Static(message, id="dialog-message")
             if self.detail:
                 with VerticalScroll(id="dialog-detail"):
-                    yield Static(self.detail, markup=False)
+                    yield Static(shown(self.detail, None, multiline=True))
             yield Static("[b]enter[/] / [b]esc[/] close", classes="dialog-keys")
 
     def action_dismiss(self, result: Any = None) -> Any:  # type: ignore[override]
@@ -85,9 +94,9 @@ class FormModal(ModalScreen[Any]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="form-dialog"):
-            yield Label(self.title_text, id="dialog-title")
+            yield Label(shown(self.title_text), id="dialog-title")
             if self.note:
-                yield Static(self.note, id="dialog-note")
+                yield Static(shown(self.note, LONG_LIMIT, multiline=True), id="dialog-note")
             with VerticalScroll(id="dialog-body"):
                 yield from self.fields
                 for name, label, value in self.checkboxes:
@@ -118,10 +127,11 @@ class FormModal(ModalScreen[Any]):
             result = self.submit_fn(self.values())
         except ValidationError as exc:
             loose = show_errors(self.fields, exc)
-            err.update("\n".join(loose))
+            err.update(Text(plain("\n".join(loose), LONG_LIMIT, multiline=True)))
             return
         except Exception as exc:  # a gate refusal or an engine error: say it here
-            err.update(f"[b]Refused:[/] {getattr(exc, 'reason', None) or exc}")
+            reason = getattr(exc, "reason", None) or exc
+            err.update(Text.assemble(("Refused: ", "bold"), plain(reason, LONG_LIMIT)))
             return
         self.dismiss(result)
 

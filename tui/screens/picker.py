@@ -10,6 +10,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from tui.display import cell, plain
+
 
 class PickerScreen(Screen[None]):
     BINDINGS = [
@@ -32,7 +34,7 @@ class PickerScreen(Screen[None]):
     def on_mount(self) -> None:
         app: Any = self.app
         self.query_one("#title-bar", Static).update(
-            Text.assemble((" gpuopt", "bold"), f" · {app.ledger_label or app.ledger.path}")
+            Text.assemble((" gpuopt", "bold"), f" · {plain(app.ledger_label or app.ledger.path)}")
         )
         t = self.query_one(DataTable)
         t.add_columns("id", "title", "repository", "created", "hyp", "var", "rounds")
@@ -44,11 +46,11 @@ class PickerScreen(Screen[None]):
         t.clear()
         rows = app.ledger.session_rows()
         for r in rows:
-            t.add_row(
-                r["id"][:8],
-                r["title"],
-                r["repo"].rstrip("/").rsplit("/", 1)[-1],
-                r["created_at"][:16].replace("T", " "),
+            t.add_row(  # stored text: shown literally, never read as markup
+                cell(r["id"][:8]),
+                cell(r["title"]),
+                cell(r["repo"].rstrip("/").rsplit("/", 1)[-1], 60),
+                cell(str(r["created_at"])[:16].replace("T", " ")),
                 str(r["hypotheses"]),
                 str(r["variants"]),
                 str(r["rounds"]),

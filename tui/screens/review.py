@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, Tab
 
 from session import models as m
 from tui import bridge
+from tui.display import LIMIT, cell, plain, shown
 from tui.widgets.ratio import fmt_ci, fmt_ratio, verdict_text
 
 SORT_KEYS = ("created_at", "title", "repo", "rounds", "variants")
@@ -68,7 +69,7 @@ class ReviewScreen(Screen[None]):
         self.query_one("#title-bar", Static).update(
             Text.assemble(
                 (" gpuopt review", "bold"),
-                f" · {getattr(self.app, 'ledger_label', None) or led.path}",
+                f" · {plain(getattr(self.app, 'ledger_label', None) or led.path)}",
                 (f" · {mode}", "yellow"),
             )
         )
@@ -100,11 +101,11 @@ class ReviewScreen(Screen[None]):
         for h in led.list(
             m.Hypothesis, status=m.HypothesisStatus.REJECTED, order_by="created_at DESC, rowid DESC"
         ):
-            t.add_row(
-                titles.get(h.session_id, h.session_id)[:24],
-                h.title,
-                h.mechanism[:60],
-                h.reopen_when[:40],
+            t.add_row(  # a foreign ledger's text: shown literally, never read as markup
+                cell(titles.get(h.session_id, h.session_id)[:24]),
+                cell(h.title),
+                cell(h.mechanism[:60]),
+                cell(h.reopen_when[:40]),
                 key=h.id,
             )
 
@@ -121,10 +122,10 @@ class ReviewScreen(Screen[None]):
         rows.sort(key=lambda r: r[key], reverse=self.sort_reverse)
         for r in rows:
             t.add_row(
-                r["id"][:8],
-                r["title"],
-                r["repo"].rstrip("/").rsplit("/", 1)[-1],
-                r["created_at"][:10],
+                cell(r["id"][:8]),
+                cell(r["title"]),
+                cell(r["repo"].rstrip("/").rsplit("/", 1)[-1], 60),
+                cell(str(r["created_at"])[:10]),
                 str(r["variants"]),
                 str(r["rounds"]),
                 str(r["kept"]),
@@ -215,10 +216,10 @@ class ReviewScreen(Screen[None]):
         try:
             path = bridge.export_record(self.ledger, session, target)
         except OSError as exc:
-            self.notify(f"Export failed: {exc}", severity="error")
+            self.notify(f"Export failed: {plain(exc, 1000)}", severity="error", markup=False)
             return
         self.app.exported = str(path)  # type: ignore[attr-defined]
-        self.notify(f"Record written to {path} (and .json)", timeout=8)
+        self.notify(f"Record written to {plain(path, None)} (and .json)", timeout=8, markup=False)
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 2:
@@ -228,9 +229,9 @@ class ReviewScreen(Screen[None]):
 def session_summary(view: bridge.SessionView) -> Group:
     s = view.session
     head = Text()
-    head.append(s.title, style="bold")
+    head.append(shown(s.title, style="bold"))
     head.append(
-        f"  {s.id} · {s.repo} · {s.contract.metric.name}, "
+        f"  {plain(s.id)} · {plain(s.repo)} · {plain(s.contract.metric.name)}, "
         f"{s.contract.metric.direction.value} is better",
         style="dim",
     )
@@ -239,8 +240,8 @@ def session_summary(view: bridge.SessionView) -> Group:
     if b is not None:
         parts.append(
             Text(
-                f"baseline {b.id[:8]} · {b.reproducibility.value.replace('_', ' ')} · "
-                f"{', '.join(f'{k}={v:.4g}' for k, v in b.reference.items())}",
+                f"baseline {plain(b.id[:8])} · {b.reproducibility.value.replace('_', ' ')} · "
+                + plain(", ".join(f"{k}={v:.4g}" for k, v in b.reference.items()), LIMIT * 4),
                 style="dim",
             )
         )
@@ -254,8 +255,8 @@ def session_summary(view: bridge.SessionView) -> Group:
                 str(r.number)
                 if r.status is m.RoundStatus.COMPLETED
                 else f"{r.number} {r.status.value}",
-                view.variant_name(c.variant_id),
-                c.workload,
+                shown(view.variant_name(c.variant_id)),
+                shown(c.workload),
                 fmt_ratio(c.ratio),
                 fmt_ci(c.ci_low, c.ci_high),
                 verdict_text(c.verdict),
@@ -269,5 +270,7 @@ def session_summary(view: bridge.SessionView) -> Group:
         v.name for v in view.variants if not any(v.id in r.variant_ids for r in view.rounds)
     ]
     if untested:
-        parts.append(Text("variants not yet measured: " + ", ".join(untested), style="dim"))
+        parts.append(
+            Text("variants not yet measured: " + ", ".join(plain(u) for u in untested), style="dim")
+        )
     return Group(*parts)

@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 from session import models as m
 from tui import bridge
 from tui.bridge import STEP_ORDER, STEP_TITLES, SessionView
+from tui.display import plain, shown
 from tui.screens.modals import ErrorModal, FormModal
 from tui.screens.step_base import StepPane
 from tui.screens.steps_decide import (
@@ -188,20 +189,22 @@ class SessionScreen(Screen[None]):
         if v is None:
             t.append(" · new session", style="")
         else:
-            t.append(f" · {v.session.title}")
+            t.append(" · ")
+            t.append(shown(v.session.title))
             b = v.baseline
-            repo = v.session.repo.rstrip("/").rsplit("/", 1)[-1]
+            repo = plain(v.session.repo.rstrip("/").rsplit("/", 1)[-1], 60)
             if b is not None:
                 t.append(
-                    f" · {repo}@{b.snapshot.commit[:7]}{'+dirty' if b.snapshot.dirty else ''}",
+                    f" · {repo}@{plain(b.snapshot.commit[:7])}"
+                    f"{'+dirty' if b.snapshot.dirty else ''}",
                     style="dim",
                 )
-                t.append(f" · baseline {b.id[:8]}")
+                t.append(f" · baseline {plain(b.id[:8])}")
             else:
                 t.append(f" · {repo}", style="dim")
             gpu = getattr(self.app, "gpu_name", "")
             if gpu:
-                t.append(f" · {gpu}", style="dim")
+                t.append(f" · {plain(gpu)}", style="dim")
             if v.rounds:
                 t.append(f" · round {v.rounds[-1].number}")
         if self.readonly:
@@ -252,7 +255,9 @@ class SessionScreen(Screen[None]):
     def action_help(self) -> None:
         pane = self.pane()
         title = f"{STEP_ORDER.index(self.current) + 1} {STEP_TITLES[self.current]}"
-        self.app.push_screen(ErrorModal(title, pane.GUIDANCE + "\n\n" + HELP_TEXT))
+        self.app.push_screen(
+            ErrorModal(title, Text.from_markup(pane.GUIDANCE + "\n\n" + HELP_TEXT))
+        )
 
     def on_step_rail_chosen(self, event: StepRail.Chosen) -> None:
         self.goto(event.step, focus=True)
@@ -276,7 +281,7 @@ class SessionScreen(Screen[None]):
         first = self.session_id is None
         self.session_id = session.id
         self.reload()
-        self.notify(f"Session {session.id} saved.")
+        self.notify(f"Session {plain(session.id)} saved.", markup=False)
         if first:
             self.goto(m.StepName.BASELINE, focus=True)
 
@@ -289,7 +294,7 @@ class SessionScreen(Screen[None]):
             self.show_error("Nothing was saved", str(exc))
             return
         self.reload()
-        self.notify(note)
+        self.notify(plain(note, 1000), markup=False)
 
     def add_hypothesis(self, vals: dict[str, Any]) -> list[m.Hypothesis] | None:
         if not self._guard() or self.view is None:
@@ -301,8 +306,9 @@ class SessionScreen(Screen[None]):
             return None
         self.reload()
         self.notify(
-            f"Hypothesis {h.id[:8]} saved."
-            + (f" {len(similar)} similar rejected before." if similar else "")
+            f"Hypothesis {plain(h.id[:8])} saved."
+            + (f" {len(similar)} similar rejected before." if similar else ""),
+            markup=False,
         )
         return list(similar)
 
@@ -315,7 +321,7 @@ class SessionScreen(Screen[None]):
             self.show_error("Hypothesis not saved", str(exc))
             return
         self.reload()
-        self.notify(f"Hypothesis {new.id[:8]} updated.")
+        self.notify(f"Hypothesis {plain(new.id[:8])} updated.", markup=False)
 
     def ask_hypothesis_status(self, h: m.Hypothesis) -> None:
         fields = [
@@ -347,7 +353,7 @@ class SessionScreen(Screen[None]):
         if view is None or not self._guard():
             return
         hyps = [
-            (h.title[:40], h.id)
+            (shown(h.title, 40, brief=True), h.id)
             for h in view.hypotheses
             if h.status is not m.HypothesisStatus.REJECTED
         ]
@@ -397,7 +403,12 @@ class SessionScreen(Screen[None]):
         first = pending[0]
         sug = bridge.suggest_residual(view, first, self.ledger)
         fields = [
-            Field("variant", "Variant", first.id, choices=[(v.name, v.id) for v in view.variants]),
+            Field(
+                "variant",
+                "Variant",
+                first.id,
+                choices=[(shown(v.name, 40, brief=True), v.id) for v in view.variants],
+            ),
             Field(
                 "residual",
                 "How the outcome differs from the prediction",
@@ -506,7 +517,7 @@ class SessionScreen(Screen[None]):
         if result is None:
             return
         self.reload()
-        self.notify(note)
+        self.notify(plain(note, 1000), markup=False)
 
     # ------------------------------------------------------------------ record
 
@@ -530,7 +541,7 @@ class SessionScreen(Screen[None]):
             self.show_error("Export failed", str(exc))
             return
         self.app.exported = str(path)  # type: ignore[attr-defined]
-        self.notify(f"Record written to {path} (and .json)", timeout=8)
+        self.notify(f"Record written to {plain(path, None)} (and .json)", timeout=8, markup=False)
 
     # ------------------------------------------------------------------ work
 
@@ -642,7 +653,7 @@ class SessionScreen(Screen[None]):
         if msg.error:
             self.show_error(f"The {msg.kind} did not complete", msg.error)
             return
-        self.notify(msg.message, timeout=6)
+        self.notify(plain(msg.message, 1000), timeout=6, markup=False)
         if msg.kind == "round":
             self.goto(m.StepName.RESULTS, focus=True)
 

@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from session import models as m
 from tui.bridge import SessionView
+from tui.display import plain
 
 if TYPE_CHECKING:
     from tui.screens.session import SessionScreen
@@ -108,7 +109,8 @@ class StepPane(VerticalScroll):
         if self.readonly:
             nxt.update(Text("Read-only: this ledger is open for review.", style="dim"))
         else:
-            nxt.update(Text.assemble(("Next: ", "bold"), hint) if hint else "")
+            # a hint may name a stored variant: its text is shown, never read
+            nxt.update(Text.assemble(("Next: ", "bold"), plain(hint, 1000)) if hint else "")
         self.refresh_body(view)
         self.refresh_bindings()
 

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from session import models as m
 from tui.bridge import SessionView, residual_suggestion, suggest_residual
+from tui.display import cell, plain
 from tui.screens.step_base import StepPane
 from tui.widgets.form import Field
 from tui.widgets.ratio import common_span, fmt_ci, fmt_eta, fmt_ratio, ratio_bar, verdict_text
@@ -73,10 +74,10 @@ class RoundPane(StepPane):
         for v in view.variants:
             h = view.hypothesis(v.hypothesis_id)
             t.add_row(
-                Text(v.name, style="bold"),
+                cell(v.name, style="bold"),
                 v.kind.value,
                 _clip(h.title, 32) if h else Text("none", style="yellow"),
-                v.source or v.snapshot.commit[:10],
+                cell(v.source or v.snapshot.commit[:10]),
                 str(v.files_changed),
                 key=v.id,
             )
@@ -105,7 +106,7 @@ class RoundPane(StepPane):
         st.append(
             f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)} · s stops cleanly\n"
         )
-        st.append(f"{p.phase}: {p.message or ''}", style="dim")
+        st.append(f"{p.phase}: {plain(p.message or '', 1000)}", style="dim")
         self.query_one("#round-status", Static).update(st)
         view = self.view
         if view is not None and p.comparisons:
@@ -169,16 +170,18 @@ def comparison_table(
         out.append("no comparisons yet", style="dim")
         return out
     span = common_span([(c.ci_low, c.ci_high) for c in rows], threshold)
-    name_w = min(max(len(view.variant_name(c.variant_id)) for c in rows), 14)
-    wl_w = min(max(len(c.workload) for c in rows), 12)
+    names = {c.variant_id: plain(view.variant_name(c.variant_id)) for c in rows}
+    workloads = {c.workload: plain(c.workload) for c in rows}
+    name_w = min(max(len(n) for n in names.values()), 14)
+    wl_w = min(max(len(w) for w in workloads.values()), 12)
     out.append(
         f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>6}  {'95% CI':<16}  verdict\n",
         style="bold",
     )
     for c in rows:
         broken = c.variant_id in failed
-        out.append(f"{view.variant_name(c.variant_id)[:name_w]:<{name_w}}  ", style="bold")
-        out.append(f"{c.workload[:wl_w]:<{wl_w}}  ")
+        out.append(f"{names[c.variant_id][:name_w]:<{name_w}}  ", style="bold")
+        out.append(f"{workloads[c.workload][:wl_w]:<{wl_w}}  ")
         out.append(f"{fmt_ratio(c.ratio):>6}  ")
         out.append(f"{fmt_ci(c.ci_low, c.ci_high):<16}  ")
         out.append_text(verdict_text(c.verdict, broken=broken))
@@ -289,17 +292,17 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any = None) -> Group
         if v.id not in rnd.variant_ids and rnd.variant_ids:
             continue
         head = Text()
-        head.append(f"\n{v.name}", style="bold underline")
+        head.append(f"\n{plain(v.name)}", style="bold underline")
         h = view.hypothesis(v.hypothesis_id)
         if h is not None:
-            head.append(f"  ← {h.title}", style="dim")
+            head.append(f"  ← {plain(h.title)}", style="dim")
         parts.append(head)
         checks = view.correctness_of(v.id)
         if not checks:
             parts.append(Text("  correctness: not checked", style="yellow"))
         for c in checks:
             line = Text("  correctness ")
-            line.append(f"{c.workload}: ", style="dim")
+            line.append(f"{plain(c.workload)}: ", style="dim")
             line.append(
                 "pass" if c.passed else "FAIL", style="bold green" if c.passed else "bold magenta"
             )
@@ -311,9 +314,8 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any = None) -> Group
             for s in c.stats:
                 parts.append(error_line(s))
             if not c.passed and not c.stats and c.output_tail:
-                parts.append(
-                    Text("    " + c.output_tail.strip().splitlines()[-1][:100], style="dim")
-                )
+                last = c.output_tail.strip().splitlines()[-1]
+                parts.append(Text("    " + plain(last, 100), style="dim"))
         for a in view.audits:
             if a.arm != v.id:
                 continue
@@ -328,7 +330,7 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any = None) -> Group
         if flags:
             for w, u, f in flags:
                 parts.append(
-                    Text(f"  trust {w}: {u} run(s) quarantined, {f} failed", style="yellow")
+                    Text(f"  trust {plain(w)}: {u} run(s) quarantined, {f} failed", style="yellow")
                 )
         else:
             parts.append(Text("  trust: no run quarantined or failed", style="dim"))
@@ -342,7 +344,8 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any = None) -> Group
         elif sug is not None:
             line.append(f"{sug.value}? ", style="bold yellow")
             line.append(
-                f"{(got[1] if got and got[1] else RESIDUAL_WORDS[sug])} — press c to confirm",
+                f"{plain(got[1] if got and got[1] else RESIDUAL_WORDS[sug], 1000)} "
+                "— press c to confirm",
                 style="dim",
             )
         else:
@@ -351,8 +354,8 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any = None) -> Group
     return Group(*parts)
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _clip(text: str, width: int) -> Text:
+    return cell(text, width, brief=True)
 
 
 def _g(x: float | None) -> str:
@@ -361,7 +364,7 @@ def _g(x: float | None) -> str:
 
 def error_line(s: m.ErrorStats) -> Text:
     t = Text("    ")
-    t.append(f"{s.output}: ", style="dim")
+    t.append(f"{plain(s.output)}: ", style="dim")
     if not s.shape_equal or not s.dtype_equal:
         t.append(
             f"shape/dtype differ {s.ref_shape}/{s.ref_dtype} vs {s.new_shape}/{s.new_dtype}",
@@ -381,13 +384,13 @@ def error_line(s: m.ErrorStats) -> Text:
             style="bold magenta" if nonfinite > s.nan_ref + s.inf_ref else "dim",
         )
     if s.worst_index:
-        t.append(f"  worst at {s.worst_index}", style="dim")
+        t.append(f"  worst at {plain(s.worst_index)}", style="dim")
     return t
 
 
 def audit_line(a: m.Audit, b: m.Audit | None) -> Text:
     t = Text("  audit ")
-    t.append(f"{a.workload}: ", style="dim")
+    t.append(f"{plain(a.workload)}: ", style="dim")
 
     def delta(name: str, new: int | None, old: int | None, fmt: str = "{}") -> None:
         if new is None:
@@ -460,7 +463,7 @@ class DispositionPane(StepPane):
             d = view.disposition_of(v.id)
             if d is None:
                 t.add_row(
-                    Text(v.name, style="bold"), Text("undecided", style="yellow"), "", "", key=v.id
+                    cell(v.name, style="bold"), Text("undecided", style="yellow"), "", "", key=v.id
                 )
             else:
                 style = (
@@ -471,7 +474,7 @@ class DispositionPane(StepPane):
                     else "yellow"
                 )
                 t.add_row(
-                    Text(v.name, style="bold"),
+                    cell(v.name, style="bold"),
                     Text(d.choice.value, style=style),
                     d.optimization_class.value if d.optimization_class else "—",
                     _clip(d.reason or d.reopen_when, 40),
@@ -499,12 +502,12 @@ class DispositionPane(StepPane):
             return
         gates = self.session_screen.gates_for(v)
         t = Text()
-        t.append(f"Choices for {v.name}\n", style="bold")
+        t.append(f"Choices for {plain(v.name)}\n", style="bold")
         for choice, problems in gates.items():
             if problems:
                 t.append("  ✗ ", style="red")
                 t.append(f"{CHOICE_WORDS[choice]:<40}", style="dim")
-                t.append("missing: " + "; ".join(problems) + "\n", style="red")
+                t.append("missing: " + plain("; ".join(problems), 2000) + "\n", style="red")
             else:
                 t.append("  ✓ ", style="green")
                 t.append(f"{CHOICE_WORDS[choice]}\n")
@@ -547,7 +550,8 @@ class RecordPane(StepPane):
         md = self.session_screen.record_markdown()
         from textual.widgets import Markdown
 
-        self.query_one("#record-md", Markdown).update(md)
+        # stored text inside the record: controls made visible, newlines kept
+        self.query_one("#record-md", Markdown).update(plain(md, None, multiline=True))
 
     def action_export(self) -> None:
         self.session_screen.export_record()

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Input, Label, ProgressBar, Static, TextAr
 
 from session import models as m
 from tui.bridge import SessionView, similar_rejected
+from tui.display import LONG_LIMIT, cell, plain, shown
 from tui.screens.step_base import StepPane
 from tui.widgets.form import Field, clear_errors, show_errors
 from tui.widgets.ratio import fmt_eta
@@ -98,16 +99,24 @@ class ContractPane(StepPane):
             "threshold": f"{c.threshold:g}",
         }
         self.fill_draft(values)
-        self.query_one("#workloads-text", TextArea).text = "\n".join(
-            f"{w.name}={w.command}" for w in c.workloads
-        )
+        self.set_workloads("\n".join(f"{w.name}={w.command}" for w in c.workloads))
+
+    def set_workloads(self, text: str) -> None:
+        """Controls in stored commands shown visibly; given back exactly when unedited."""
+        self._workloads_stored = text
+        self.query_one("#workloads-text", TextArea).text = plain(text, None, multiline=True)
+
+    def workloads_text(self) -> str:
+        text = self.query_one("#workloads-text", TextArea).text
+        stored = getattr(self, "_workloads_stored", "")
+        return stored if text == plain(stored, None, multiline=True) else text
 
     def fill_draft(self, values: dict[str, str]) -> None:
         for f in self.fields():
             if f.field_name in values:
                 f.value = values[f.field_name]
         if "workloads" in values:
-            self.query_one("#workloads-text", TextArea).text = values["workloads"]
+            self.set_workloads(values["workloads"])
 
     def focus_first(self) -> None:
         if self.view is None and self.query_one("#contract-form").display:
@@ -117,11 +126,7 @@ class ContractPane(StepPane):
 
     def build(self) -> m.Session:
         vals = {f.field_name: f.value.strip() for f in self.fields()}
-        lines = [
-            ln.strip()
-            for ln in self.query_one("#workloads-text", TextArea).text.splitlines()
-            if ln.strip()
-        ]
+        lines = [ln.strip() for ln in self.workloads_text().splitlines() if ln.strip()]
         errors: dict[str, str] = {}
         workloads: list[m.Workload] = []
         for ln in lines:
@@ -222,24 +227,32 @@ def contract_table(s: m.Session) -> Table:
     t = Table.grid(padding=(0, 1))
     t.add_column(style="dim", no_wrap=True)
     t.add_column(overflow="fold")
-    t.add_row("title", Text(s.title, style="bold"))
-    t.add_row("repository", s.repo)
-    metric = c.metric.name + (
-        f" ({c.metric.source.value}: {c.metric.pattern})" if c.metric.pattern else ""
+    # every stored string is a Text from shown(): never markup, controls made visible
+    t.add_row("title", shown(s.title, style="bold"))
+    t.add_row("repository", shown(s.repo))
+    metric = plain(c.metric.name) + (
+        f" ({c.metric.source.value}: {plain(c.metric.pattern)})" if c.metric.pattern else ""
     )
-    t.add_row(
-        "metric", f"{metric}, {c.metric.unit or 'no unit'}, {c.metric.direction.value} is better"
-    )
+    unit = plain(c.metric.unit) or "no unit"
+    t.add_row("metric", Text(f"{metric}, {unit}, {c.metric.direction.value} is better"))
     for w in c.workloads:
         t.add_row(
             "workload",
             Text.assemble(
-                (w.name, "bold"), f"  {w.command}", (f"  [{w.kind.value}, {w.scope.value}]", "dim")
+                shown(w.name, style="bold"),
+                "  ",
+                shown(w.command, LONG_LIMIT),
+                (f"  [{w.kind.value}, {w.scope.value}]", "dim"),
             ),
         )
-    t.add_row("check", c.check or Text("none: variants are compared on speed only", style="yellow"))
+    t.add_row(
+        "check",
+        shown(c.check, LONG_LIMIT)
+        if c.check
+        else Text("none: variants are compared on speed only", style="yellow"),
+    )
     if c.hooks.prepare:
-        t.add_row("before each run", c.hooks.prepare)
+        t.add_row("before each run", shown(c.hooks.prepare, LONG_LIMIT))
     t.add_row("threshold", f"±{c.threshold * 100:.1f}%")
     return t
 
@@ -310,7 +323,7 @@ class BaselinePane(StepPane):
             Text.assemble(
                 (f"runs {p.runs_done}/{p.runs_total}", "bold"),
                 f" · ETA {eta} · s stops cleanly\n",
-                (f"{p.phase}: {p.message or ''}", "dim"),
+                (f"{p.phase}: {plain(p.message or '', 1000)}", "dim"),
             )
         )
 
@@ -339,11 +352,14 @@ def baseline_table(view: SessionView) -> Table:
     t = Table.grid(padding=(0, 1))
     t.add_column(style="dim", no_wrap=True)
     t.add_column(overflow="fold")
-    t.add_row("Baseline ID", Text(b.id, style="bold"))
+    t.add_row("Baseline ID", shown(b.id, style="bold"))
     snap = b.snapshot
-    t.add_row("snapshot", f"{snap.commit[:12]}{' +dirty' if snap.dirty else ''}  {snap.ref}")
+    t.add_row(
+        "snapshot",
+        Text(f"{plain(snap.commit[:12])}{' +dirty' if snap.dirty else ''}  {plain(snap.ref)}"),
+    )
     for w in snap.warnings:
-        t.add_row("", Text(w, style="yellow"))
+        t.add_row("", shown(w, LONG_LIMIT, style="yellow"))
     style = {
         m.Reproducibility.REPRODUCIBLE: "bold green",
         m.Reproducibility.NOT_REPRODUCIBLE: "bold red",
@@ -351,24 +367,25 @@ def baseline_table(view: SessionView) -> Table:
     t.add_row(
         "reproducible",
         Text.assemble(
-            (b.reproducibility.value.replace("_", " "), style), f"  {b.reproducibility_detail}"
+            (b.reproducibility.value.replace("_", " "), style),
+            "  ",
+            shown(b.reproducibility_detail, LONG_LIMIT),
         ),
     )
-    unit = view.session.contract.metric.unit
+    unit = plain(view.session.contract.metric.unit)
     for name, value in b.reference.items():
-        t.add_row(f"ref {name}", f"{value:.6g} {unit}")
+        t.add_row(Text(f"ref {plain(name, 40, brief=True)}"), Text(f"{value:.6g} {unit}"))
     t.add_row("runs", f"{b.runs_per_workload} per workload ({view.baseline_runs} recorded)")
     env = b.environment
     gpus = ", ".join(g.name for g in env.gpus) or (env.gpu_note or "no GPU")
-    t.add_row(
-        "machine", f"{gpus}; {env.hostname or 'host'}; {env.cpu_model or ''} ×{env.cpu_count}"
+    machine = f"{gpus}; {env.hostname or 'host'}; {env.cpu_model or ''} ×{env.cpu_count}"
+    t.add_row("machine", shown(machine, LONG_LIMIT))
+    software = (
+        f"python {env.python or '?'}; torch {env.torch or '—'}; cuda {env.cuda_runtime or '—'}"
     )
-    t.add_row(
-        "software",
-        f"python {env.python or '?'}; torch {env.torch or '—'}; cuda {env.cuda_runtime or '—'}",
-    )
+    t.add_row("software", shown(software, LONG_LIMIT))
     if b.reset_procedure:
-        t.add_row("reset", b.reset_procedure)
+        t.add_row("reset", shown(b.reset_procedure, LONG_LIMIT, multiline=True))
     return t
 
 
@@ -541,7 +558,7 @@ class HypothesesPane(StepPane):
         t = self.query_one("#hyp-table", DataTable)
         t.clear()
         self.query_one("#hyp-form").display = not self.readonly and view is not None
-        title = "Editing " + self.editing[:8] if self.editing else "New hypothesis"
+        title = "Editing " + plain(self.editing[:8]) if self.editing else "New hypothesis"
         self.query_one("#hyp-form-title", Static).update(Text(title, style="bold"))
         if view is None:
             return
@@ -549,7 +566,7 @@ class HypothesesPane(StepPane):
         for h in view.hypotheses:
             n = sum(1 for v in view.variants if v.hypothesis_id == h.id)
             t.add_row(
-                h.id[:8],
+                cell(h.id[:8]),
                 _clip(h.title, 34 if self.session_screen.has_class("-narrow") else 48),
                 status_text(h.status),
                 h.confidence.value,
@@ -603,11 +620,11 @@ class HypothesesPane(StepPane):
         t = Text()
         t.append("Rejected before, and similar:\n", style="bold yellow")
         for h in found:
-            t.append(f"  {h.id[:8]} ", style="dim")
-            t.append(h.title, style="bold")
+            t.append(f"  {plain(h.id[:8])} ", style="dim")
+            t.append(shown(h.title, style="bold"))
             why = h.reopen_when or h.mechanism
             if why:
-                t.append(f" — {why}", style="dim")
+                t.append(f" — {plain(why)}", style="dim")
             t.append("\n")
         box.update(t)
 
@@ -680,8 +697,8 @@ class HypothesesPane(StepPane):
         self.session_screen.ask_hypothesis_status(h)
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _clip(text: str, width: int) -> Text:
+    return cell(text, width, brief=True)
 
 
 def status_text(status: m.HypothesisStatus) -> Text:

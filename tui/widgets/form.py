@@ -6,14 +6,22 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Input, Label, Select, Static
 
+from tui.display import plain
+
 
 class Field(Vertical):
-    """A label, an input (text or choice) and the error line under it."""
+    """A label, an input (text or choice) and the error line under it.
+
+    A stored value is shown with its control characters made visible (an Input would send
+    them to the terminal as they are); left unedited, the field still gives back the
+    stored value exactly, so saving a form never rewrites what it did not change.
+    """
 
     DEFAULT_CSS = """
     Field { height: auto; margin: 0 0 0 0; }
@@ -34,7 +42,7 @@ class Field(Vertical):
         value: str = "",
         *,
         placeholder: str = "",
-        choices: Sequence[tuple[str, str]] | None = None,
+        choices: Sequence[tuple[str | Text, str]] | None = None,
         allow_blank: bool = False,
     ) -> None:
         super().__init__(id=f"field-{name.replace('.', '-')}")
@@ -53,7 +61,7 @@ class Field(Vertical):
                 kw["value"] = self.initial
             yield Select(self.choices, compact=True, **kw)
         else:
-            yield Input(self.initial, placeholder=self.placeholder, compact=True)
+            yield Input(plain(self.initial, None), placeholder=self.placeholder, compact=True)
         yield Static("", classes="error")
 
     def on_mount(self) -> None:
@@ -66,7 +74,8 @@ class Field(Vertical):
         if self.choices is not None:
             v = self.query_one(Select).value
             return "" if v is Select.NULL else str(v)
-        return self.query_one(Input).value
+        typed = self.query_one(Input).value
+        return self.initial if typed == plain(self.initial, None) else typed
 
     @value.setter
     def value(self, text: str) -> None:
@@ -75,10 +84,11 @@ class Field(Vertical):
             widget = self.query_one(Select if self.choices is not None else Input)
         except NoMatches:
             return
-        widget.value = text
+        widget.value = text if self.choices is not None else plain(text, None)
 
     def set_error(self, message: str) -> None:
-        self.query_one(".error", Static).update(message)
+        # a message may quote what was typed or stored: shown, never read as markup
+        self.query_one(".error", Static).update(Text(plain(message, 1000)))
         self.set_class(bool(message), "-invalid")
 
 

@@ -11,6 +11,7 @@ from textual.widgets.option_list import Option
 
 from session import models as m
 from tui.bridge import STEP_ORDER, STEP_TITLES
+from tui.display import plain
 
 GLYPH: dict[m.StepState, tuple[str, str]] = {
     m.StepState.DONE: ("✓", "green"),
@@ -93,7 +94,8 @@ class StepRail(Vertical):
             gate.update("")
             return
         _, style = GLYPH[st.state]
-        gate.update(Text(st.reason, style=style if st.state is m.StepState.BLOCKED else "dim"))
+        reason = plain(st.reason, 1000)  # a gate's reason may name stored things
+        gate.update(Text(reason, style=style if st.state is m.StepState.BLOCKED else "dim"))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
