@@ -339,10 +339,9 @@ class _Executor:
 
 
 def _record_containment(run: m.Run, how: str) -> None:
-    """How the run's descendants were collected (measure.orphans), once the model has
-    the field for it."""
-    if how and "containment" in type(run).model_fields:
-        setattr(run, "containment", how)  # noqa: B010 - a field the model may not have yet
+    """How the run's descendants were collected (measure.orphans)."""
+    if how:
+        run.containment = how
 
 
 def _trust(value: str) -> m.Trust:

@@ -669,6 +669,8 @@ class Run(Model):
     ended_us: int = 0
     error: str = ""  # one line saying what went wrong, if anything
     launch: RunLaunch = RunLaunch.PROCESS
+    # How the run's leftover descendants were collected: "subreaper" or "environment scan".
+    containment: str = ""
 
 
 class TelemetrySample(Model):

@@ -76,10 +76,6 @@ def test_a_ledger_anywhere_in_the_work_tree_is_refused(make_repo, tmp_path):
         assert not ledger.exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the lead wires session.repository.ledger_inside_problem into record_baseline",
-)
 def test_baseline_refuses_a_ledger_inside_the_repository(make_repo, tmp_path):
     repo = make_repo(files={"value.txt": "1.0\n"})
     ledger = repo / "l.db"

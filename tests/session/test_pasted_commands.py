@@ -179,9 +179,6 @@ def test_quoted_words_come_back_as_they_were():
     assert commands.subdir_of("~no-such-user-here/x") == ""  # a foreign ledger's path
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the lead makes conduct.reset_procedure use session.commands"
-)
 def test_conduct_builds_the_quoted_reset_procedure(hostile):
     from session import conduct
 
