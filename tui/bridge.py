@@ -68,6 +68,11 @@ class SessionView:
     steps: list[m.StepStatus] = field(default_factory=list)
     baseline_runs: int = 0
     suggestions: dict[str, tuple[m.ResidualClass, str]] = field(default_factory=dict)
+    # rows of this session that do not read back as their model (ledger.store.UnreadableRow):
+    # named on the screen, left out of every list above
+    unreadable: list[Any] = field(default_factory=list)
+    # the session as read, with its row version: a save writes only over this version
+    session_read: Any = None
 
     @property
     def baseline(self) -> m.Baseline | None:
@@ -107,11 +112,31 @@ class SessionView:
 
 
 def load_view(ledger: Any, session_id: str) -> SessionView:
-    session = ledger.get(m.Session, session_id)
-    if session is None:
+    """One consistent picture of a session. Its rows that do not validate are left out of
+    the lists and named in `view.unreadable`; an unreadable session row itself raises
+    `ledger.store.UnreadableRowError` (one line: table and rowid)."""
+    outer = ledger.unreadable
+    ledger.unreadable = []  # collect this view's own unreadable rows
+    try:
+        view = _load_view(ledger, session_id)
+        view.unreadable = list(ledger.unreadable)
+    finally:
+        met = ledger.unreadable
+        ledger.unreadable = outer
+        for row in met:
+            if row not in outer:
+                outer.append(row)
+    return view
+
+
+def _load_view(ledger: Any, session_id: str) -> SessionView:
+    read = ledger.get_versioned(m.Session, session_id)
+    if read is None:
         raise LookupError(f"no session {session_id} in {ledger.path}")
+    session = read.model
     sid = session.id
     view = SessionView(
+        session_read=read,
         session=session,
         baselines=ledger.list(m.Baseline, session_id=sid, order_by="created_at, rowid"),
         hypotheses=ledger.list(m.Hypothesis, session_id=sid, order_by="created_at, rowid"),

@@ -12,21 +12,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from session import models as m
     from tui.commands.common import ledger_path, open_ledger, print_json
+    from tui.display import plain
 
     rows = []
+    unreadable: list[str] = []
     path = ledger_path(args)
     if path.exists():  # no ledger yet: no sessions yet
         with open_ledger(args, readonly=True) as ledger:
             rows = ledger.session_rows()
+            ledger.list(m.Session)  # validates each session row: a bad one is named below
+            unreadable = [str(r) for r in getattr(ledger, "unreadable", [])]
     if args.json:
         print_json(rows)
+        for line in unreadable:  # stdout stays the JSON list of sessions
+            print(f"gpuopt: {plain(line, 1000)}", file=sys.stderr)
         return 0
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    from tui.display import plain, shown
+    from tui.display import shown
 
     console = Console()
     if not rows:
@@ -51,4 +60,6 @@ def run(args: argparse.Namespace) -> int:
             str(r["baselines"]), str(r["hypotheses"]), str(r["variants"]), str(r["rounds"]),
         )  # fmt: skip
     console.print(table)
+    for line in unreadable:  # the rest is listed; this row is named, table and rowid
+        console.print(Text(plain(line, 1000), style="yellow"), soft_wrap=True)
     return 0

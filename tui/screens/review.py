@@ -16,6 +16,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
+from ledger import LedgerError
 from session import models as m
 from tui import bridge
 from tui.display import LIMIT, cell, plain, shown
@@ -47,6 +48,7 @@ class ReviewScreen(Screen[None]):
                     id="review-filter",
                 )
                 yield Static("", id="review-sort")
+                yield Static("", id="review-unreadable")
                 yield DataTable(id="review-sessions", cursor_type="row", zebra_stripes=True)
                 with Vertical(id="review-detail-box"):
                     yield Static("", id="review-detail")
@@ -94,6 +96,7 @@ class ReviewScreen(Screen[None]):
         }
         for r in self.rows:
             r["kept"] = kept.get(r["id"], 0)
+        led.list(m.Session)  # validates each session row: a bad one is named, not fatal
         self.fill_sessions()
         titles = {r["id"]: r["title"] for r in self.rows}
         t = self.query_one("#review-rejected", DataTable)
@@ -177,8 +180,27 @@ class ReviewScreen(Screen[None]):
                 )
             )
             return
-        view = bridge.load_view(self.ledger, sid)
-        box.update(session_summary(view))
+        try:
+            view = bridge.load_view(self.ledger, sid)
+        except LedgerError as exc:  # its own row does not read back: say which, go on
+            box.update(Text(plain(exc, 1000), style="yellow"))
+        else:
+            box.update(session_summary(view))
+        self.show_unreadable()
+
+    def show_unreadable(self) -> None:
+        """Every row met so far that does not read back, by table and rowid."""
+        rows = list(getattr(self.ledger, "unreadable", []))
+        box = self.query_one("#review-unreadable", Static)
+        box.display = bool(rows)
+        if rows:
+            box.update(
+                Text(
+                    "\n".join(plain(r, 1000) for r in rows)
+                    + "\n(left out; everything else is shown)",
+                    style="yellow",
+                )
+            )
 
     def action_open(self) -> None:
         sid = self.selected_id()
@@ -186,6 +208,11 @@ class ReviewScreen(Screen[None]):
             return
         from tui.screens.session import SessionScreen
 
+        try:
+            bridge.load_view(self.ledger, sid)
+        except LedgerError as exc:
+            self.notify(plain(exc, 1000), severity="warning", markup=False)
+            return
         self.app.push_screen(SessionScreen(sid, readonly=True))
 
     def action_filter(self) -> None:
@@ -211,7 +238,11 @@ class ReviewScreen(Screen[None]):
         sid = self.selected_id()
         if sid is None:
             return
-        session = self.ledger.get(m.Session, sid)
+        try:
+            session = self.ledger.get(m.Session, sid)
+        except LedgerError as exc:
+            self.notify(plain(exc, 1000), severity="warning", markup=False)
+            return
         target = getattr(self.app, "export_dir", None) or bridge.default_export_dir()
         try:
             path = bridge.export_record(self.ledger, session, target)

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
 
+from ledger import LedgerError
 from session import models as m
 from tui import bridge
 from tui.bridge import STEP_ORDER, STEP_TITLES, SessionView
@@ -91,6 +92,9 @@ class SessionScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="title-bar")
+        unreadable = Static("", id="unreadable")  # rows that do not read back, if any
+        unreadable.display = False
+        yield unreadable
         with Horizontal(id="main"):
             with Vertical(id="rail-box"):
                 yield StepRail(id="rail")
@@ -125,8 +129,22 @@ class SessionScreen(Screen[None]):
         panel.push_many(list(getattr(app, "telemetry_history", [])))
         # The step in front is known only once the view is read: show no pane before it,
         # so that the first frame builds one step's body, not two.
-        self.reload(show_pane=False)
+        try:
+            self.reload(show_pane=False)
+        except LedgerError as exc:  # the session's own row does not read back
+            self.cannot_read(exc)
+            return
         self.goto(self.first_open_step(), focus=True)
+
+    def cannot_read(self, exc: Exception) -> None:
+        """Say which row cannot be read (table, rowid) and go back; nothing is written."""
+        self.readonly = True
+
+        def back(_: Any) -> None:
+            if self.app.screen is self and len(self.app.screen_stack) > 2:
+                self.app.pop_screen()
+
+        self.app.push_screen(ErrorModal("This session cannot be read", str(exc)), back)
 
     def on_resize(self, event: events.Resize) -> None:
         self._apply_width(event.size.width)
@@ -178,9 +196,19 @@ class SessionScreen(Screen[None]):
                     m.StepName.DISPOSITION: len(v.dispositions),
                 },
             )
+        self.show_unreadable()
         self.update_title()
         if show_pane:
             self.pane().show(self.view)
+
+    def show_unreadable(self) -> None:
+        """Name each row of this session that does not read back; the rest is shown."""
+        rows = self.view.unreadable if self.view is not None else []
+        box = self.query_one("#unreadable", Static)
+        box.display = bool(rows)
+        if rows:
+            lines = [plain(r, 1000) for r in rows]
+            box.update(Text("\n".join(lines) + " (left out; the rest is shown)", style="yellow"))
 
     def update_title(self) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
