@@ -262,6 +262,34 @@ class GpuoptApp(App[None]):
             "Review this ledger", "sessions, rounds, rejected ideas", self._open_review
         )
 
+    # ------------------------------------------------------------------ quitting
+
+    async def action_quit(self) -> None:
+        """ctrl+q: quit at once when idle; while a baseline or round runs, ask first and
+        stop it the clean way (`s`: after the current run) before quitting."""
+        from tui.screens.modals import QuitModal
+        from tui.screens.session import SessionScreen
+
+        running = [s for s in self.screen_stack if isinstance(s, SessionScreen) and s.busy]
+        if not running:
+            self.exit()
+            return
+        job = running[-1]
+        if job.quit_when_done:
+            self.notify("Quitting after the current run…")
+            return
+        if isinstance(self.screen, QuitModal):
+            return
+
+        def answered(stop: bool | None) -> None:
+            if stop and job.busy:
+                job.quit_when_done = True
+                job.stop_work()
+            elif stop:  # it ended while the question was open
+                self.exit()
+
+        self.push_screen(QuitModal(job.busy or "job"), answered)
+
     def _open_review(self) -> None:
         from tui.screens.review import ReviewScreen
 

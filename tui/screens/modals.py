@@ -67,6 +67,41 @@ class ConfirmModal(ModalScreen[bool]):
         self.dismiss(yes)
 
 
+class QuitModal(ModalScreen[bool]):
+    """Asked on ctrl+q while a baseline or round runs: True stops it cleanly, then quits."""
+
+    BINDINGS = [
+        Binding("s,q,y", "answer(True)", "stop and quit"),
+        Binding("k,n,escape", "answer(False)", "keep running"),
+    ]
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(Text(f"A {self.kind} is running", style="bold"), id="dialog-title")
+            yield Static(
+                Text(
+                    "Quit now and the run in progress is lost with nothing said about it. "
+                    "Stop after the current run instead: what was measured is kept and the "
+                    f"{self.kind} is marked interrupted; then gpuopt quits."
+                ),
+                id="dialog-message",
+            )
+            yield Static(
+                Text.assemble(
+                    ("s", "bold"), " stop after the current run and quit   ",
+                    ("k", "bold"), " / ", ("esc", "bold"), " keep running",
+                ),
+                classes="dialog-keys",
+            )  # fmt: skip
+
+    def action_answer(self, stop: bool) -> None:
+        self.dismiss(stop)
+
+
 class FormModal(ModalScreen[Any]):
     """A few fields; `submit(values)` returns the result, raises ValidationError (shown under
     the fields) or ValueError (shown under the form); escape cancels."""

@@ -74,6 +74,7 @@ class SessionScreen(Screen[None]):
     ]
 
     busy: str | None = None
+    quit_when_done = False  # ctrl+q was answered "stop and quit": exit once the job ends
 
     def __init__(
         self, session_id: str | None, *, readonly: bool = False, draft: dict[str, str] | None = None
@@ -669,11 +670,14 @@ class SessionScreen(Screen[None]):
 
     def on_engine_progress(self, msg: EngineProgress) -> None:
         pane = self.pane(m.StepName.BASELINE if msg.kind == "baseline" else m.StepName.ROUND)
-        pane.progress(msg.progress)  # type: ignore[attr-defined]
+        if pane.built_body:  # a pane not shown yet has no bar to move
+            pane.progress(msg.progress)  # type: ignore[attr-defined]
 
     def _end(self) -> None:
         self.busy = None
         self.app.set_busy(False)  # type: ignore[attr-defined]
+        if self.quit_when_done:  # the job stopped cleanly: now quit, as was asked
+            self.app.exit()
 
     def on_engine_done(self, msg: EngineDone) -> None:
         self._end()
