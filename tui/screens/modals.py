@@ -102,6 +102,48 @@ class QuitModal(ModalScreen[bool]):
         self.dismiss(stop)
 
 
+class ConflictModal(ModalScreen[str]):
+    """A save found the record changed elsewhere since it was read: say what changed and
+    let the person choose. Dismissed with "reload", "merge" or "" (keep editing)."""
+
+    BINDINGS = [
+        Binding("r", "answer('reload')", "reload"),
+        Binding("m", "answer('merge')", "save mine onto it"),
+        Binding("escape", "answer('')", "keep editing"),
+    ]
+
+    def __init__(self, what: str, changed: list[tuple[str, str]], mine: list[str]) -> None:
+        super().__init__()
+        self.what = what
+        self.changed = changed  # (field, its stored value now), shown literally
+        self.mine = mine  # the fields this form writes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="error-dialog"):
+            yield Label(Text(f"The {self.what} was changed elsewhere", style="bold"),
+                        id="dialog-title")  # fmt: skip
+            body = Text(
+                "Since this screen read it, another gpuopt (the command line, another "
+                "window) wrote it. Nothing was saved. Stored now:\n"
+            )
+            for name, value in self.changed or [("(no field)", "written again unchanged")]:
+                body.append(f"  {name}: ", style="bold")
+                body.append(shown(value, 160))
+                body.append("\n")
+            yield Static(body, id="dialog-message")
+            yield Static(
+                Text.assemble(
+                    ("r", "bold"), " reload (your unsaved edits here are dropped)\n",
+                    ("m", "bold"), f" save your {', '.join(self.mine)} onto the stored version\n",
+                    ("esc", "bold"), " keep editing, nothing saved",
+                ),
+                classes="dialog-keys",
+            )  # fmt: skip
+
+    def action_answer(self, choice: str) -> None:
+        self.dismiss(choice)
+
+
 class FormModal(ModalScreen[Any]):
     """A few fields; `submit(values)` returns the result, raises ValidationError (shown under
     the fields) or ValueError (shown under the form); escape cancels."""

@@ -26,7 +26,7 @@ from session import models as m
 from tui import bridge
 from tui.bridge import STEP_ORDER, STEP_TITLES, SessionView
 from tui.display import plain, shown
-from tui.screens.modals import ErrorModal, FormModal
+from tui.screens.modals import ConflictModal, ErrorModal, FormModal
 from tui.screens.step_base import StepPane
 from tui.screens.steps_decide import (
     CHOICE_WORDS,
@@ -299,14 +299,48 @@ class SessionScreen(Screen[None]):
             return False
         return True
 
-    def save_session(self, session: m.Session) -> None:
+    def save_session(
+        self, session: m.Session, edited: tuple[str, ...] = ("title", "repo", "contract")
+    ) -> None:
+        """Write the session only over the version this screen read: an edit made
+        elsewhere meanwhile (e.g. `gpuopt preflight --bottleneck`) is never undone."""
+        from ledger.store import ConflictError
+
         if not self._guard():
             return
+        read = self.view.session_read if self.view is not None else None
         try:
-            self.ledger.put(session)
+            if read is None:
+                self.ledger.put(session)
+            else:
+                self.ledger.put_if_unchanged(session, read)
+        except ConflictError as exc:
+            self.show_conflict(exc, session, edited)
+            return
         except Exception as exc:  # a locked or read-only file: say so, keep the form
             self.show_error("The session was not saved", str(exc))
             return
+        self._saved(session)
+
+    def show_conflict(self, exc: Any, mine: m.Session, edited: tuple[str, ...]) -> None:
+        """What changed elsewhere; reload, or put the fields this form edits onto it."""
+        current = exc.current
+        changed = [(name, _field_text(getattr(current, name, ""))) for name in exc.changed_fields]
+
+        def chosen(choice: str | None) -> None:
+            if choice == "reload":
+                self.reload()
+                self.notify("Reloaded: the stored version is shown.", markup=False)
+            elif choice == "merge":
+                merged = m.Session.model_validate(
+                    {**current.model_dump(), **{f: getattr(mine, f) for f in edited}}
+                )
+                self.reload(show_pane=False)  # the version the merge is written over
+                self.save_session(merged, edited)
+
+        self.app.push_screen(ConflictModal("session", changed, list(edited)), chosen)
+
+    def _saved(self, session: m.Session) -> None:
         first = self.session_id is None
         self.session_id = session.id
         self.reload()
@@ -341,11 +375,32 @@ class SessionScreen(Screen[None]):
         )
         return list(similar)
 
-    def edit_hypothesis(self, h: m.Hypothesis, vals: dict[str, Any]) -> None:
+    def edit_hypothesis(self, h: m.Hypothesis, vals: dict[str, Any], force: bool = False) -> None:
+        """Write only the fields edited in the form, onto the stored hypothesis: a field
+        the command line changed meanwhile stays; one changed on both sides is asked."""
         if not self._guard():
             return
+        edited = {
+            k: v for k, v in vals.items() if _form_value(getattr(h, k, None)) != _form_value(v)
+        }
+        if not edited:
+            self.notify("Nothing changed.", markup=False)
+            return
+        stored = self.ledger.get(m.Hypothesis, h.id) or h
+        clash = [k for k in edited if getattr(stored, k) != getattr(h, k)]
+        if clash and not force:
+
+            def chosen(choice: str | None) -> None:
+                if choice == "reload":
+                    self.reload()
+                elif choice == "merge":
+                    self.edit_hypothesis(stored, vals, force=True)
+
+            changed = [(k, _field_text(getattr(stored, k))) for k in clash]
+            self.app.push_screen(ConflictModal("hypothesis", changed, list(edited)), chosen)
+            return
         try:
-            new = bridge.edit_hypothesis(self.ledger, h, vals)
+            new = bridge.edit_hypothesis(self.ledger, stored, edited)
         except bridge.engine_errors() as exc:
             self.show_error("Hypothesis not saved", str(exc))
             return
@@ -705,6 +760,20 @@ class SessionScreen(Screen[None]):
 
     def telemetry_sample(self, sample: m.TelemetrySample) -> None:
         self.query_one(TelemetryPanel).push(sample)
+
+
+def _form_value(value: Any) -> Any:
+    """A model's field as a form field holds it (enums by value, None as empty)."""
+    if value is None:
+        return ""
+    return value.value if hasattr(value, "value") else value
+
+
+def _field_text(value: Any) -> str:
+    """A stored field's value in one line, for a conflict notice."""
+    if hasattr(value, "model_dump_json"):
+        return str(value.model_dump_json())
+    return str(getattr(value, "value", value))
 
 
 HELP_TEXT = """\

@@ -514,6 +514,7 @@ class HypothesesPane(StepPane):
     ]
 
     editing: str | None = None
+    editing_from: m.Hypothesis | None = None
 
     def body(self) -> ComposeResult:
         yield DataTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
@@ -637,7 +638,9 @@ class HypothesesPane(StepPane):
         vals = self.values()
         screen = self.session_screen
         if self.editing:
-            old = view.hypothesis(self.editing)
+            # the version the form was filled from: what the person changed is told
+            # apart from what changed in the ledger since
+            old = self.editing_from or view.hypothesis(self.editing)
             if old is None:
                 return
             try:
@@ -684,6 +687,7 @@ class HypothesesPane(StepPane):
         if h is None or self.readonly:
             return
         self.editing = h.id
+        self.editing_from = h
         for f in self.fields():
             v = getattr(h, f.field_name)
             f.value = "" if v is None else (v.value if hasattr(v, "value") else str(v))
