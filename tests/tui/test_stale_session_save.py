@@ -137,3 +137,27 @@ async def test_a_hypothesis_edit_keeps_a_field_the_cli_changed(tmp_path: Path) -
         got = ledger.get(m.Hypothesis, h.id)
     assert got is not None and got.title == "a new title"
     assert got.mechanism == "from the shell"
+
+
+@sync
+async def test_saving_the_preflight_keeps_an_answer_given_elsewhere(tmp_path: Path) -> None:
+    from tui_helpers import SID, sample_ledger
+
+    db = sample_ledger(tmp_path / "l.db")
+    app = steady_app(db, session_id=SID)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        screen.goto(m.StepName.PREFLIGHT, focus=True)
+        await settle(pilot)
+        cli(db, "preflight", SID, "--measured", "lifetime=from the shell")
+        pane = screen.pane()
+        pane.query_one("#field-backing-text", Field).value = "pinned host memory"
+        pane.action_save()
+        await settle(pilot)
+        assert isinstance(app.screen, SessionScreen)
+    with Ledger.open(db, readonly=True) as ledger:
+        got = {a.question.value: a.text for a in ledger.list(m.PreflightAnswer, session_id=SID)}
+    assert got["lifetime"] == "from the shell"
+    assert got["backing"] == "pinned host memory"

@@ -442,9 +442,13 @@ class PreflightPane(StepPane):
             return f"{n} of {len(QUESTIONS)} answered; ctrl+s saves what you wrote."
         return "write hypotheses before editing code (n)."
 
+    filled: dict[m.PreflightQuestion, tuple[str, str, str]]
+
     def refresh_body(self, view: SessionView | None) -> None:
         if view is None:
             return
+        # what the form shows now: a save writes only the questions edited since
+        self.filled = {a.question: _answer_key(a) for a in view.preflight}
         for a in view.preflight:
             q = a.question.value
             self.query_one(f"#field-{q}-kind", Field).value = a.kind.value
@@ -473,6 +477,9 @@ class PreflightPane(StepPane):
             existing = next((a for a in view.preflight if a.question is q), None)
             if kind == "unknown" and not text.strip() and existing is None:
                 continue
+            shown_before = getattr(self, "filled", {}).get(q, ("unknown", "", ""))
+            if (kind, area or "", text) == shown_before:
+                continue  # not edited here: whatever is stored (maybe newer) stays
             try:
                 answers.append(
                     m.PreflightAnswer(
@@ -490,7 +497,42 @@ class PreflightPane(StepPane):
                 fields[target].set_error(msgs)
         if bad:
             return
+        if not answers:
+            self.notify("Nothing changed.", markup=False)
+            return
+        stored = {
+            a.question: _answer_key(a)
+            for a in self.session_screen.ledger.list(m.PreflightAnswer, session_id=view.session.id)
+        }
+        filled = getattr(self, "filled", {})
+        clash = [
+            a.question
+            for a in answers
+            if stored.get(a.question, ("unknown", "", ""))
+            != filled.get(a.question, ("unknown", "", ""))
+        ]
+        if clash:  # answered elsewhere meanwhile, and edited here too: ask
+            from tui.screens.modals import ConflictModal
+
+            def chosen(choice: str | None) -> None:
+                if choice == "reload":
+                    self.session_screen.reload()
+                elif choice == "merge":
+                    self.session_screen.save_models(
+                        *answers, note=f"saved {len(answers)} answer(s)"
+                    )
+
+            changed = [(q.value, " · ".join(x for x in stored.get(q, ()) if x)) for q in clash]
+            self.app.push_screen(
+                ConflictModal("preflight", changed, [a.question.value for a in answers]), chosen
+            )
+            return
         self.session_screen.save_models(*answers, note=f"saved {len(answers)} answer(s)")
+
+
+def _answer_key(a: m.PreflightAnswer) -> tuple[str, str, str]:
+    """An answer as the form holds it: kind, concern area, text."""
+    return (a.kind.value, a.concern_area.value if a.concern_area else "", a.text)
 
 
 # ---------------------------------------------------------------------------- hypotheses
