@@ -309,6 +309,16 @@ def _reason(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+def _cut_sql(column: str, chars: int) -> str:
+    """`column` cut to `chars` characters when it is much longer. SQLite's text functions
+    stop at a NUL, so a value holding one (its bytes tell) is left whole."""
+    raw = f"CAST({column} AS BLOB)"
+    return (
+        f"CASE WHEN length({raw}) > {4 * chars} AND instr({raw}, x'00') = 0 "
+        f"THEN substr({column}, 1, {chars}) ELSE {column} END"
+    )
+
+
 class Ledger:
     """The gpuopt ledger: one SQLite file, opened under the durability rules."""
 
@@ -465,11 +475,15 @@ class Ledger:
 
     # ------------------------------------------------------------------ sessions
 
-    def session_rows(self) -> builtins.list[dict[str, Any]]:
-        """One summary row per session, newest first, for listings."""
+    def session_rows(self, cut: bool = True) -> builtins.list[dict[str, Any]]:
+        """One summary row per session, newest first, for listings. `cut`: titles and paths
+        cut at lengths no listing shows, so a 20 MB title costs no more than a short one."""
+        title, repo = (
+            (_cut_sql("s.title", 1000), _cut_sql("s.repo", 4096)) if cut else ("s.title", "s.repo")
+        )
         return self.query(
-            """
-            SELECT s.id, s.title, s.repo, s.created_at,
+            f"""
+            SELECT s.id, {title} AS title, {repo} AS repo, s.created_at,
                    (SELECT COUNT(*) FROM baselines b WHERE b.session_id = s.id) AS baselines,
                    (SELECT COUNT(*) FROM hypotheses h WHERE h.session_id = s.id) AS hypotheses,
                    (SELECT COUNT(*) FROM variants v WHERE v.session_id = s.id) AS variants,

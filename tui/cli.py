@@ -101,7 +101,9 @@ def _accept_ledger_everywhere(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"gpuopt: {message}", file=sys.stderr)
+    from tui.display import plain  # error lines quote stored names: never raw controls
+
+    print(f"gpuopt: {plain(message, 2000)}", file=sys.stderr)
     return code
 
 

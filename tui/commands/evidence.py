@@ -64,6 +64,7 @@ def add(args: argparse.Namespace) -> int:
     from session.hypotheses import HypothesisError, get
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
+    from tui.display import plain
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
@@ -91,7 +92,7 @@ def add(args: argparse.Namespace) -> int:
     if args.json:
         print_json(e.model_dump(mode="json"))
     else:
-        print(f"{e.id}  {e.kind.value}  {ev.describe(e)}")
+        print(f"{plain(e.id)}  {e.kind.value}  {plain(ev.describe(e))}")
     return 0
 
 
@@ -99,6 +100,7 @@ def list_(args: argparse.Namespace) -> int:
     from session import models as m
     from session.evidence import describe
     from tui.commands.common import open_ledger, print_json, session_of
+    from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
@@ -115,5 +117,8 @@ def list_(args: argparse.Namespace) -> int:
             )
             if x
         )
-        print(f"{e.id}  {e.kind.value:<13} {links:<30} {e.title} — {describe(e)}")
+        print(
+            f"{plain(e.id)}  {e.kind.value:<13} {plain(links):<30} {plain(e.title)} — "
+            f"{plain(describe(e))}"
+        )
     return 0

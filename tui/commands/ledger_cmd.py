@@ -43,7 +43,7 @@ def check(args: argparse.Namespace) -> int:
         print_json(report)
     else:
         state = "ok" if not problems else f"{len(problems)} problem(s)"
-        print(f"{report['path']}: {state}")
+        print(f"{plain(report['path'])}: {state}")
         if ledger.newer:
             print("written by a newer gpuopt: opened read-only")
         for p in problems:

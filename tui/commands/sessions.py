@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     path = ledger_path(args)
     if path.exists():  # no ledger yet: no sessions yet
         with open_ledger(args, readonly=True) as ledger:
-            rows = ledger.session_rows()
+            rows = ledger.session_rows(cut=not args.json)  # JSON keeps whole values
             ledger.list(m.Session)  # validates each session row: a bad one is named below
             unreadable = [str(r) for r in getattr(ledger, "unreadable", [])]
     if args.json:
