@@ -53,6 +53,10 @@ def suggest_class(stats: Sequence[Any]) -> tuple[str | None, str]:
     if not stats:
         return None, "no outputs were compared"
     names = lambda pred: ", ".join(str(_get(s, "output")) for s in stats if pred(s))  # noqa: E731
+    if any(_get(s, "none_on", "") for s in stats):
+        gone = [s for s in stats if _get(s, "none_on", "")]
+        words = ", ".join(f"{_get(s, 'output')} on the {_get(s, 'none_on')} side" for s in gone)
+        return None, f"gradient is None ({words})"
     if not all(_get(s, "shape_equal", True) for s in stats):
         return None, f"shape differs ({names(lambda s: not _get(s, 'shape_equal', True))})"
     if all(_get(s, "bit_identical", False) for s in stats):
@@ -113,4 +117,11 @@ def audit_deltas(base: Any, new: Any) -> list[str]:
     a, b = _get(base, "peak_bytes"), _get(new, "peak_bytes")
     if a is not None and b is not None:
         out.append("peak unchanged" if a == b else f"peak {format_bytes(b - a, signed=True)}")
+    a, b = _get(base, "allocated_bytes"), _get(new, "allocated_bytes")
+    if a is not None and b is not None:
+        out.append(
+            "allocated per call unchanged"
+            if a == b
+            else f"allocated per call {format_bytes(b - a, signed=True)}"
+        )
     return out

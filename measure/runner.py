@@ -61,6 +61,8 @@ class RunResult:
     ended_us: int
     error: str = ""  # one line saying what went wrong, if anything
     containment: str = ""  # how its descendants were collected (measure.orphans)
+    minor_faults: int | None = None  # page faults of the process (rusage of wait4)
+    major_faults: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -353,7 +355,7 @@ def run_command(
         peak = int(rusage.ru_maxrss) * 1024  # KiB on Linux
     stdout_tail, stderr_tail = out.text(), err.text()
 
-    return finish(
+    result = finish(
         timed_out=timed_out,
         timeout_s=timeout_s,
         exit_code=exit_code,
@@ -370,6 +372,9 @@ def run_command(
         env=full_env,
         containment=orphans.containment(),
     )
+    if rusage is not None:
+        result.minor_faults, result.major_faults = int(rusage.ru_minflt), int(rusage.ru_majflt)
+    return result
 
 
 def finish(

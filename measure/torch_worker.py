@@ -196,6 +196,10 @@ class Workload:
         self.dtype = dtype
         self.source = source
         self.cotangents: dict[str, torch.Tensor] = {}
+        self.warnings: list[str] = []  # what the check should tell a reader about this side
+        self.layout: list[list[Any]] = []  # [name, shape] of the re-initialised tensors
+        self.reinit_count = 0
+        self.module: Any = None  # the nn.Module whose parameters and buffers are re-initialised
 
     def __call__(self) -> Any:
         return self.fn(*self.inputs, **self.kwargs)
@@ -230,12 +234,27 @@ def load_workload(
     dtype: torch.dtype | None,
     seed: int,
     training: bool,
+    inputs_from: str | None = None,
+    reinit: bool = False,
 ) -> Workload:
+    """Load a workload; `inputs_from` (a KernelBench file, the reference's) supplies
+    get_inputs/get_init_inputs, and `reinit` re-initialises parameters and buffers at random."""
     _import_root(root)
     if kind == "torch":
-        return _load_callable(spec, device, dtype, seed, training)
+        w = _load_callable(spec, device, dtype, seed, training)
+        params = [(n, p, False) for n, p in w.params.items() if isinstance(p, torch.Tensor)]
+        if reinit and isinstance(w.module, torch.nn.Module):
+            named: list[tuple[str, torch.Tensor, bool]] = [
+                (n, p, False) for n, p in w.module.named_parameters()
+            ]
+            named += [(n, b, True) for n, b in w.module.named_buffers()]
+            w.reinit_count = reinit_(named, seed)
+            w.layout = [[n, list(t.shape)] for n, t, _ in named]
+        elif params:
+            w.layout = [[n, list(t.shape)] for n, t, _ in params]
+        return w
     if kind == "kernelbench":
-        return _load_kernelbench(spec, root, device, dtype, seed, training)
+        return _load_kernelbench(spec, root, device, dtype, seed, training, inputs_from, reinit)
     raise WorkloadError(f"unknown workload kind {kind!r} (torch or kernelbench)")
 
 
@@ -300,7 +319,7 @@ def _load_callable(
             if isinstance(p, torch.Tensor) and p.is_leaf:
                 p.requires_grad_(False)
     names = made.get("names")
-    return Workload(
+    w = Workload(
         made["fn"],
         inputs,
         dict(made.get("kwargs") or {}),
@@ -310,6 +329,8 @@ def _load_callable(
         dtype,
         spec,
     )
+    w.module = params_raw if isinstance(params_raw, torch.nn.Module) else None
+    return w
 
 
 def _load_kernelbench(
@@ -319,38 +340,48 @@ def _load_kernelbench(
     dtype: torch.dtype | None,
     seed: int,
     training: bool,
+    inputs_from: str | None = None,
+    reinit: bool = False,
 ) -> Workload:
     path = spec if os.path.isabs(spec) else os.path.join(root, spec)
     if not os.path.isfile(path):
         raise WorkloadError(f"no problem file {spec} in {root}")
-    mod_name = "gpuopt_problem_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
-    module_spec = importlib.util.spec_from_file_location(mod_name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise WorkloadError(f"cannot load {spec}")
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[mod_name] = module
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as exc:
-        raise WorkloadError(f"cannot import {spec}: {type(exc).__name__}: {exc}") from exc
+    module = _exec_file(path, "gpuopt_problem_", spec)
     cls = getattr(module, "ModelNew", None) or getattr(module, "Model", None)
+    source = module
+    warnings: list[str] = []
+    if inputs_from and os.path.isfile(inputs_from):
+        # KernelBench's own rule: the reference's inputs drive both sides, so a candidate
+        # cannot pass by changing what it is given.
+        source = _exec_file(inputs_from, "gpuopt_reference_", inputs_from)
+        for name in ("get_inputs", "get_init_inputs"):
+            mine, theirs = getattr(module, name, None), getattr(source, name, None)
+            if callable(mine) and callable(theirs) and _code_of(mine) != _code_of(theirs):
+                warnings.append(
+                    f"the variant's file redefines {name}(); the reference's is used on both sides"
+                )
     for name in ("get_inputs", "get_init_inputs"):
-        if not callable(getattr(module, name, None)):
+        if not callable(getattr(source, name, None)):
             raise WorkloadError(f"{spec} has no {name}()")
     if cls is None:
         raise WorkloadError(f"{spec} defines neither ModelNew nor Model")
     _seed_all(seed)
-    init = list(module.get_init_inputs())
+    init = list(source.get_init_inputs())
     _seed_all(seed)
     model = cls(*init)
     model = model.to(device=device)
     if dtype is not None:
         model = model.to(dtype=dtype)
+    named: list[tuple[str, torch.Tensor, bool]] = [
+        (n, p, False) for n, p in model.named_parameters()
+    ]
+    named += [(n, b, True) for n, b in model.named_buffers()]
+    reinit_count = reinit_(named, seed) if reinit else 0
     model.train(training)
     if not training:
         model.requires_grad_(False)
     _seed_all(seed)
-    inputs = _to(list(module.get_inputs()), device, dtype)
+    inputs = _to(list(source.get_inputs()), device, dtype)
     if training:
         inputs = [
             x.detach().requires_grad_(True)
@@ -360,7 +391,32 @@ def _load_kernelbench(
         ]
     params: dict[str, torch.Tensor] = dict(model.named_parameters()) if training else {}
     used = "ModelNew" if getattr(module, "ModelNew", None) is not None else "Model"
-    return Workload(model, inputs, {}, params, None, device, dtype, f"{spec}:{used}")
+    w = Workload(model, inputs, {}, params, None, device, dtype, f"{spec}:{used}")
+    w.warnings, w.module, w.reinit_count = warnings, model, reinit_count
+    w.layout = [[n, list(t.shape)] for n, t, _ in named]
+    return w
+
+
+def _exec_file(path: str, prefix: str, label: str) -> Any:
+    mod_name = prefix + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    module_spec = importlib.util.spec_from_file_location(mod_name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise WorkloadError(f"cannot load {label}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[mod_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        raise WorkloadError(f"cannot import {label}: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def _code_of(fn: Any) -> Any:
+    try:
+        return inspect.getsource(fn).strip()
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        return (code.co_code, code.co_consts) if code is not None else repr(fn)
 
 
 # ---------------------------------------------------------------------------- running
@@ -441,6 +497,104 @@ def _l2_buffer(device: torch.device) -> torch.Tensor | None:
     return torch.empty(nbytes // 4, dtype=torch.int32, device=device)
 
 
+METRIC_LABELS = {
+    "median": "time per call (ms), median of the calls after warm-up",
+    "min": "time per call (ms), fastest call after warm-up",
+}
+# Environment variables that change what a timed call does; recorded with every run.
+_RECORDED_ENV = ("GPUOPT_TORCH_", "GPUOPT_PRELOAD", "MALLOC_", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+STEADY_CALLS = 5  # warm-up is steady when this many calls in a row agree
+
+
+def _faults() -> tuple[int, int]:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return int(r.ru_minflt), int(r.ru_majflt)
+
+
+def _status_bytes(key: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _memory() -> dict[str, Any]:
+    """This process's resident memory now and at its peak, and its RSS right after import."""
+    return {
+        "rss_bytes": _status_bytes("VmRSS"),
+        "peak_rss_bytes": _status_bytes("VmHWM"),
+        "rss_after_import_bytes": _RSS_AT_IMPORT,
+    }
+
+
+_RSS_AT_IMPORT = _status_bytes("VmRSS")
+
+
+def _options(job: dict[str, Any]) -> dict[str, Any]:
+    """Every setting in force for a timed replicate, wherever it was set (flag or env)."""
+    stat = str(job.get("stat", "median"))
+    return {
+        "metric": METRIC_LABELS.get(stat, stat),
+        "stat": stat,
+        "warmup_min_calls": int(job.get("warmup", 3)),
+        "warmup_max_calls": int(job.get("warmup_max", 50)),
+        "warmup_tol": float(job.get("warmup_tol", 0.05)),
+        "warmup_max_s": float(job.get("warmup_max_s", 5.0)),
+        "min_samples": int(job.get("min_samples", 10)),
+        "max_samples": int(job.get("max_samples", 200)),
+        "min_time_s": float(job.get("min_time", 0.2)),
+        "l2_flush": bool(job.get("l2_flush", True)),
+        "threads": torch.get_num_threads(),
+        "env": {
+            k: v
+            for k, v in sorted(os.environ.items())
+            if k.startswith(_RECORDED_ENV) and not k.startswith("GPUOPT_TORCH_DEVICE_")
+        },
+    }
+
+
+def warm_up(
+    w: Workload,
+    training: bool,
+    seed: int,
+    min_calls: int,
+    max_calls: int,
+    tol: float,
+    max_s: float,
+) -> dict[str, Any]:
+    """Call until the per-call time is steady: the last STEADY_CALLS calls within `tol` of
+    their median (at least `min_calls`, at most `max_calls` or `max_s` seconds). A first call
+    that raises ends the replicate here, before anything is timed."""
+    times: list[float] = []
+    started = time.perf_counter()
+    steady = False
+    need = max(min_calls, STEADY_CALLS)
+    while True:
+        t0 = time.perf_counter()
+        step(w, training, seed)
+        _sync(w.device)
+        times.append((time.perf_counter() - t0) * 1e3)
+        if len(times) >= need:
+            last = times[-STEADY_CALLS:]
+            mid = statistics.median(last)
+            if mid > 0 and (max(last) - min(last)) <= tol * mid:
+                steady = True
+                break
+        if len(times) >= max(max_calls, min_calls) or time.perf_counter() - started >= max_s:
+            break
+    return {
+        "warmup_calls": len(times),
+        "steady": steady,
+        "warmup_last_ms": [round(t, 6) for t in times[-STEADY_CALLS:]],
+    }
+
+
 def time_workload(
     w: Workload,
     training: bool,
@@ -451,15 +605,17 @@ def time_workload(
     min_time_s: float,
     l2_flush: bool = True,
     stat: str = "median",
+    warmup_max: int = 50,
+    warmup_tol: float = 0.05,
+    warmup_max_s: float = 5.0,
 ) -> dict[str, Any]:
-    """Median milliseconds per call: CUDA events around each call after an L2 flush on a GPU,
-    perf_counter on a CPU. Warm-up calls are not counted."""
-    for _ in range(max(0, warmup)):
-        step(w, training, seed)
-    _sync(w.device)
+    """Milliseconds per call after a steady-state warm-up: CUDA events around each call after
+    an L2 flush on a GPU, perf_counter on a CPU. Warm-up calls are not counted."""
+    warm = warm_up(w, training, seed, warmup, warmup_max, warmup_tol, warmup_max_s)
     samples: list[float] = []
     flush = _l2_buffer(w.device) if l2_flush else None
     cuda_events = w.device.type == "cuda" and hasattr(torch.cuda, "Event")
+    faults0 = _faults()
     if cuda_events:
         pairs: list[tuple[Any, Any]] = []
         started = time.perf_counter()
@@ -492,12 +648,14 @@ def time_workload(
             _sync(w.device)
             samples.append((time.perf_counter() - t0) * 1e3)
         clock = "perf_counter"
+    faults1 = _faults()
     # The median is the default; `min` suits CPUs shared with other tenants (a VM), where a
     # process's median swings with the neighbours' load but its fastest calls do not.
     value = min(samples) if stat == "min" else statistics.median(samples)
-    return {
+    out: dict[str, Any] = {
         METRIC_KEY: value,
         "stat": stat,
+        "metric": METRIC_LABELS.get(stat, stat),
         "median": statistics.median(samples),
         "unit": "ms",
         "samples": len(samples),
@@ -505,8 +663,22 @@ def time_workload(
         "max": max(samples),
         "clock": clock,
         "warmup": warmup,
+        **warm,
         "l2_flush_bytes": int(flush.numel() * 4) if flush is not None else 0,
+        # Page faults of the timed calls: a call that faults its memory in again each time
+        # is timing the allocator (glibc gives large blocks back to the OS on free).
+        "minor_faults_per_call": (faults1[0] - faults0[0]) / len(samples),
+        "major_faults_per_call": (faults1[1] - faults0[1]) / len(samples),
+        "minor_faults": faults1[0],
+        "major_faults": faults1[1],
     }
+    out.update(_memory())
+    if not warm["steady"]:
+        out["warning"] = (
+            f"the per-call time did not settle in {warm['warmup_calls']} warm-up calls "
+            f"(last: {', '.join(f'{t:.3g}' for t in warm['warmup_last_ms'])} ms)"
+        )
+    return out
 
 
 # ---------------------------------------------------------------------------- audit
@@ -594,15 +766,20 @@ def audit_workload(w: Workload, training: bool, seed: int) -> dict[str, Any]:
             - stats_before.get("allocation.all.allocated", 0)
         )
         result["peak_bytes"] = int(stats.get("allocated_bytes.all.peak", 0))
+        result["allocated_bytes"] = int(
+            stats.get("allocated_bytes.all.allocated", 0)
+            - stats_before.get("allocated_bytes.all.allocated", 0)
+        )
         result["peak_source"] = "torch.cuda.memory_stats allocated_bytes.all.peak"
     else:
+        # The whole process's high-water mark, torch included: kept, but not the step's peak
+        # (the profiler's allocation events below give that).
         reset = _vmhwm_reset()
         step(w, training, seed)
         peak = _vmhwm_bytes()
-        result["peak_bytes"] = peak if reset else None
-        result["peak_source"] = "VmHWM after clear_refs" if reset else ""
+        result["process_peak_bytes"] = peak if reset else None
         if not reset:
-            result["notes"].append("could not reset VmHWM (/proc/self/clear_refs): no peak")
+            result["notes"].append("could not reset VmHWM (/proc/self/clear_refs): no process peak")
     # Then operators and kernels under the profiler.
     activities = [ProfilerActivity.CPU]
     if w.device.type == "cuda":
@@ -645,41 +822,279 @@ def audit_workload(w: Workload, training: bool, seed: int) -> dict[str, Any]:
         result["kernel_launches"] = len(computing)
         result["notes"].append("CPU: kernel launches are computing top-level aten ops")
         try:
-            allocs = [
-                k
+            sizes = [
+                int(k.nbytes())
                 for k in prof.profiler.kineto_results.events()  # type: ignore[union-attr,unused-ignore]
-                if k.name() == "[memory]" and k.nbytes() > 0
+                if k.name() == "[memory]"
             ]
-            result["allocation_count"] = len(allocs)
+            result["allocation_count"] = sum(1 for b in sizes if b > 0)
+            result["allocated_bytes"] = sum(b for b in sizes if b > 0)
+            # The step's own peak: the running sum of allocations and frees, in call order.
+            live = top_live = 0
+            for b in sizes:
+                live += b
+                top_live = max(top_live, live)
+            result["peak_bytes"] = top_live
+            result["peak_source"] = "profiler allocation events of one call (step peak)"
         except Exception:
             result["allocation_count"] = None
-            result["notes"].append("allocation count not available from this torch")
+            result["peak_bytes"] = None
+            result["notes"].append("allocation figures not available from this torch")
     result["top_ops"] = top
     return result
 
 
 # ---------------------------------------------------------------------------- outputs
 
+# Extra trials on the first seed's inputs, transformed: what randn inputs never show.
+STRESS_KINDS = ("x100", "x1e-3", "zeros", "nan_inf")
+CHUNK = 1 << 20  # elements compared at once: float64 temporaries of 8 MiB each
+ULP_SAMPLE = 1 << 16  # ULP values kept per output and trial for the quantiles
+_REINIT_SALT = 104729
+_INJECT_SALT = 31337
+INDEX = "index.json"
+
+
+def stress_inputs(inputs: list[Any], kind: str, seed: int) -> list[Any]:
+    """A stress trial's inputs: scaled ×100 or ×1e-3, zeros, or NaN, +Inf, -Inf injected."""
+    out: list[Any] = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            out.append(x)
+            continue
+        with torch.no_grad():
+            if kind == "x100":
+                y = x * 100
+            elif kind == "x1e-3":
+                y = x * 1e-3
+            elif kind == "zeros":
+                y = torch.zeros_like(x)
+            elif kind == "nan_inf":
+                y = x.detach().clone().contiguous()
+                flat = y.view(-1)
+                # float8 formats without an Inf would turn it into NaN: leave them as they are
+                if flat.numel() and x.element_size() > 1:
+                    gen = torch.Generator().manual_seed(seed + _INJECT_SALT + i)
+                    idx = torch.randperm(flat.numel(), generator=gen)[:3].to(flat.device)
+                    special = torch.tensor([math.nan, math.inf, -math.inf], dtype=flat.dtype)
+                    flat[idx] = special[: idx.numel()].to(flat.device)
+            else:
+                raise WorkloadError(f"unknown stress kind {kind!r}")
+        out.append(y.detach().requires_grad_(x.requires_grad))
+    return out
+
+
+def reinit_(named: list[tuple[str, torch.Tensor, bool]], seed: int) -> int:
+    """Random values in every floating parameter and buffer, chosen by position and seed, so
+    both sides get the same ones: weights at their init values (1 and 0) prove nothing.
+
+    Matrices get U(±1/√fan_in), vectors U(−1, 1), buffers U(0.5, 1.5) (a running variance
+    stays positive). Returns how many tensors were set.
+    """
+    count = 0
+    with torch.no_grad():
+        for i, (_name, t, is_buffer) in enumerate(named):
+            if not t.is_floating_point() or t.numel() == 0:
+                continue
+            gen = torch.Generator().manual_seed(seed * 1_000_003 + _REINIT_SALT + i)
+            u = torch.rand(tuple(t.shape), generator=gen, dtype=torch.float64)
+            if is_buffer:
+                v = 0.5 + u
+            elif t.dim() >= 2:
+                v = (2 * u - 1) / math.sqrt(max(1, t[0].numel()))
+            else:
+                v = 2 * u - 1
+            t.copy_(v.to(dtype=t.dtype))
+            count += 1
+    return count
+
+
+def _to_cpu(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous CPU copy (one copy, never a view: a later call may overwrite the storage)."""
+    t = t.detach()
+    out = torch.empty(tuple(t.shape), dtype=t.dtype, device="cpu")
+    return out.copy_(t)
+
+
+def capture_step(
+    w: Workload, training: bool, seed: int
+) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """One call's outputs (and gradients on a training path) on the CPU, and the names of the
+    gradients that are None (a parameter or input the call did not use)."""
+    outs = step(w, training, seed)
+    _sync(w.device)
+    named = {k: _to_cpu(v) for k, v in outs.items()}
+    del outs
+    none: list[str] = []
+    if training:
+        for name, leaf in w.grad_leaves().items():
+            if leaf.grad is None:
+                none.append(f"grad:{name}")
+            else:
+                named[f"grad:{name}"] = _to_cpu(leaf.grad)
+    return named, none
+
+
+def _flat_chunks(a: torch.Tensor, b: torch.Tensor) -> Any:
+    fa, fb = a.reshape(-1), b.reshape(-1)
+    for lo in range(0, fa.numel(), CHUNK):
+        yield lo, fa[lo : lo + CHUNK], fb[lo : lo + CHUNK]
+
+
+def bit_diffs(a: torch.Tensor, b: torch.Tensor) -> int:
+    """How many elements differ bit for bit (every element when the shapes differ)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return max(a.numel(), b.numel(), 1)
+    width = _INT_OF.get(a.element_size() * 8) if a.dtype.is_floating_point else None
+    n = 0
+    for _lo, x, y in _flat_chunks(a, b):
+        if width is not None:
+            n += int((x.contiguous().view(width) != y.contiguous().view(width)).sum())
+        else:
+            n += int((x != y).sum())
+    return n
+
+
+def _digest(inputs: list[Any]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            t = x.detach().to("cpu").contiguous()
+            h.update(f"{tuple(t.shape)}{t.dtype}".encode())
+            h.update(t.view(torch.uint8).reshape(-1).numpy().tobytes() if t.numel() else b"")
+        else:
+            h.update(repr(x).encode())
+    return h.hexdigest()[:16]
+
+
+def read_index(path: str) -> dict[str, Any]:
+    with open(os.path.join(path, INDEX)) as f:
+        return dict(json.load(f))
+
+
+def load_trial(path: str, entry: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """One trial's saved tensors, memory-mapped: pages are read as the comparison reaches them."""
+    return dict(torch.load(os.path.join(path, entry["file"]), mmap=True, weights_only=True))
+
 
 def capture(job: dict[str, Any], device: torch.device, dtype: torch.dtype | None) -> dict:
-    trials = []
-    source = ""
+    """Run the trials one at a time: save each (when asked) and compare it with the reference's
+    saved trial (when asked) before the next one runs, so memory holds one trial at a time."""
     training = bool(job.get("training"))
-    for i in range(int(job.get("trials", 5))):
-        seed = int(job.get("seed", 0)) + i
-        w = load_workload(job["kind"], job["spec"], job["root"], device, dtype, seed, training)
-        source = w.source
-        outs = step(w, training, seed)
-        _sync(device)
-        named = {k: v.detach().to("cpu").clone() for k, v in outs.items()}
-        if training:
-            for name, leaf in w.grad_leaves().items():
-                g = leaf.grad
-                named[f"grad:{name}"] = (
-                    g.detach().to("cpu").clone() if g is not None else torch.tensor(float("nan"))
-                )
-        trials.append({"seed": seed, "outputs": named})
-    return {"source": source, "trials": trials}
+    seed0 = int(job.get("seed", 0))
+    n = int(job.get("trials", 5))
+    stress = bool(job.get("stress", True))
+    repeat = bool(job.get("repeat", True))
+    reinit = bool(job.get("reinit", True))
+    save, ref_dir = job.get("save"), job.get("compare_to")
+    ref_index = read_index(ref_dir) if ref_dir else None
+    plan = [(seed0 + i, "random") for i in range(n)]
+    if stress:
+        plan += [(seed0, k) for k in STRESS_KINDS]
+    comparer = Comparer(bool(job.get("exact"))) if ref_index is not None else None
+    if save:
+        os.makedirs(save, exist_ok=True)
+    trials: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    repeat_diffs: dict[str, int] = {}
+    source, layout, reinit_count = "", [], 0
+    first: dict[str, Any] = {}
+    for seed, kind in plan:
+        w = load_workload(
+            job["kind"],
+            job["spec"],
+            job["root"],
+            device,
+            dtype,
+            seed,
+            training,
+            inputs_from=job.get("inputs_from"),
+            reinit=reinit,
+        )
+        source, layout, reinit_count = w.source, w.layout, w.reinit_count
+        warnings += [x for x in w.warnings if x not in warnings]
+        if kind != "random":
+            if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in w.inputs):
+                continue  # nothing to scale: both sides skip it alike
+            w.inputs = stress_inputs(w.inputs, kind, seed)
+        digest = _digest(w.inputs) if job["kind"] == "torch" else None
+        outs, none = capture_step(w, training, seed)
+        if repeat and kind == "random":
+            again, _ = capture_step(w, training, seed)
+            for name, t in outs.items():
+                other = again.get(name)
+                diff = t.numel() if other is None else bit_diffs(t, other)
+                if diff:
+                    repeat_diffs[name] = repeat_diffs.get(name, 0) + diff
+            del again
+        del w
+        entry = {
+            "seed": seed,
+            "kind": kind,
+            "file": f"trial-{len(trials):03d}.pt",
+            "none_grads": none,
+            "inputs_digest": digest,
+        }
+        if not first:
+            first = {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in outs.items()}
+        if save:
+            torch.save(outs, os.path.join(str(save), str(entry["file"])))
+        if comparer is not None and ref_index is not None:
+            ref_trials = ref_index.get("trials", [])
+            if len(trials) < len(ref_trials):
+                ref_entry = ref_trials[len(trials)]
+                ref_outs = load_trial(str(ref_dir), ref_entry)
+                comparer.add(ref_entry, ref_outs, entry, outs)
+                del ref_outs
+            else:
+                comparer.problems.append(f"the reference has no trial {len(trials)} ({kind})")
+        trials.append(entry)
+        del outs
+    index = {
+        "format": 2,
+        "source": source,
+        "training": training,
+        "trials": trials,
+        "warnings": warnings,
+        "repeat_diffs": repeat_diffs,
+        "layout": layout,
+    }
+    options = {
+        "trials": n,
+        "seeds": [s for s, k in plan if k == "random"],
+        "inputs": (
+            "the reference's get_inputs()/get_init_inputs()"
+            if job.get("inputs_from")
+            else "this side's own"
+        ),
+        "reinit": f"{reinit_count} parameter/buffer tensors re-initialised at random (by "
+        f"position and seed)"
+        if reinit and reinit_count
+        else ("off" if not reinit else "nothing to re-initialise"),
+        "stress": [k for k in STRESS_KINDS if any(t["kind"] == k for t in trials)] or "off",
+        "repeat_check": repeat,
+        "rel_and_ulp_over": "|ref| > atol (differences where |ref| <= atol are counted apart)",
+        "ulp_quantiles": f"from a sample of at most {ULP_SAMPLE} values per output and trial",
+        "comparison": f"trial by trial, {CHUNK} elements at a time, float64 per chunk",
+    }
+    if save:
+        tmp = os.path.join(save, INDEX + ".tmp")
+        with open(tmp, "w") as f:
+            json.dump(_clean({**index, "options": options}), f)
+        os.replace(tmp, os.path.join(save, INDEX))
+    body: dict[str, Any] = {
+        "source": source,
+        "outputs": first,
+        "trials": len(trials),
+        "warnings": warnings,
+        "repeat_diffs": repeat_diffs,
+        "options": options,
+    }
+    if comparer is not None and ref_index is not None:
+        body.update(comparer.result(ref_index, index))
+    return body
 
 
 def _finfo_tiny(dtype: torch.dtype) -> float:
@@ -733,10 +1148,7 @@ def _ulps(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 def _bits_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
-    if a.dtype.is_floating_point and a.element_size() * 8 in _INT_OF:
-        width = _INT_OF[a.element_size() * 8]
-        return bool(torch.equal(a.contiguous().view(width), b.contiguous().view(width)))
-    return bool(torch.equal(a, b))
+    return bit_diffs(a, b) == 0
 
 
 def _quantile(sorted_values: torch.Tensor, q: float) -> float:
@@ -747,133 +1159,189 @@ def _quantile(sorted_values: torch.Tensor, q: float) -> float:
     return float(sorted_values[k])
 
 
+class OutputStats:
+    """Error statistics of one output, accumulated trial by trial and chunk by chunk: only
+    the chunk being compared is ever in float64 (see docs/torch_workloads.md)."""
+
+    def __init__(self, name: str, exact: bool):
+        self.exact = exact
+        self.s: dict[str, Any] = {
+            "output": name,
+            "shape_equal": True,
+            "dtype_equal": True,
+            "bit_identical": True,
+            "mismatches": 0,
+            "mismatch_share": 0.0,
+            "nan_ref": 0,
+            "nan_new": 0,
+            "inf_ref": 0,
+            "inf_new": 0,
+            "nonfinite_positions_match": True,
+            "signed_zero_diffs": 0,
+            "near_zero_diffs": 0,
+            "worst_index": [],
+        }
+        self.total = 0
+        self.abs_sum, self.abs_n = 0.0, 0
+        self.max_abs: float | None = None
+        self.max_rel: float | None = None
+        self.ulp_max: float | None = None
+        self.ulps: list[torch.Tensor] = []
+        self.ulp_counted = 0
+        self.closeness = 0.0
+        self.worst_score = -math.inf
+        self.worst: tuple[int, list[int], float, float] | None = None
+        self.nonfinite_worst: tuple[int, list[int], float, float] | None = None
+        self.seeds: list[int] = []
+        self.gen = torch.Generator().manual_seed(0)
+
+    def add(self, trial: int, seed: int, r: torch.Tensor, n: torch.Tensor) -> None:
+        s = self.s
+        self.seeds.append(seed)
+        if "ref_shape" not in s:
+            s.update(
+                ref_shape=list(r.shape),
+                new_shape=list(n.shape),
+                ref_dtype=str(r.dtype).removeprefix("torch."),
+                new_dtype=str(n.dtype).removeprefix("torch."),
+            )
+            rtol, atol = tolerance(r.dtype, n.dtype, self.exact)
+            s["rtol"], s["atol"] = rtol, atol
+        if r.shape != n.shape:
+            s["shape_equal"] = False
+            s["bit_identical"] = False
+            s["new_shape"] = list(n.shape)
+            self.total += max(int(r.numel()), int(n.numel()), 1)
+            s["mismatches"] += max(int(r.numel()), int(n.numel()), 1)
+            return
+        if r.dtype != n.dtype:
+            s["dtype_equal"] = False
+            s["bit_identical"] = False
+        rtol, atol = s["rtol"], s["atol"]
+        coarse = r.dtype if _precision_rank(r.dtype) <= _precision_rank(n.dtype) else n.dtype
+        floor = max(atol, _finfo_tiny(coarse) if coarse.is_floating_point else 0.0)
+        complex_ = r.is_complex() or n.is_complex()
+        shape = list(r.shape)
+        self.total += r.numel()
+        rate = min(1.0, ULP_SAMPLE / max(1, r.numel()))
+        for lo, rc, nc in _flat_chunks(r, n):
+            if s["bit_identical"] and rc.dtype == nc.dtype:
+                s["bit_identical"] = bit_diffs(rc, nc) == 0
+            if complex_:
+                rd = torch.view_as_real(rc.to(torch.complex128)).reshape(-1)
+                nd = torch.view_as_real(nc.to(torch.complex128)).reshape(-1)
+                step_of = 2
+            else:
+                rd, nd = rc.to(torch.float64), nc.to(torch.float64)
+                step_of = 1
+            rnan, nnan = rd.isnan(), nd.isnan()
+            s["nan_ref"] += int(rnan.sum())
+            s["nan_new"] += int(nnan.sum())
+            s["inf_ref"] += int(rd.isinf().sum())
+            s["inf_new"] += int(nd.isinf().sum())
+            same_nf = (
+                (rnan == nnan) & (rd.isposinf() == nd.isposinf()) & (rd.isneginf() == nd.isneginf())
+            )
+            bad_nf = ~same_nf
+            if bool(bad_nf.any()):
+                s["nonfinite_positions_match"] = False
+            finite = rd.isfinite() & nd.isfinite()
+            zero = (rd == 0) & (nd == 0) & finite
+            sz = zero & (rd.signbit() != nd.signbit())
+            s["signed_zero_diffs"] += int(sz.sum())
+            diff = torch.where(finite, (rd - nd).abs(), torch.zeros_like(rd))
+            allowed = atol + rtol * rd.abs()
+            over = finite & (diff > allowed)
+            if self.exact:
+                over = over | sz
+            s["mismatches"] += int((over | bad_nf).sum())
+            if bool(finite.any()):
+                fd = diff[finite]
+                self.abs_sum += float(fd.sum())
+                self.abs_n += int(fd.numel())
+                m = float(fd.max())
+                self.max_abs = m if self.max_abs is None else max(self.max_abs, m)
+                # Relative error and ULPs only where |ref| is above atol: near zero both
+                # explode without meaning anything; those differences are counted apart.
+                big = finite & (rd.abs() > floor)
+                s["near_zero_diffs"] += int((finite & ~big & (diff > 0)).sum())
+                if bool(big.any()):
+                    rel = float((diff[big] / rd.abs()[big]).max())
+                    self.max_rel = rel if self.max_rel is None else max(self.max_rel, rel)
+                    if not complex_:
+                        u = _ulps(rc[big], nc[big], coarse)
+                        um = float(u.max())
+                        self.ulp_max = um if self.ulp_max is None else max(self.ulp_max, um)
+                        self.ulp_counted += int(u.numel())
+                        if rate < 1.0:
+                            k = max(1, math.ceil(u.numel() * rate))
+                            pick = torch.randint(0, u.numel(), (k,), generator=self.gen)
+                            u = u[pick]
+                        self.ulps.append(u)
+                ratio = diff / allowed.clamp_min(1e-300) if (atol or rtol) else diff
+                score = torch.where(finite, ratio, torch.full_like(diff, -math.inf))
+                at = int(score.argmax())
+                best = float(score[at])
+                if atol or rtol:
+                    self.closeness = max(self.closeness, best)
+                if best > self.worst_score:
+                    self.worst_score = best
+                    self.worst = (
+                        trial,
+                        _unravel(lo + at // step_of, shape),
+                        float(rd[at]),
+                        float(nd[at]),
+                    )
+            if self.nonfinite_worst is None and bool(bad_nf.any()):
+                at = int(bad_nf.nonzero()[0, 0])
+                self.nonfinite_worst = (
+                    trial,
+                    _unravel(lo + at // step_of, shape),
+                    float(rd[at]),
+                    float(nd[at]),
+                )
+
+    def finish(self) -> dict[str, Any]:
+        s = dict(self.s)
+        s.setdefault("ref_shape", [])
+        s.setdefault("new_shape", [])
+        s.setdefault("ref_dtype", "")
+        s.setdefault("new_dtype", "")
+        if not s["shape_equal"]:
+            s.update(mismatch_share=1.0, passed=False, bit_identical=False)
+            return s
+        chosen = self.nonfinite_worst or self.worst
+        if chosen is not None:
+            s["worst_trial"], s["worst_index"], s["worst_ref"], s["worst_new"] = chosen
+            s["worst_seed"] = self.seeds[chosen[0]] if chosen[0] < len(self.seeds) else None
+        s["max_abs"] = self.max_abs
+        s["mean_abs"] = self.abs_sum / self.abs_n if self.abs_n else None
+        s["max_rel"] = self.max_rel
+        s["closeness"] = self.closeness
+        s["ulp_max"] = s["ulp_p50"] = s["ulp_p99"] = None
+        if self.ulps:
+            kept = torch.cat(self.ulps).sort().values
+            s["ulp_max"] = self.ulp_max
+            s["ulp_p50"] = _quantile(kept, 0.5)
+            s["ulp_p99"] = _quantile(kept, 0.99)
+            s["ulp_sampled"] = int(kept.numel()) < self.ulp_counted
+        s["mismatch_share"] = s["mismatches"] / self.total if self.total else 0.0
+        s["passed"] = s["bit_identical"] if self.exact else s["mismatches"] == 0
+        for key in ("worst_ref", "worst_new", "max_abs", "max_rel", "mean_abs", "ulp_max"):
+            v = s.get(key)
+            if isinstance(v, float) and not math.isfinite(v):
+                s[key] = None if math.isnan(v) else (1e308 if v > 0 else -1e308)
+        return s
+
+
 def compare_one(
     name: str, refs: list[torch.Tensor], news: list[torch.Tensor], seeds: list[int], exact: bool
 ) -> dict[str, Any]:
     """Error statistics of one output over all trials (see docs/torch_workloads.md)."""
-    r0, n0 = refs[0], news[0]
-    s: dict[str, Any] = {
-        "output": name,
-        "ref_shape": list(r0.shape),
-        "new_shape": list(n0.shape),
-        "ref_dtype": str(r0.dtype).removeprefix("torch."),
-        "new_dtype": str(n0.dtype).removeprefix("torch."),
-        "shape_equal": all(r.shape == n.shape for r, n in zip(refs, news, strict=True)),
-        "dtype_equal": all(r.dtype == n.dtype for r, n in zip(refs, news, strict=True)),
-        "bit_identical": False,
-        "mismatches": 0,
-        "mismatch_share": 0.0,
-        "nan_ref": 0,
-        "nan_new": 0,
-        "inf_ref": 0,
-        "inf_new": 0,
-        "nonfinite_positions_match": True,
-        "signed_zero_diffs": 0,
-        "worst_index": [],
-    }
-    if not s["shape_equal"]:
-        numel = max(int(r0.numel()), int(n0.numel()), 1)
-        s.update(mismatches=numel, mismatch_share=1.0, passed=False)
-        return s
-    rtol, atol = tolerance(r0.dtype, n0.dtype, exact)
-    s["rtol"], s["atol"] = rtol, atol
-    coarse = r0.dtype if _precision_rank(r0.dtype) <= _precision_rank(n0.dtype) else n0.dtype
-    floor = max(atol, _finfo_tiny(coarse) if coarse.is_floating_point else 1.0)
-    identical = True
-    total = 0
-    abs_sum = 0.0
-    abs_n = 0
-    max_abs: float | None = None
-    max_rel: float | None = None
-    ulps: list[torch.Tensor] = []
-    worst_score = -math.inf
-    worst: tuple[int, list[int], float, float] | None = None
-    nonfinite_worst: tuple[int, list[int], float, float] | None = None
+    acc = OutputStats(name, exact)
     for trial, (r, n) in enumerate(zip(refs, news, strict=True)):
-        identical = identical and _bits_equal(r, n)
-        total += r.numel()
-        if r.is_complex() or n.is_complex():
-            rd, nd = (
-                torch.view_as_real(r.to(torch.complex128)),
-                torch.view_as_real(n.to(torch.complex128)),
-            )
-        else:
-            rd, nd = r.to(torch.float64), n.to(torch.float64)
-        rnan, nnan = rd.isnan(), nd.isnan()
-        rinf, ninf = rd.isinf(), nd.isinf()
-        s["nan_ref"] += int(rnan.sum())
-        s["nan_new"] += int(nnan.sum())
-        s["inf_ref"] += int(rinf.sum())
-        s["inf_new"] += int(ninf.sum())
-        nonfinite_same = (
-            (rnan == nnan) & (rd.isposinf() == nd.isposinf()) & (rd.isneginf() == nd.isneginf())
-        )
-        if not bool(nonfinite_same.all()):
-            s["nonfinite_positions_match"] = False
-        bad_nonfinite = ~nonfinite_same
-        finite = rd.isfinite() & nd.isfinite()
-        zero = (rd == 0) & (nd == 0) & finite
-        s["signed_zero_diffs"] += int((zero & (rd.signbit() != nd.signbit())).sum())
-        diff = (rd - nd).abs()
-        diff = torch.where(finite, diff, torch.zeros_like(diff))
-        allowed = atol + rtol * rd.abs()
-        over = finite & (diff > allowed)
-        if exact:
-            over = over | (zero & (rd.signbit() != nd.signbit()))
-        mism = over | bad_nonfinite
-        s["mismatches"] += int(mism.sum())
-        if bool(finite.any()):
-            fd = diff[finite]
-            abs_sum += float(fd.sum())
-            abs_n += int(fd.numel())
-            m = float(fd.max())
-            max_abs = m if max_abs is None else max(max_abs, m)
-            rel = (fd / rd.abs()[finite].clamp_min(floor)).max()
-            max_rel = float(rel) if max_rel is None else max(max_rel, float(rel))
-            if not (r.is_complex() or n.is_complex()):
-                ulps.append(_ulps(r[finite], n[finite], coarse))
-            # Worst = largest error measured against what the tolerance allows there.
-            ratio = diff / allowed.clamp_min(1e-300) if (atol or rtol) else diff
-            score = torch.where(finite, ratio, torch.full_like(diff, -math.inf))
-            flat_idx = int(score.reshape(-1).argmax())
-            best = float(score.reshape(-1)[flat_idx])
-            if best > worst_score:
-                worst_score = best
-                idx = _unravel(flat_idx, list(rd.shape))
-                worst = (
-                    trial,
-                    idx,
-                    float(rd.reshape(-1)[flat_idx]),
-                    float(nd.reshape(-1)[flat_idx]),
-                )
-        if nonfinite_worst is None and bool(bad_nonfinite.any()):
-            flat_idx = int(bad_nonfinite.reshape(-1).nonzero()[0, 0])
-            nonfinite_worst = (
-                trial,
-                _unravel(flat_idx, list(rd.shape)),
-                float(rd.reshape(-1)[flat_idx]),
-                float(nd.reshape(-1)[flat_idx]),
-            )
-    chosen = nonfinite_worst or worst
-    if chosen is not None:
-        s["worst_trial"], s["worst_index"], s["worst_ref"], s["worst_new"] = chosen
-        s["worst_seed"] = seeds[chosen[0]] if chosen[0] < len(seeds) else None
-    s["bit_identical"] = identical
-    s["max_abs"] = max_abs
-    s["mean_abs"] = abs_sum / abs_n if abs_n else None
-    s["max_rel"] = max_rel
-    if ulps:
-        all_ulps = torch.cat([u.reshape(-1) for u in ulps]).sort().values
-        s["ulp_max"] = float(all_ulps[-1]) if all_ulps.numel() else None
-        s["ulp_p50"] = _quantile(all_ulps, 0.5)
-        s["ulp_p99"] = _quantile(all_ulps, 0.99)
-    s["mismatch_share"] = s["mismatches"] / total if total else 0.0
-    s["passed"] = identical if exact else s["mismatches"] == 0
-    for key in ("worst_ref", "worst_new", "max_abs", "max_rel", "mean_abs", "ulp_max"):
-        v = s.get(key)
-        if isinstance(v, float) and not math.isfinite(v):
-            s[key] = None if math.isnan(v) else (1e308 if v > 0 else -1e308)
-    return s
+        acc.add(trial, seeds[trial] if trial < len(seeds) else trial, r, n)
+    return acc.finish()
 
 
 def _unravel(flat: int, shape: list[int]) -> list[int]:
@@ -884,57 +1352,190 @@ def _unravel(flat: int, shape: list[int]) -> list[int]:
     return list(reversed(idx))
 
 
-def compare(ref: dict, new: dict, exact: bool) -> dict[str, Any]:
-    ref_trials, new_trials = ref["trials"], new["trials"]
-    seeds = [t["seed"] for t in ref_trials]
-    problems: list[str] = []
-    if [t["seed"] for t in new_trials] != seeds:
-        problems.append("the two sides ran different seeds")
-    ref_names = list(ref_trials[0]["outputs"]) if ref_trials else []
-    new_names = list(new_trials[0]["outputs"]) if new_trials else []
-    pairs = [(n, n) for n in ref_names if n in new_names]
-    missing = [n for n in ref_names if n not in new_names]
-    extra = [n for n in new_names if n not in ref_names]
-    ref_grads = [n for n in missing if n.startswith("grad:param:")]
-    new_grads = [n for n in extra if n.startswith("grad:param:")]
-    if ref_grads and len(ref_grads) == len(new_grads):
-        # A rewritten module may name its parameters differently: pair them in order.
-        pairs += list(zip(ref_grads, new_grads, strict=True))
-        missing = [n for n in missing if n not in ref_grads]
-        extra = [n for n in extra if n not in new_grads]
-    stats = []
-    for rn, nn in pairs:
-        refs = [t["outputs"][rn] for t in ref_trials]
-        news = [t["outputs"][nn] for t in new_trials]
-        st = compare_one(rn if rn == nn else f"{rn} ~ {nn}", refs, news, seeds, exact)
-        stats.append(st)
-    for n in missing:
-        problems.append(f"output {n} missing on the variant side")
-        stats.append(
-            {
-                "output": n,
-                "shape_equal": False,
-                "passed": False,
-                "mismatches": 1,
-                "mismatch_share": 1.0,
-                "new_shape": [],
-                "ref_shape": [],
-            }
-        )
-    for n in extra:
-        problems.append(f"output {n} only on the variant side")
-    # An output only the variant has is reported, not failed: the reference says nothing on it.
-    passed = bool(stats) and not missing and all(st.get("passed") for st in stats)
-    if seeds != [t["seed"] for t in new_trials]:
-        passed = False
+def _none_stats(name: str, side: str) -> dict[str, Any]:
     return {
-        "passed": passed,
-        "exact": exact,
-        "seeds": seeds,
-        "stats": stats,
-        "problems": problems,
-        "bit_identical": bool(stats) and all(s.get("bit_identical") for s in stats),
+        "output": name,
+        "shape_equal": True,
+        "dtype_equal": True,
+        "passed": False,
+        "mismatches": 1,
+        "mismatch_share": 1.0,
+        "none_on": side,
     }
+
+
+class Comparer:
+    """Both sides' trials, one pair at a time: main trials, then each stress trial apart."""
+
+    def __init__(self, exact: bool):
+        self.exact = exact
+        self.main: dict[str, OutputStats] = {}
+        self.stress: dict[str, dict[str, OutputStats]] = {}
+        self.problems: list[str] = []
+        self.seeds: list[int] = []
+        self.new_seeds: list[int] = []
+        self.pairs: list[tuple[str, str]] | None = None
+        self.missing: list[str] = []
+        self.none_on: dict[str, str] = {}
+        self.digests_differ: list[int] = []
+
+    def _pair(self, ref: dict[str, Any], new: dict[str, Any], re: dict, ne: dict) -> None:
+        ref_names, new_names = list(ref), list(new)
+        pairs = [(n, n) for n in ref_names if n in new_names]
+        missing = [n for n in ref_names if n not in new_names]
+        extra = [n for n in new_names if n not in ref_names]
+        new_none, ref_none = set(ne.get("none_grads") or []), set(re.get("none_grads") or [])
+        for n in [x for x in missing if x in new_none]:
+            self.none_on[n] = "variant"
+            missing.remove(n)
+        for n in [x for x in extra if x in ref_none]:
+            self.none_on[n] = "baseline"
+            extra.remove(n)
+        ref_grads = [n for n in missing if n.startswith("grad:param:")]
+        new_grads = [n for n in extra if n.startswith("grad:param:")]
+        if ref_grads and len(ref_grads) == len(new_grads):
+            # A rewritten module may name its parameters differently: pair them in order.
+            pairs += list(zip(ref_grads, new_grads, strict=True))
+            missing = [n for n in missing if n not in ref_grads]
+            extra = [n for n in extra if n not in new_grads]
+        for n in missing:
+            self.problems.append(f"output {n} missing on the variant side")
+        for n in extra:
+            self.problems.append(f"output {n} only on the variant side")
+        for n, side in self.none_on.items():
+            self.problems.append(
+                f"gradient {n.removeprefix('grad:')} is None on the {side} side "
+                "(that side's call does not use it)"
+            )
+        self.pairs, self.missing = pairs, missing
+
+    def add(
+        self,
+        ref_entry: dict[str, Any],
+        ref: dict[str, torch.Tensor],
+        new_entry: dict[str, Any],
+        new: dict[str, torch.Tensor],
+    ) -> None:
+        kind = ref_entry.get("kind", "random")
+        if kind != new_entry.get("kind", "random") or ref_entry["seed"] != new_entry["seed"]:
+            self.problems.append("the two sides ran different trials")
+        rd, nd = ref_entry.get("inputs_digest"), new_entry.get("inputs_digest")
+        if rd and nd and rd != nd:
+            self.digests_differ.append(int(ref_entry["seed"]))
+        if kind == "random":
+            self.seeds.append(int(ref_entry["seed"]))
+            self.new_seeds.append(int(new_entry["seed"]))
+        if self.pairs is None:
+            self._pair(ref, new, ref_entry, new_entry)
+        target = self.main if kind == "random" else self.stress.setdefault(kind, {})
+        trial = len(self.seeds) - 1 if kind == "random" else 0
+        for rn, nn in self.pairs or []:
+            if rn not in ref or nn not in new:
+                self.problems.append(f"output {rn} is not in every trial")
+                continue
+            label = rn if rn == nn else f"{rn} ~ {nn}"
+            acc = target.get(label)
+            if acc is None:
+                acc = target[label] = OutputStats(label, self.exact)
+            acc.add(trial, int(ref_entry["seed"]), ref[rn], new[nn])
+
+    def result(self, ref_index: dict[str, Any], new_index: dict[str, Any]) -> dict[str, Any]:
+        stats = [a.finish() for a in self.main.values()]
+        for n in self.missing:
+            stats.append(
+                {
+                    "output": n,
+                    "shape_equal": False,
+                    "passed": False,
+                    "mismatches": 1,
+                    "mismatch_share": 1.0,
+                    "new_shape": [],
+                    "ref_shape": [],
+                }
+            )
+        stats += [_none_stats(n, side) for n, side in self.none_on.items()]
+        stress = []
+        for kind, accs in self.stress.items():
+            done = [a.finish() for a in accs.values()]
+            stress.append(
+                {
+                    "kind": kind,
+                    "passed": all(d.get("passed") for d in done),
+                    "failed_outputs": [d["output"] for d in done if not d.get("passed")],
+                    "mismatches": sum(int(d.get("mismatches") or 0) for d in done),
+                    "nonfinite_positions_match": all(
+                        d.get("nonfinite_positions_match", True) for d in done
+                    ),
+                    "nan_ref": sum(int(d.get("nan_ref") or 0) for d in done),
+                    "nan_new": sum(int(d.get("nan_new") or 0) for d in done),
+                    "inf_ref": sum(int(d.get("inf_ref") or 0) for d in done),
+                    "inf_new": sum(int(d.get("inf_new") or 0) for d in done),
+                    "max_abs": max((d.get("max_abs") or 0.0 for d in done), default=None),
+                }
+            )
+        ref_rep = dict(ref_index.get("repeat_diffs") or {})
+        new_rep = dict(new_index.get("repeat_diffs") or {})
+        # The variant changing between two calls on the same input, where the reference does
+        # not, is a semantic change (determinism), kept apart from error against the reference.
+        nondet = sorted(n for n in new_rep if not ref_rep.get(n))
+        problems = list(self.problems)
+        if self.digests_differ:
+            problems.append(
+                "the variant builds other inputs than the baseline for seeds "
+                + ", ".join(str(s) for s in self.digests_differ)
+            )
+        for n in nondet:
+            problems.append(
+                f"{n}: the variant is nondeterministic: two calls on the same input differ "
+                f"in {new_rep[n]} element(s); the baseline's do not"
+            )
+        passed = (
+            bool(stats)
+            and not self.missing
+            and all(st.get("passed") for st in stats)
+            and all(x["passed"] for x in stress)
+            and not nondet
+            and not self.digests_differ
+            and self.seeds == self.new_seeds
+        )
+        if self.seeds != self.new_seeds:
+            problems.append("the two sides ran different seeds")
+        return {
+            "passed": passed,
+            "exact": self.exact,
+            "seeds": self.seeds,
+            "stats": stats,
+            "stress": stress,
+            "nondeterminism": {"baseline": ref_rep, "variant": new_rep},
+            "problems": problems,
+            "closeness": max((float(s.get("closeness") or 0.0) for s in stats), default=0.0),
+            "bit_identical": bool(stats) and all(s.get("bit_identical") for s in stats),
+        }
+
+
+def compare(ref: dict, new: dict, exact: bool) -> dict[str, Any]:
+    """Compare two in-memory captures ({"trials": [{"seed", "outputs", …}]})."""
+    c = Comparer(exact)
+    for re_, ne in zip(ref["trials"], new["trials"], strict=False):
+        c.add(re_, re_["outputs"], ne, ne["outputs"])
+    if len(ref["trials"]) != len(new["trials"]):
+        c.problems.append("the two sides ran different seeds")
+        c.new_seeds.append(-1)
+    return c.result(ref, new)
+
+
+def compare_saved(ref_dir: str, new_dir: str, exact: bool) -> dict[str, Any]:
+    """Compare two saved captures trial by trial, both memory-mapped."""
+    ref_index, new_index = read_index(ref_dir), read_index(new_dir)
+    c = Comparer(exact)
+    for re_, ne in zip(ref_index["trials"], new_index["trials"], strict=False):
+        r, n = load_trial(ref_dir, re_), load_trial(new_dir, ne)
+        c.add(re_, r, ne, n)
+        del r, n
+    if len(ref_index["trials"]) != len(new_index["trials"]):
+        c.problems.append("the two sides ran different trials")
+        c.new_seeds.append(-1)
+    return c.result(ref_index, new_index)
 
 
 # ---------------------------------------------------------------------------- main
@@ -956,6 +1557,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-samples", type=int, default=int(env("GPUOPT_TORCH_MAX_SAMPLES", "200")))
     p.add_argument("--min-time", type=float, default=float(env("GPUOPT_TORCH_MIN_TIME", "0.2")))
     p.add_argument(
+        "--warmup-max",
+        type=int,
+        default=int(env("GPUOPT_TORCH_WARMUP_MAX", "50")),
+        help="time: at most this many warm-up calls while waiting for a steady per-call time",
+    )
+    p.add_argument(
+        "--warmup-tol",
+        type=float,
+        default=float(env("GPUOPT_TORCH_WARMUP_TOL", "0.05")),
+        help="time: steady when the last 5 warm-up calls lie within this share of their median",
+    )
+    p.add_argument(
+        "--warmup-max-s",
+        type=float,
+        default=float(env("GPUOPT_TORCH_WARMUP_MAX_S", "5")),
+        help="time: at most this many seconds of warm-up",
+    )
+    p.add_argument(
         "--stat",
         choices=("median", "min"),
         default=env("GPUOPT_TORCH_STAT", "median"),
@@ -969,6 +1588,10 @@ def _parser() -> argparse.ArgumentParser:
         help="time: do not flush the L2 before each call (GPU)",
     )
     p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--inputs-from", help="outputs: the reference's KernelBench file for inputs")
+    p.add_argument("--no-stress", dest="stress", action="store_false", default=True)
+    p.add_argument("--no-repeat", dest="repeat", action="store_false", default=True)
+    p.add_argument("--no-reinit", dest="reinit", action="store_false", default=True)
     p.add_argument("--save", help="outputs: write the captured tensors here (torch.save)")
     p.add_argument("--compare-to", help="outputs: compare against this saved capture")
     p.add_argument("--new", help="compare: the variant's saved capture (--compare-to is the ref)")
@@ -1002,9 +1625,13 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         if mode == "compare":
             if not (job.get("compare_to") and job.get("new")):
                 raise WorkloadError("compare needs --compare-to REF and --new NEW")
-            ref = torch.load(job["compare_to"], weights_only=True)
-            new = torch.load(job["new"], weights_only=True)
-            body.update(compare(ref, new, exact))
+            if os.path.isdir(job["compare_to"]) and os.path.isdir(job["new"]):
+                body.update(compare_saved(job["compare_to"], job["new"], exact))
+            else:  # the single-file captures of older versions
+                ref = torch.load(job["compare_to"], weights_only=True)
+                new = torch.load(job["new"], weights_only=True)
+                body.update(compare(ref, new, exact))
+            body.update(_memory())
             return body
         device = _device(job.get("device"))
         dtype = _dtype(job.get("dtype"))
@@ -1014,22 +1641,14 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         if device.type == "cuda":
             body["device_name"] = torch.cuda.get_device_name(device)
         if mode == "outputs":
-            captured = capture(job, device, dtype)
-            body["source"] = captured["source"]
-            first = captured["trials"][0]["outputs"] if captured["trials"] else {}
-            body["dtype"] = _dtype_label(dtype, list(first.values()))
-            captured["meta"] = {k: v for k, v in body.items() if isinstance(v, (str, int))}
             if job.get("save"):
-                save = os.path.abspath(job["save"])
-                os.makedirs(os.path.dirname(save), exist_ok=True)
-                torch.save(captured, save)
-            body["outputs"] = {
-                k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in first.items()
-            }
-            body["trials"] = len(captured["trials"])
-            if job.get("compare_to"):
-                ref = torch.load(job["compare_to"], weights_only=True)
-                body.update(compare(ref, captured, exact))
+                job = {**job, "save": os.path.abspath(job["save"])}
+            body.update(capture(job, device, dtype))
+            first = body.get("outputs") or {}
+            body["dtype"] = _dtype_label(dtype, []) or next(
+                (str(v["dtype"]).removeprefix("torch.") for v in first.values()), ""
+            )
+            body.update(_memory())
             return body
         w = load_workload(job["kind"], job["spec"], job["root"], device, dtype, seed, training)
         body.update(source=w.source, seed=seed, training=training)
@@ -1046,8 +1665,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                     float(job.get("min_time", 0.2)),
                     l2_flush=bool(job.get("l2_flush", True)),
                     stat=str(job.get("stat", "median")),
+                    warmup_max=int(job.get("warmup_max", 50)),
+                    warmup_tol=float(job.get("warmup_tol", 0.05)),
+                    warmup_max_s=float(job.get("warmup_max_s", 5.0)),
                 )
             )
+            body["options"] = _options(job)
         elif mode == "audit":
             body.update(audit_workload(w, training, seed))
         else:

@@ -283,6 +283,8 @@ class _Executor:
                 self.monitor.run_started(run.id, None)
             obs = self.monitor.run_finished(run.id)
         self._fill(run, res)
+        if cmd.script_args is not None:
+            _fill_worker(run)
         run.trust = _trust(obs.trust)
         run.trust_reasons = list(obs.reasons)
         run.telemetry = dict(obs.deltas)
@@ -336,6 +338,19 @@ class _Executor:
         run.started_us = res.started_us
         run.ended_us = res.ended_us
         run.error = res.error
+        run.minor_faults = getattr(res, "minor_faults", None)
+        run.major_faults = getattr(res, "major_faults", None)
+
+
+def _fill_worker(run: m.Run) -> None:
+    """A torch replicate: keep the worker's report (metric, options, faults, warm-up), and
+    say the workload's own exception rather than "exited with status 1"."""
+    from session.timing import worker_report, worker_summary
+
+    report = worker_report(run.stdout_tail)
+    run.worker = worker_summary(report)
+    if report.get("error") and run.status is not m.RunStatus.OK:
+        run.error = f"the workload failed: {report['error']}"[:500]
 
 
 def _record_containment(run: m.Run, how: str) -> None:
@@ -775,6 +790,7 @@ class _RoundState:
     untrusted: dict[tuple[str, str], int] = field(default_factory=dict)
     counted: dict[tuple[str, str], int] = field(default_factory=dict)  # runs of counted blocks
     last_error: dict[tuple[str, str], str] = field(default_factory=dict)
+    fail_text: dict[tuple[str, str], str] = field(default_factory=dict)  # exception's last lines
 
     def add(self, run: m.Run, block: int) -> None:
         key = (run.arm, run.workload)
@@ -867,6 +883,7 @@ def run_round(
     notes: list[str] = []
     skipped_blocks: list[int] = []
     checks: dict[str, bool] = {}
+    dropped: dict[tuple[str, str], str] = {}  # (variant arm, workload) -> why, in words
     t0 = time.monotonic()
     runs_per_block = len(arms) * len(names)
     runs_done = 0
@@ -915,9 +932,12 @@ def run_round(
                     for arm in schedule.block_order(arms, rng):
                         if stopped():
                             break
-                        executor.run(
+                        warm = executor.run(
                             _new_run(session, rnd, baseline, arm, name, 0, 0, True), trees[arm]
                         )
+                        if arm != BASELINE_ARM and warm.status in _NO_VALUE:
+                            dropped[(arm, name)] = "its warm-up failed"
+                            state.fail_text[(arm, name)] = _failure(warm)
                 overhead = time.monotonic() - t0  # once per round: not a block's cost
                 block = 0
                 while block < max_blocks and not stopped():
@@ -936,6 +956,7 @@ def run_round(
                             block,
                             attempt,
                             stopped,
+                            skip=set(dropped),
                         )
                         runs_done += len(result.runs)
                         if result.interrupted:
@@ -943,6 +964,12 @@ def run_round(
                         if not result.untrusted:
                             for run in result.runs:
                                 state.add(run, block)
+                                if run.status in _NO_VALUE:
+                                    state.fail_text[(run.arm, run.workload)] = _failure(run)
+                            for v in chosen:
+                                for name in names:
+                                    if (v.id, name) not in dropped and state.never_ran(v.id, name):
+                                        dropped[(v.id, name)] = "every run failed"
                             done_block = True
                             break
                         _discard(ledger, result.runs)
@@ -971,13 +998,15 @@ def run_round(
                         paired_estimate,
                     )
                     rnd.blocks = completed
+                    _mark_failed(comparisons, dropped, state, checks, label)
                     with ledger.write():
                         ledger.put(rnd, *comparisons.values())
                     # A comparison whose arm failed every run waits for nothing: leave it
                     # out of the stop rule and the forecast (it stays INCONCLUSIVE).
                     keys = [(v.id, n) for v in chosen for n in names]
                     waiting = [
-                        not (
+                        (vid, name) not in dropped
+                        and not (
                             e.n == 0
                             and (state.never_ran(vid, name) or state.never_ran(BASELINE_ARM, name))
                         )
@@ -1028,6 +1057,7 @@ def run_round(
         rnd.ended_at = m.utcnow()
         if interrupted:
             _baseline_check(rnd, baseline, state, names, delta, notes)
+        notes.extend(_dropped_notes(dropped, state, label))
         notes.extend(state.failure_notes(label))
         notes.extend(executor.notes)
         rnd.summary = _summary(
@@ -1050,8 +1080,10 @@ def run_round(
     finally:
         executor.close()
     _baseline_check(rnd, baseline, state, names, delta, notes)
+    notes.extend(_dropped_notes(dropped, state, label))
     notes.extend(state.failure_notes(label))
     notes.extend(executor.notes)
+    _timing_facts(ledger, session, rnd, label, notes)
     rnd.status = (
         m.RoundStatus.INTERRUPTED if stopped() and stop_why is None else m.RoundStatus.COMPLETED
     )
@@ -1248,12 +1280,15 @@ def _run_block(
     block: int,
     attempt: int,
     stopped: Callable[[], bool],
+    skip: set[tuple[str, str]] | None = None,
 ) -> _Block:
     from measure import schedule
 
     out = _Block(runs=[])
     for name in names:
         for arm in schedule.block_order(arms, rng):
+            if skip and (arm, name) in skip:
+                continue  # a FAILED arm: dropped from the later blocks (said in the notes)
             if stopped():
                 out.interrupted = True
                 return out
@@ -1321,6 +1356,82 @@ def _update_comparisons(
             c.failed_runs = state.failed.get((v.id, name), 0)
             comparisons[(v.id, name)] = c
     return estimates, strict
+
+
+_NO_VALUE = (m.RunStatus.FAILED, m.RunStatus.TIMEOUT, m.RunStatus.NO_METRIC)
+
+
+def _failure(run: m.Run) -> str:
+    from session.timing import failure_text
+
+    return failure_text(run)
+
+
+def _mark_failed(
+    comparisons: dict[tuple[str, str], m.Comparison],
+    dropped: dict[tuple[str, str], str],
+    state: _RoundState,
+    checks: dict[str, bool],
+    label: dict[str, str],
+) -> None:
+    """A dropped arm's comparison is FAILED (BROKEN when its check failed too), with the
+    last lines of its exception."""
+    for key, why in dropped.items():
+        c = comparisons.get(key)
+        if c is None:
+            continue
+        broken = checks.get(label.get(key[0], key[0])) is False
+        c.verdict = m.Verdict.BROKEN if broken else m.Verdict.FAILED
+        c.error = state.fail_text.get(key, "")[-4000:]
+        c.note = f"{why}: dropped from later blocks of the round"
+        c.blocks_needed = None
+
+
+def _dropped_notes(
+    dropped: dict[tuple[str, str], str], state: _RoundState, label: dict[str, str]
+) -> list[str]:
+    notes = []
+    for (arm, name), why in dropped.items():
+        text = state.fail_text.get((arm, name), "").strip().splitlines()
+        last = f" (last: {text[-1].strip()[:300]})" if text else ""
+        notes.append(
+            f"{label.get(arm, arm)}/{name}: FAILED, {why}{last}; dropped from later blocks"
+        )
+    return notes
+
+
+def _timing_facts(
+    ledger: Any, session: m.Session, rnd: m.Round, label: dict[str, str], notes: list[str]
+) -> None:
+    """What each workload's figure is, the worker options in force, and bimodal arms."""
+    from session import timing
+
+    c = session.contract
+    rnd.summary["metrics"] = {w.name: timing.metric_text(c, w) for w in c.workloads}
+    runs = [
+        r
+        for r in ledger.list(m.Run, round_id=rnd.id)
+        if r.status is m.RunStatus.OK and not r.warmup
+    ]
+    options: dict[str, Any] = {}
+    for r in runs:
+        if r.worker.get("options"):
+            options[r.workload] = r.worker["options"]
+    if options:
+        rnd.summary["worker_options"] = options
+    unsteady = sorted(
+        {f"{label.get(r.arm, r.arm)}/{r.workload}" for r in runs if r.worker.get("warning")}
+    )
+    if unsteady:
+        notes.append(
+            "no steady state in warm-up for "
+            + ", ".join(unsteady)
+            + ": raise GPUOPT_TORCH_WARMUP_MAX or GPUOPT_TORCH_WARMUP_MAX_S"
+        )
+    flags = timing.bimodal_flags(runs, label)
+    if flags:
+        rnd.summary["timing_flags"] = flags
+        notes.extend(f["text"] for f in flags)
 
 
 def _baseline_check(

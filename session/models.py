@@ -104,6 +104,8 @@ class Verdict(StrEnum):
     SLOWER = "SLOWER"
     SAME = "SAME"
     INCONCLUSIVE = "INCONCLUSIVE"
+    FAILED = "FAILED"  # the arm gave no value (every run, or its warm-up, failed)
+    BROKEN = "BROKEN"  # as FAILED, and its correctness check failed too
 
 
 class DispositionChoice(StrEnum):
@@ -671,6 +673,11 @@ class Run(Model):
     launch: RunLaunch = RunLaunch.PROCESS
     # How the run's leftover descendants were collected: "subreaper" or "environment scan".
     containment: str = ""
+    minor_faults: int | None = None  # page faults of the whole process (rusage)
+    major_faults: int | None = None
+    # A torch replicate's own report: metric label, steady-state warm-up, faults per call,
+    # and every worker option in force (flags and environment).
+    worker: dict[str, Any] = Field(default_factory=dict)
 
 
 class TelemetrySample(Model):
@@ -725,6 +732,9 @@ class Audit(Model):
     created_at: datetime = Field(default_factory=utcnow)
     notes: list[str] = Field(default_factory=list)  # how a figure was obtained, or why not
     error: str = ""  # why the audit pass failed, in one line (the figures are then None)
+    allocated_bytes: int | None = None  # bytes allocated by one call
+    peak_source: str = ""  # where peak_bytes comes from (the step's own peak)
+    process_peak_bytes: int | None = None  # the whole process's VmHWM, torch included
 
 
 class ErrorStats(Model):
@@ -760,6 +770,10 @@ class ErrorStats(Model):
     worst_ref: float | None = None  # the two values at the worst index
     worst_new: float | None = None
     passed: bool | None = None  # this output alone, at the tolerance (or exactly)
+    near_zero_diffs: int = 0  # differences where |ref| <= atol (left out of ULP and rel)
+    none_on: str = ""  # "variant" or "baseline": the gradient is None on that side
+    closeness: float | None = None  # worst |error| / allowed: 1 is the tolerance's edge
+    ulp_sampled: bool = False  # ULP quantiles from a sample (the max is exact)
 
 
 class CorrectnessResult(Model):
@@ -779,6 +793,13 @@ class CorrectnessResult(Model):
     class_reason: str = ""  # why that class is suggested, in words
     device: str = ""
     artifacts: list[str] = Field(default_factory=list)  # saved outputs, beside the ledger
+    error: str = ""  # the last lines of the exception, when a side failed
+    warnings: list[str] = Field(default_factory=list)  # e.g. a redefined get_inputs()
+    options: dict[str, Any] = Field(default_factory=dict)  # what the check did and did not try
+    stress: list[dict[str, Any]] = Field(default_factory=list)  # one entry per stress trial
+    nondeterminism: dict[str, Any] = Field(default_factory=dict)  # repeat-call differences
+    cache_key: str = ""  # (baseline snapshot, variant snapshot, seeds, tolerance, options)
+    artifact_bytes: int | None = None  # disk taken by the saved outputs of both sides
 
 
 class Comparison(Model):
@@ -794,6 +815,8 @@ class Comparison(Model):
     blocks_needed: int | None = None  # for INCONCLUSIVE: estimated more blocks to decide
     untrusted_runs: int = 0
     failed_runs: int = 0
+    error: str = ""  # FAILED/BROKEN: the last lines of the arm's exception
+    note: str = ""  # e.g. "dropped from later blocks: its warm-up failed"
 
 
 class Residual(Model):

@@ -66,7 +66,9 @@ def test_every_torch_workload_gets_a_stored_result(checked) -> None:
         assert r.trials == 3 and r.seeds == [11, 12, 13]
     # Tensors stay out of SQLite: saved beside the ledger.
     fast = checked["results"]["s_fast"]
-    assert len(fast.artifacts) == 2 and all(Path(a).is_file() for a in fast.artifacts)
+    assert len(fast.artifacts) == 2 and all(
+        (Path(a) / "index.json").is_file() for a in fast.artifacts
+    )
     assert Path(fast.artifacts[0]).is_relative_to(Path(ledger.path).parent)
 
 

@@ -1,0 +1,217 @@
+"""What a torch workload's number means, and what its replicates say about their own timing.
+
+`metric_label` names the figure a workload reports ("time per call (ms), median of the calls
+after warm-up" for a torch workload, the contract's metric otherwise), so every output says
+the same thing. `bimodal_flags` reads the runs of one arm: values in two separate modes are
+flagged, with the per-run figures that follow the modes (page faults, system time, peak
+RSS) and the likely cause and fix in words. `apply_env` reads `NAME=K=V` (the command
+line's `new --env`) into the workloads' environments.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from measure import stats
+from session import models as m
+
+TORCH_KINDS = (m.WorkloadKind.TORCH, m.WorkloadKind.KERNELBENCH)
+TORCH_METRICS = {
+    "median": "time per call (ms), median of the calls after warm-up",
+    "min": "time per call (ms), fastest call after warm-up",
+}
+# glibc reads these at process start; set on a CPU torch workload they keep freed blocks in
+# the process instead of giving them back to the OS and faulting them in on the next call.
+ALLOCATOR_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": "33554432",  # blocks up to 32 MiB (glibc's ceiling) from the heap
+    "MALLOC_TRIM_THRESHOLD_": "68719476736",  # never trim the heap back
+}
+ALLOCATOR_ADVICE = (
+    "set MALLOC_TRIM_THRESHOLD_/MALLOC_MMAP_THRESHOLD_ on the workload "
+    "(gpuopt new --env NAME=MALLOC_TRIM_THRESHOLD_=68719476736 "
+    "--env NAME=MALLOC_MMAP_THRESHOLD_=33554432; MALLOC_MMAP_MAX_=0 for blocks over 32 MiB), "
+    "or more warm-up calls (GPUOPT_TORCH_WARMUP)"
+)
+
+
+def torch_stat(w: m.Workload) -> str:
+    """The statistic a torch workload's replicate reports: median (default) or min."""
+    import os
+
+    value = w.env.get("GPUOPT_TORCH_STAT") or os.environ.get("GPUOPT_TORCH_STAT") or "median"
+    return value if value in TORCH_METRICS else "median"
+
+
+def metric_label(contract: m.Contract, w: m.Workload) -> tuple[str, str]:
+    """(name, unit) of the figure this workload's runs give."""
+    if w.kind in TORCH_KINDS:
+        return TORCH_METRICS[torch_stat(w)], "ms"
+    return contract.metric.name, contract.metric.unit
+
+
+def metric_text(contract: m.Contract, w: m.Workload) -> str:
+    """e.g. "time per call (ms), median of the calls after warm-up", or "wall time (s)"."""
+    name, unit = metric_label(contract, w)
+    return name if w.kind in TORCH_KINDS else f"{name} ({unit or 'no unit'})"
+
+
+def worker_report(stdout_tail: str) -> dict[str, Any]:
+    """The torch worker's JSON line from a run's stdout (empty when there is none)."""
+    for line in reversed(stdout_tail.splitlines()):
+        line = line.strip()
+        if line.startswith("{") and '"gpuopt_worker"' in line:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                return obj
+    return {}
+
+
+_KEPT = (
+    "metric",
+    "stat",
+    "unit",
+    "samples",
+    "median",
+    "min",
+    "max",
+    "clock",
+    "warmup_calls",
+    "steady",
+    "warmup_last_ms",
+    "minor_faults_per_call",
+    "major_faults_per_call",
+    "minor_faults",
+    "major_faults",
+    "peak_rss_bytes",
+    "options",
+    "warning",
+    "source",
+    "device",
+    "dtype",
+)
+
+
+def worker_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """What a run keeps of the worker's report (its settings and steady-state figures)."""
+    return {k: report[k] for k in _KEPT if k in report}
+
+
+def failure_text(run: m.Run, lines: int = 8) -> str:
+    """The last lines of a failed run's exception: the worker's traceback, else stderr."""
+    report = worker_report(run.stdout_tail)
+    tb = str(report.get("traceback") or "").strip()
+    if tb:
+        return "\n".join(tb.splitlines()[-lines:])
+    err = run.stderr_tail.strip()
+    if err:
+        return "\n".join(err.splitlines()[-lines:])
+    return run.error
+
+
+def _covariates(runs: Sequence[m.Run]) -> dict[str, list[float | None]]:
+    def faults(r: m.Run) -> float | None:
+        if r.minor_faults is not None:
+            return float(r.minor_faults)
+        v = r.worker.get("minor_faults")
+        return float(v) if isinstance(v, (int, float)) else None
+
+    def per_call(r: m.Run) -> float | None:
+        v = r.worker.get("minor_faults_per_call")
+        return float(v) if isinstance(v, (int, float)) else None
+
+    def rss(r: m.Run) -> float | None:
+        v = r.peak_rss_bytes or r.worker.get("peak_rss_bytes")
+        return float(v) if isinstance(v, (int, float)) else None
+
+    return {
+        "page faults per call": [per_call(r) for r in runs],
+        "page faults": [faults(r) for r in runs],
+        "system time": [r.sys_s for r in runs],
+        "peak RSS": [rss(r) for r in runs],
+    }
+
+
+def bimodal_flag(runs: Sequence[m.Run]) -> dict[str, Any] | None:
+    """A flag for one arm's replicate values, or None when they form one mode."""
+    usable = [r for r in runs if r.status is m.RunStatus.OK and r.value is not None]
+    split = stats.mode_split([float(r.value) for r in usable])  # type: ignore[arg-type]
+    if split is None:
+        return None
+    follows: dict[str, float] = {}
+    for name, values in _covariates(usable).items():
+        auc = stats.separation(split, values)
+        if auc is not None and (auc >= 0.9 or auc <= 0.1):
+            follows[name] = round(auc, 3)
+    lo, hi = split.low_range, split.high_range
+    modes = f"{lo[0]:.3g}–{lo[1]:.3g} and {hi[0]:.3g}–{hi[1]:.3g}"
+    words = f"values split into two modes ({modes}, {len(split.low)}+{len(split.high)} runs)"
+    if any(k.startswith("page faults") or k == "peak RSS" for k in follows):
+        why = (
+            f" that follow {', '.join(follows)}: the allocator returns memory to the OS "
+            f"between calls in some processes; {ALLOCATOR_ADVICE}"
+        )
+    elif follows:
+        why = (
+            f" that follow {', '.join(follows)}: the process spends its time in the kernel in "
+            f"some runs (page faults, memory reclaim); {ALLOCATOR_ADVICE}"
+        )
+    else:
+        why = (
+            " that follow none of page faults, system time or peak RSS: look for another "
+            "cause that differs between processes (CPU frequency, core or NUMA placement, "
+            "thread count)"
+        )
+    return {
+        "modes": [list(lo), list(hi)],
+        "runs": [len(split.low), len(split.high)],
+        "follows": follows,
+        "medians": [
+            statistics.median(float(usable[i].value or 0) for i in split.low),
+            statistics.median(float(usable[i].value or 0) for i in split.high),
+        ],
+        "text": words + why,
+    }
+
+
+def bimodal_flags(
+    runs: Iterable[m.Run], label: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Flags for every (arm, workload) whose counted runs are bimodal (warm-ups left out)."""
+    groups: dict[tuple[str, str], list[m.Run]] = {}
+    for r in runs:
+        if not r.warmup:
+            groups.setdefault((r.arm, r.workload), []).append(r)
+    out = []
+    for (arm, workload), rs in groups.items():
+        flag = bimodal_flag(rs)
+        if flag is not None:
+            name = (label or {}).get(arm, arm)
+            text = f"{name}/{workload}: {flag['text']}"
+            out.append({**flag, "arm": name, "workload": workload, "text": text})
+    return out
+
+
+def apply_env(workloads: Sequence[m.Workload], specs: Sequence[str]) -> list[m.Workload]:
+    """Workloads with `NAME=K=V` settings (repeatable) added to their environments.
+
+    ValueError, in words, for a spec without both `=` or a workload name not in the list.
+    """
+    by_name = {w.name: w.model_copy(deep=True) for w in workloads}
+    for spec in specs:
+        name, sep, rest = spec.partition("=")
+        key, sep2, value = rest.partition("=")
+        if not sep or not sep2 or not key.strip():
+            raise ValueError(f"--env must be NAME=KEY=VALUE (workload, variable, value): {spec!r}")
+        if name not in by_name:
+            known = ", ".join(sorted(by_name)) or "none"
+            raise ValueError(f"--env {spec!r}: no workload {name!r} (workloads: {known})")
+        if "\0" in key or "\0" in value or "=" in key:
+            raise ValueError(f"--env {spec!r}: not a usable environment variable")
+        by_name[name].env[key.strip()] = value
+    return [by_name[w.name] for w in workloads]
