@@ -477,13 +477,15 @@ class Ledger:
 
     def session_rows(self, cut: bool = True) -> builtins.list[dict[str, Any]]:
         """One summary row per session, newest first, for listings. `cut`: titles and paths
-        cut at lengths no listing shows, so a 20 MB title costs no more than a short one."""
+        cut at lengths no listing shows, so a 20 MB title costs no more than a short one
+        (`title_length` and `repo_length` give the whole lengths)."""
         title, repo = (
             (_cut_sql("s.title", 1000), _cut_sql("s.repo", 4096)) if cut else ("s.title", "s.repo")
         )
         return self.query(
             f"""
             SELECT s.id, {title} AS title, {repo} AS repo, s.created_at,
+                   length(s.title) AS title_length, length(s.repo) AS repo_length,
                    (SELECT COUNT(*) FROM baselines b WHERE b.session_id = s.id) AS baselines,
                    (SELECT COUNT(*) FROM hypotheses h WHERE h.session_id = s.id) AS hypotheses,
                    (SELECT COUNT(*) FROM variants v WHERE v.session_id = s.id) AS variants,

@@ -55,24 +55,32 @@ _ONE_LINE = {code: _escape_of(code) for code in _INVISIBLE}
 _MULTI_LINE = {k: v for k, v in _ONE_LINE.items() if k not in (0x09, 0x0A)}
 
 
-def _cut(value: Any, limit: int | None, brief: bool = False) -> tuple[str, str]:
+def _cut(
+    value: Any, limit: int | None, brief: bool = False, length: int | None = None
+) -> tuple[str, str]:
+    """`length`: the whole value's length, when the reader already cut `value` short."""
     text = value if isinstance(value, str) else "" if value is None else str(value)
-    if limit is None or len(text) <= limit:
+    whole = max(length or 0, len(text))
+    if limit is None or whole <= limit:
         return text, ""
     if brief:  # a narrow column: one character says it goes on
         return text[: max(limit - 1, 0)], "…"
-    return text[:limit], f"… ({len(text) - limit:,} more characters)"
+    return text[:limit], f"… ({whole - limit:,} more characters)"
 
 
 def plain(
-    value: Any, limit: int | None = LIMIT, multiline: bool = False, brief: bool = False
+    value: Any,
+    limit: int | None = LIMIT,
+    multiline: bool = False,
+    brief: bool = False,
+    length: int | None = None,
 ) -> str:
     """`value` as printable text: control characters escaped, cut to `limit` characters
     (`brief`: within `limit` with a one-character "…", for a narrow column).
 
     For output that is not Rich (print, argparse, a notification without markup).
     """
-    text, more = _cut(value, limit, brief)
+    text, more = _cut(value, limit, brief, length)
     return text.translate(_MULTI_LINE if multiline else _ONE_LINE) + more
 
 
@@ -82,9 +90,10 @@ def shown(
     style: str = "",
     multiline: bool = False,
     brief: bool = False,
+    length: int | None = None,
 ) -> Text:
     """`value` as a Rich Text for a table cell, a label or a line: never read as markup."""
-    text, more = _cut(value, limit, brief)
+    text, more = _cut(value, limit, brief, length)
     table = _MULTI_LINE if multiline else _ONE_LINE
     out = Text(style=style)
     if text.translate(table) == text:  # the common case: nothing to escape
@@ -102,10 +111,16 @@ def shown(
     return out
 
 
-def cell(value: Any, limit: int | None = LIMIT, style: str = "", brief: bool = False) -> Text:
+def cell(
+    value: Any,
+    limit: int | None = LIMIT,
+    style: str = "",
+    brief: bool = False,
+    length: int | None = None,
+) -> Text:
     """`shown()` for a DataTable cell: one line, no trailing newline (as the table makes of
     a plain string)."""
-    out = shown(value, limit, style=style, brief=brief)
+    out = shown(value, limit, style=style, brief=brief, length=length)
     out.end = ""
     out.no_wrap = True
     return out

@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         table.add_column(col, justify="right")
     for r in rows:  # stored text: shown literally, controls visible, long values cut
         table.add_row(
-            shown(r["id"]), shown(r["title"]), shown(r["repo"]),
+            shown(r["id"]), shown(r["title"], length=r["title_length"]),
+            shown(r["repo"], length=r["repo_length"]),
             shown(str(r["created_at"])[:16].replace("T", " ")),
             str(r["baselines"]), str(r["hypotheses"]), str(r["variants"]), str(r["rounds"]),
         )  # fmt: skip

@@ -48,7 +48,7 @@ class PickerScreen(Screen[None]):
         for r in rows:
             t.add_row(  # stored text: shown literally, never read as markup
                 cell(r["id"][:8]),
-                cell(r["title"]),
+                cell(r["title"], length=r.get("title_length")),
                 cell(r["repo"].rstrip("/").rsplit("/", 1)[-1], 60),
                 cell(str(r["created_at"])[:16].replace("T", " ")),
                 str(r["hypotheses"]),

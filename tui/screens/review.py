@@ -126,7 +126,7 @@ class ReviewScreen(Screen[None]):
         for r in rows:
             t.add_row(
                 cell(r["id"][:8]),
-                cell(r["title"]),
+                cell(r["title"], length=r.get("title_length")),
                 cell(r["repo"].rstrip("/").rsplit("/", 1)[-1], 60),
                 cell(str(r["created_at"])[:10]),
                 str(r["variants"]),
