@@ -18,6 +18,7 @@ from typing import Any
 
 from session import commands
 from session import models as m
+from session.timing import metric_text
 
 FORMAT = "gpuopt-session"
 FORMAT_VERSION = 1
@@ -70,6 +71,9 @@ def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
             "metric_pattern": contract.metric.pattern,
             "direction": contract.metric.direction.value,
             "unit": contract.metric.unit,
+            # What each workload's figure is (a torch workload's is ms per call, not the
+            # contract's metric): session.timing.metric_text.
+            "metrics": {w.name: metric_text(contract, w) for w in contract.workloads},
             "threshold": contract.threshold,
             "check": contract.check,
             "hooks": _dump(contract.hooks),
@@ -80,7 +84,7 @@ def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
         },
         "contract": _dump(contract),
         "steps": [_dump(s) for s in step_states(ledger, session)],
-        "workloads": [_dump(w) for w in contract.workloads],
+        "workloads": [{**_dump(w), "metric": metric_text(contract, w)} for w in contract.workloads],
         "baselines": [
             {
                 "baseline_id": b.id,
@@ -189,6 +193,8 @@ def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
                         "blocks_needed": c.blocks_needed,
                         "untrusted_runs": c.untrusted_runs,
                         "failed_runs": c.failed_runs,
+                        "error": c.error,
+                        "note": c.note,
                         "trust": _trust_counts(ledger, r.id, c.variant_id, c.workload),
                     }
                     for c in ledger.list(m.Comparison, round_id=r.id)
@@ -209,6 +215,13 @@ def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
                 "seeds": c.seeds,
                 "suggested_class": c.suggested_class.value if c.suggested_class else None,
                 "exit_code": c.exit_code,
+                "error": c.error,
+                "warnings": c.warnings,
+                "options": c.options,
+                "stress": c.stress,
+                "nondeterminism": c.nondeterminism,
+                "class_reason": c.class_reason,
+                "artifact_bytes": c.artifact_bytes,
                 "stats": [_dump(s) for s in c.stats],
                 "created_at": c.created_at.isoformat(),
             }
@@ -496,6 +509,7 @@ def to_markdown(data: dict[str, Any]) -> str:
                 f"{s['metric']} ({s['unit'] or 'no unit'}), {s['direction']} is better",
             ],
             ["metric source", f"{s.get('metric_source')} {s.get('metric_pattern') or ''}".strip()],
+            *_figures_row(s),
             ["noise threshold", f"±{s['threshold'] * 100:.1f}%"],
             ["correctness check", s["check"]],
             [
@@ -732,7 +746,9 @@ def to_markdown(data: dict[str, Any]) -> str:
 
     _section(lines, "Rounds")
     if data["rounds"]:
-        metric = md_cell(s["metric"])
+        # Every workload a torch one with the same figure: name that figure, not the contract's.
+        figures = set((s.get("metrics") or {}).values()) if _figures_row(s) else set()
+        metric = md_cell(figures.pop() if len(figures) == 1 else s["metric"])
         if s["direction"] == "higher":
             legend = (
                 f"ratio = baseline / variant of {metric} (higher is better, so the ratio is "
@@ -779,6 +795,15 @@ def to_markdown(data: dict[str, Any]) -> str:
             ["stopped because", engine.get("stop_reason")],
             ["elapsed", f"{elapsed:g} s" if isinstance(elapsed, (int, float)) else None],
             ["skipped blocks", _join(engine.get("skipped_blocks"), ", ")],
+            [
+                "worker options",
+                _join(
+                    [
+                        f"{k}: {json.dumps(v, sort_keys=True)}"
+                        for k, v in (engine.get("worker_options") or {}).items()
+                    ]
+                ),
+            ],
             ["notes", _join(engine.get("notes"))],
             ["error", engine.get("error")],
         ]
@@ -786,6 +811,11 @@ def to_markdown(data: dict[str, Any]) -> str:
         if facts:
             lines.append("")
             lines += md_table(["round fact", "value"], facts)
+        for c in r["comparisons"]:
+            if c.get("error") or c.get("note"):
+                who = f"{md_cell(c['variant'])}/{md_cell(c['workload'])}"
+                lines += ["", f"{md_cell(c['verdict'])}: {who}, {md_cell(c.get('note') or '')}", ""]
+                lines += md_code((c.get("error") or "").splitlines())
         summary = r.get("search_round") or {}
         if summary:
             from session.residuals import ROUND_SUMMARY_FIELDS
@@ -863,6 +893,8 @@ def to_markdown(data: dict[str, Any]) -> str:
                     for c, st in stats
                 ],
             )
+        for c in data["correctness"]:
+            lines += _check_details(c)
     else:
         lines.append("No correctness results yet.")
 
@@ -988,6 +1020,41 @@ _SUMMARY_LABELS = {
     "disposition": "disposition",
     "next": "next profile or reopening condition",
 }
+
+
+def _figures_row(s: dict[str, Any]) -> list[list[Any]]:
+    """A row naming each workload's figure, when one differs from the contract's metric
+    (a torch workload's is ms per call)."""
+    plain = f"{s['metric']} ({s['unit'] or 'no unit'})"
+    figures = {k: v for k, v in (s.get("metrics") or {}).items() if v != plain}
+    if not figures:
+        return []
+    return [["figure per workload", _join([f"{k}: {v}" for k, v in figures.items()])]]
+
+
+def _check_details(c: dict[str, Any]) -> list[str]:
+    """What one check did and did not try, what it warned of, and why it failed."""
+    out: list[str] = []
+    rows: list[list[Any]] = [[k.replace("_", " "), v if isinstance(v, str) else json.dumps(v)]
+                             for k, v in (c.get("options") or {}).items()]  # fmt: skip
+    rows += [["warning", w] for w in c.get("warnings") or []]
+    for x in c.get("stress") or []:
+        rows.append([f"stress {x.get('kind')}", "passed" if x.get("passed") else
+                     f"FAILED: {x.get('mismatches')} mismatches, NaN {x.get('nan_ref')}→"
+                     f"{x.get('nan_new')}, Inf {x.get('inf_ref')}→{x.get('inf_new')}"])  # fmt: skip
+    nondet = c.get("nondeterminism") or {}
+    for side in ("baseline", "variant"):
+        if nondet.get(side):
+            rows.append([f"nondeterministic ({side})", json.dumps(nondet[side])])
+    if c.get("class_reason"):
+        rows.append(["class reason", c["class_reason"]])
+    if rows:
+        out += ["", f"Check of {md_cell(c['variant'])}/{md_cell(c['workload'])}:", ""]
+        out += md_table(["what", "value"], rows)
+    if c.get("error"):
+        out += ["", f"{md_cell(c['variant'])}/{md_cell(c['workload'])} failed:", ""]
+        out += md_code(str(c["error"]).splitlines())
+    return out
 
 
 def _sci(x: float | None) -> str:
