@@ -184,6 +184,12 @@ def test_term_stops_the_headless_demo(tmp_path, monkeypatch):
         (baseline,) = led.list(m.Baseline)
     assert baseline.reproducibility_detail.startswith("interrupted")
     assert _slots(tmp_path) == []
+    # after the current run, as for `gpuopt baseline`: nothing after the baseline started
+    assert "stopped after the current run" in err
+    with Ledger.open(ledger) as led:
+        assert led.list(m.Hypothesis) == [] and led.list(m.Variant) == []
+        runs = led.list(m.Run, baseline_id=baseline.id)
+    assert runs and all(r.status is m.RunStatus.OK for r in runs), [r.error for r in runs]
 
 
 def test_a_second_hup_does_not_abort_the_current_run(slow_session, tmp_path):

@@ -107,13 +107,13 @@ def run(args: argparse.Namespace) -> int:
             def say(text: str) -> None:
                 print(text, file=sys.stderr)
 
-            from tui.commands.round_cmd import engine_monitor
+            from tui.commands.round_cmd import engine_monitor, interruptible
 
             try:
                 # The same telemetry as `gpuopt baseline` and `gpuopt round`: every run
                 # gets its samples and its trust verdict.
-                with engine_monitor(ledger, session.id) as monitor:
-                    run_flow(
+                with engine_monitor(ledger, session.id) as monitor, interruptible() as stop:
+                    outcome = run_flow(
                         ledger,
                         session,
                         runs=args.runs,
@@ -123,13 +123,18 @@ def run(args: argparse.Namespace) -> int:
                         say=say,
                         progress=progress,
                         monitor=monitor,
+                        stop=stop,
                     )
             except bridge.engine_errors() as exc:
                 # what was done is in the ledger: print its record, then say what stopped it
                 sys.stdout.write(bridge.record_markdown(ledger, session))
                 raise WorkFailed(str(getattr(exc, "reason", "") or exc)) from None
-            print(f"demo finished in {time.monotonic() - t0:.0f} s", file=sys.stderr)
             sys.stdout.write(bridge.record_markdown(ledger, session))
+            if outcome.get("interrupted"):
+                print("gpuopt: interrupted: the demo stopped after the current run",
+                      file=sys.stderr)  # fmt: skip
+                return 130  # the command line makes it 128+signal for TERM and HUP
+            print(f"demo finished in {time.monotonic() - t0:.0f} s", file=sys.stderr)
             return 0
         path = ledger.path
     from tui.app import GpuoptApp

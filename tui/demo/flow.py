@@ -119,9 +119,12 @@ def run_flow(
     say: Say = print,
     progress: Callable[[Any], None] | None = None,
     monitor: Any = None,
+    stop: Any = None,
 ) -> dict[str, Any]:
     """Baseline → hypotheses → variants → round → residuals → dispositions. Returns what
-    happened (ids and verdicts); the ledger holds the rest."""
+    happened (ids and verdicts); the ledger holds the rest. `stop` (an Event) ends the flow
+    after the current run, as Ctrl+C, SIGTERM or SIGHUP do for `gpuopt baseline`: what was
+    measured is kept, marked interrupted, and nothing after it starts."""
     from session.conduct import add_variant, record_baseline, run_round
     from tui import bridge
 
@@ -129,17 +132,23 @@ def run_flow(
 
     def measure_baseline() -> m.Baseline:
         b = record_baseline(
-            ledger, session, runs=runs, warmup=1, progress=progress, monitor=monitor
+            ledger, session, runs=runs, warmup=1, progress=progress, monitor=monitor, stop=stop
         )
         say(f"  baseline {b.id}: {b.reproducibility.value} {b.reproducibility_detail}")
         return b
 
+    def stopped() -> bool:
+        return stop is not None and stop.is_set()
+
     baseline = measure_baseline()
     for _ in range(BASELINE_RETRIES):
-        if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE:
+        if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE or stopped():
             break
         say("  its two halves disagree (a busy machine?): recording it again, as advised")
         baseline = measure_baseline()
+    if stopped():
+        say("Stopped: the baseline so far is kept, marked interrupted.")
+        return {"baseline": baseline.id, "interrupted": True}
     say("Writing the hypotheses…")
     hyps = []
     for fields in HYPOTHESES:
@@ -164,7 +173,11 @@ def run_flow(
         seed=seed,
         progress=progress,
         monitor=monitor,
+        stop=stop,
     )
+    if stopped():
+        say(f"Stopped: round {rnd.number} so far is kept, marked interrupted.")
+        return {"baseline": baseline.id, "round": rnd.id, "interrupted": True}
     view = bridge.load_view(ledger, session.id)
     verdicts: dict[str, str] = {}
     for c in view.comparisons.get(rnd.id, []):
