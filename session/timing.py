@@ -137,16 +137,55 @@ def _covariates(runs: Sequence[m.Run]) -> dict[str, list[float | None]]:
     }
 
 
+FAULTS_APART = 64  # page faults per call (256 KiB of 4 KiB pages) that tell two modes apart
+
+
+def _split_by_faults(runs: Sequence[m.Run], values: list[float]) -> stats.ModeSplit | None:
+    """Two modes named by their cause: the runs' page faults per call fall into two groups
+    (FAULTS_APART or more between them) and every faulting run is the slower (AUC ≥ 0.9).
+    On a loaded machine the values' own gap can drown in noise while this stays plain."""
+    per_call = _covariates(runs)["page faults per call"]
+    if any(v is None for v in per_call):
+        return None
+    faults = [float(v or 0.0) + 1.0 for v in per_call]  # +1: a steady process has ~0
+    by = stats.mode_split(faults, min_gap=0.7)
+    if by is None:
+        return None
+    lo_f = statistics.median(faults[i] for i in by.low)
+    hi_f = statistics.median(faults[i] for i in by.high)
+    if hi_f - lo_f < FAULTS_APART:
+        return None
+    groups = stats.ModeSplit(by.low, by.high, (0.0, 0.0), (0.0, 0.0), by.gap)
+    auc = stats.separation(groups, values)
+    lo_v = [values[i] for i in by.low]
+    hi_v = [values[i] for i in by.high]
+    if auc is None or auc < 0.9 or statistics.median(hi_v) < 1.1 * statistics.median(lo_v):
+        return None
+    return stats.ModeSplit(by.low, by.high, (min(lo_v), max(lo_v)), (min(hi_v), max(hi_v)), by.gap)
+
+
+def _apart(split: stats.ModeSplit, values: list[float | None], name: str) -> bool:
+    """The covariate's modes differ by enough to matter: FAULTS_APART page faults per call,
+    or 10% of the larger median for the other figures (a few faults more is no cause)."""
+    lo = [v for i in split.low if (v := values[i]) is not None]
+    hi = [v for i in split.high if (v := values[i]) is not None]
+    a, b = statistics.median(lo), statistics.median(hi)
+    if name == "page faults per call":
+        return abs(b - a) >= FAULTS_APART
+    return abs(b - a) >= 0.1 * max(abs(a), abs(b), 1e-12)
+
+
 def bimodal_flag(runs: Sequence[m.Run]) -> dict[str, Any] | None:
     """A flag for one arm's replicate values, or None when they form one mode."""
     usable = [r for r in runs if r.status is m.RunStatus.OK and r.value is not None]
-    split = stats.mode_split([float(r.value) for r in usable])  # type: ignore[arg-type]
+    values = [float(r.value) for r in usable]  # type: ignore[arg-type]
+    split = stats.mode_split(values) or _split_by_faults(usable, values)
     if split is None:
         return None
     follows: dict[str, float] = {}
-    for name, values in _covariates(usable).items():
-        auc = stats.separation(split, values)
-        if auc is not None and (auc >= 0.9 or auc <= 0.1):
+    for name, figure in _covariates(usable).items():
+        auc = stats.separation(split, figure)
+        if auc is not None and (auc >= 0.9 or auc <= 0.1) and _apart(split, figure, name):
             follows[name] = round(auc, 3)
     lo, hi = split.low_range, split.high_range
     modes = f"{lo[0]:.3g}–{lo[1]:.3g} and {hi[0]:.3g}–{hi[1]:.3g}"
