@@ -44,7 +44,9 @@ def test_the_declared_layering_holds() -> None:
 def copy_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("layering")
     for package in PACKAGES:
-        shutil.copytree(ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
     return root
 
