@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ledger.schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, migration_set
+from measure.errors import GpuoptError
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_S = 60.0
 
 
-class LedgerError(Exception):
+class LedgerError(GpuoptError):
     """A ledger problem to show as one clear line."""
 
 

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from measure.errors import WorkFailed
+
 SNAPSHOT_REF_PREFIX = "refs/gpuopt/snapshots/"
 LARGE_UNTRACKED_BYTES = 50 * 1000 * 1000
 LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
@@ -49,7 +51,7 @@ _STRIP = (
 )
 
 
-class GitError(Exception):
+class GitError(WorkFailed):
     """A git operation that cannot go on; the message is one line for the person."""
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from measure import orphans, runner
+from measure.errors import WorkFailed
 from measure.runner import RunResult
 
 SERVER = Path(__file__).resolve().with_name("preload_server.py")
@@ -32,7 +33,7 @@ START_TIMEOUT_S = 300.0  # importing torch on a cold file cache can take a while
 ANSWER_TIMEOUT_S = 30.0  # fork and answer: instant, unless the machine is stalled
 
 
-class PreloadError(RuntimeError):
+class PreloadError(WorkFailed, RuntimeError):
     """The preloaded interpreter could not start or stopped answering (one line)."""
 
 

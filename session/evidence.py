@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from session import models as m
+from session.errors import BadInput
 
 TOP = 10  # kernels kept in a summary
 MAX_LINE = 1 << 20  # characters in one line of a profiler file
 
 
-class EvidenceError(ValueError):
+class EvidenceError(BadInput, ValueError):
     """Evidence that cannot be read or attached, in one line."""
 
 
