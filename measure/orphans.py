@@ -19,8 +19,12 @@ Killing a run's process group is not enough: compilation servers, MPS and Ray ca
 - If the guard was killed too, the next start (`sweep_dead_owners`, before stale worktrees
   are removed) kills what a gpuopt that is gone left behind.
 
-A process that replaces its whole environment (`env -i`) loses the marks and escapes all
-but the process group. Standard library only: the guard runs this file by path.
+A process that replaces its whole environment (`env -i`, `sudo`) loses the marks. As a
+subreaper gpuopt still gets it when its parent ends: a child of gpuopt outside gpuopt's
+own process group that carries no mark of this gpuopt at all was handed up by a run
+(gpuopt starts nothing of its own that way, except the guard), so the run's sweep kills it
+too. Without a subreaper such a process escapes all but the run's process group.
+Standard library only: the guard runs this file by path.
 """
 
 from __future__ import annotations
@@ -183,6 +187,20 @@ def _children() -> list[int]:
         return [p for p in _all_pids() if (st := _stat(p)) is not None and st[1] == me]
 
 
+def _handed_up_unmarked(pid: int, group: int) -> bool:
+    """A child of this subreaper that lost every mark (`env -i`) and left our process
+    group: a run's descendant whose parent ended, never something gpuopt started itself
+    (its git and helper processes stay in its group; the guard is known by pid)."""
+    if group == os.getpgrp() or (_guard is not None and pid == _guard.pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            entries = f.read().split(b"\0")
+    except OSError:
+        return False
+    return not any(e.startswith(OWNER_VAR.encode() + b"=") for e in entries)
+
+
 def _reap(pid: int) -> bool:
     """Reap a child of ours if it has ended; True once it is gone (or was never ours)."""
     try:
@@ -221,7 +239,9 @@ def sweep(var: str, value: str, *, group: int | None = None, everywhere: bool = 
                 if subreaper and (pid in pending or (busy and st[2] == group)):
                     pending.add(pid)  # one of the run's, dead: reap it below
                 continue
-            if pid not in pending and _has_mark(pid, entry):
+            if pid not in pending and (
+                _has_mark(pid, entry) or (subreaper and _handed_up_unmarked(pid, st[2]))
+            ):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:

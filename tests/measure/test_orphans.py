@@ -67,6 +67,40 @@ def test_setsid_descendants_die_with_a_normal_end(tmp_path: Path) -> None:
         _kill(pids)
 
 
+def test_a_descendant_that_cleared_its_environment_dies_too(tmp_path: Path) -> None:
+    """`env -i` drops the marks; as the subreaper gpuopt is handed it all the same."""
+    f = tmp_path / "pids"
+    res = run_command(
+        f"env -i setsid sleep 300 & echo $! >> {f}; "
+        f"env -i setsid bash -c 'sleep 300 & echo $! >> {f}; sleep 300' & echo $! >> {f}; "
+        "sleep 0.3",
+        tmp_path,
+    )
+    assert res.exit_code == 0 and res.containment == orphans.SUBREAPER
+    pids = _pids(f)
+    assert len(pids) == 3
+    try:
+        assert _running(pids, within_s=2.0) == []
+    finally:
+        _kill(pids)
+
+
+def test_gpuopts_own_children_survive_a_sweep(tmp_path: Path) -> None:
+    """What gpuopt itself started (in its own group, or marked as its own) is not a run's."""
+    mine = subprocess.Popen(["sleep", "30"])
+    marked = subprocess.Popen(
+        ["sleep", "30"], start_new_session=True,
+        env=dict(orphans.mark({**os.environ})),
+    )  # fmt: skip
+    try:
+        run_command("true", tmp_path)
+        assert mine.poll() is None and marked.poll() is None
+    finally:
+        for p in (mine, marked):
+            p.kill()
+            p.wait()
+
+
 def test_setsid_descendants_die_with_a_timeout(tmp_path: Path) -> None:
     f = tmp_path / "pids"
     res = run_command(LEFTOVERS.format(f=f) + "sleep 30", tmp_path, timeout_s=0.5)
