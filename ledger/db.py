@@ -163,6 +163,20 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+def side_file_of(path: Path) -> Path | None:
+    """The SQLite database whose WAL, shared memory or rollback journal `path` is, if any:
+    writing such a file loses that database's last transactions."""
+    for suffix in SIDE_SUFFIXES:
+        if path.name.endswith(suffix) and len(path.name) > len(suffix):
+            base = path.with_name(path.name[: -len(suffix)])
+            if base.is_file() and is_sqlite_file(base):
+                return base
+    return None
+
+
 def refuse_overwrite(target: Path, ledger_path: Path | None) -> None:
     """Raise a LedgerError when writing `target` would destroy a ledger: the open one, its
     -wal or -shm, a ledger this process has open, or any SQLite file."""
@@ -179,10 +193,51 @@ def refuse_overwrite(target: Path, ledger_path: Path | None) -> None:
         raise LedgerError(
             f"{target}: a SQLite database is there; choose another path; nothing was written"
         )
+    base = side_file_of(target)
+    if base is not None:
+        raise LedgerError(
+            f"{target}: belongs to the SQLite database {base}; choose another path; "
+            "nothing was written"
+        )
 
 
-def _inspect(path: Path) -> tuple[bool, set[str]]:
-    """Read-only look at an existing file: (is it empty of tables, applied migrations).
+# The triggers gpuopt's migrations make (sqlite-utils' full-text triggers), by name, with
+# their exact SQL. A trigger is code that runs inside our own writes: a ledger holding any
+# other (or one of these changed) came from someone else, and is only read. A test checks
+# this against a fresh ledger; a new spelling is added here, never put in place of one.
+TRUSTED_TRIGGERS = {
+    "hypotheses_ad": (
+        'CREATE TRIGGER "hypotheses_ad" AFTER DELETE ON "hypotheses" BEGIN\n'
+        '  INSERT INTO "hypotheses_fts" ("hypotheses_fts", rowid, "title", "search_text") '
+        'VALUES(\'delete\', old.rowid, old."title", old."search_text");\nEND'
+    ),
+    "hypotheses_ai": (
+        'CREATE TRIGGER "hypotheses_ai" AFTER INSERT ON "hypotheses" BEGIN\n'
+        '  INSERT INTO "hypotheses_fts" (rowid, "title", "search_text") '
+        'VALUES (new.rowid, new."title", new."search_text");\nEND'
+    ),
+    "hypotheses_au": (
+        'CREATE TRIGGER "hypotheses_au" AFTER UPDATE ON "hypotheses" BEGIN\n'
+        '  INSERT INTO "hypotheses_fts" ("hypotheses_fts", rowid, "title", "search_text") '
+        'VALUES(\'delete\', old.rowid, old."title", old."search_text");\n'
+        '  INSERT INTO "hypotheses_fts" (rowid, "title", "search_text") '
+        'VALUES (new.rowid, new."title", new."search_text");\nEND'
+    ),
+}
+
+
+def foreign_triggers(conn: sqlite3.Connection) -> list[str]:
+    """The triggers of a ledger that gpuopt did not make, or that were changed."""
+    return sorted(
+        name
+        for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+        if TRUSTED_TRIGGERS.get(name) != sql
+    )
+
+
+def _inspect(path: Path) -> tuple[bool, set[str], list[str]]:
+    """Read-only look at an existing file: (is it empty of tables, applied migrations,
+    triggers gpuopt did not make).
 
     Creates no file and changes no byte. Raises a LedgerError for a corrupt file or a
     SQLite file that is not a ledger.
@@ -204,7 +259,7 @@ def _inspect(path: Path) -> tuple[bool, set[str]]:
         # Empty and unmarked: ours to set up, unless another program numbered its schema.
         user_version = conn.execute("PRAGMA user_version").fetchone()[0]
         if not tables and app_id == 0 and user_version == 0:
-            return True, set()
+            return True, set(), []
         if app_id != APPLICATION_ID:
             raise NotALedgerError(
                 f"{path}: not a gpuopt ledger (a SQLite file of another program); "
@@ -219,7 +274,7 @@ def _inspect(path: Path) -> tuple[bool, set[str]]:
                     (MIGRATION_SET,),
                 )
             }
-        return False, applied
+        return False, applied, foreign_triggers(conn)
     except sqlite3.DatabaseError as exc:
         raise CorruptLedgerError(
             f"{path}: not a usable gpuopt ledger: the file is damaged ({exc}); "
@@ -409,6 +464,12 @@ def open_connection(path: Path | str, readonly: bool = False) -> LedgerConnectio
         raise LedgerError(f"{path}: is a directory, not a ledger file")
     if path.exists() and not path.is_file():
         raise LedgerError(f"{path}: not a regular file, so not a ledger; it was left untouched")
+    base = side_file_of(path)
+    if base is not None:
+        raise LedgerError(
+            f"{path}: belongs to the SQLite database {base}, so it is not a ledger; "
+            "it was left untouched"
+        )
     exists = path.exists() and path.stat().st_size > 0
     if not exists:
         if readonly:
@@ -418,7 +479,7 @@ def open_connection(path: Path | str, readonly: bool = False) -> LedgerConnectio
         except OSError as exc:
             raise LedgerError(f"{path.parent}: cannot create the folder ({exc.strerror})") from None
         return _initialise(path)
-    empty, applied = _inspect(path)
+    empty, applied, strangers = _inspect(path)
     unknown = applied - KNOWN_MIGRATIONS
     if unknown:
         return _open_existing(
@@ -433,6 +494,16 @@ def open_connection(path: Path | str, readonly: bool = False) -> LedgerConnectio
         )
     if readonly:
         return _open_existing(path, readonly=True, why="the ledger is open read-only")
+    if strangers:  # reading runs no trigger; a write of ours would run theirs
+        return _open_existing(
+            path,
+            readonly=True,
+            why=(
+                f"it holds triggers gpuopt did not make ({', '.join(strangers)}), which would "
+                "run inside every write: it is open read-only (review it, or drop them with "
+                "sqlite3 if they are yours)"
+            ),
+        )
     if not _can_write(path):
         if empty or (KNOWN_MIGRATIONS - applied):
             raise ReadOnlyLedgerError(

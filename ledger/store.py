@@ -17,7 +17,13 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ledger.db import LedgerConnection, LedgerError, default_ledger_path, open_connection
+from ledger.db import (
+    LedgerConnection,
+    LedgerError,
+    default_ledger_path,
+    foreign_triggers,
+    open_connection,
+)
 from ledger.schema import PACKED_SAMPLE_COLUMNS
 from session import models as m
 
@@ -631,6 +637,12 @@ class Ledger:
             problems += [r[0] for r in self._c.fetch("PRAGMA integrity_check") if r[0] != "ok"]
         except sqlite3.DatabaseError as exc:
             problems.append(f"integrity check failed: {exc}")
+        try:
+            with self._c.lock:
+                strangers = foreign_triggers(self._c.conn)
+            problems += [f"trigger {name} was not made by gpuopt" for name in strangers]
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"trigger check failed: {exc}")
         try:
             for table, rowid, parent, _ in self._c.fetch("PRAGMA foreign_key_check"):
                 problems.append(f"{table} row {rowid}: missing {parent} row")
