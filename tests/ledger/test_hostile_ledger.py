@@ -51,7 +51,7 @@ def test_a_trigger_gpuopt_did_not_make_keeps_the_ledger_read_only(tmp_path: Path
     with Ledger.open(path) as ledger:  # review stays possible: reading fires no trigger
         assert ledger.readonly
         assert [h.title for h in ledger.list(m.Hypothesis)] == ["kept"]
-        with pytest.raises(ReadOnlyLedgerError, match="trigger.*gpuopt did not make"):
+        with pytest.raises(ReadOnlyLedgerError, match=r"trigger.*gpuopt did not make"):
             ledger.put(m.Hypothesis(id="h2", session_id="s1", title="innocent"))
         assert any("trigger" in p for p in ledger.check())
     assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
