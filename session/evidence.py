@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from session import models as m
+from session.concerns import record_suggestions
 from session.errors import BadInput
+from session.ledger_port import LedgerLike
 
 TOP = 10  # kernels kept in a summary
 MAX_LINE = 1 << 20  # characters in one line of a profiler file
@@ -350,7 +352,7 @@ def _torch_row(
 
 
 def _check_links(
-    ledger: Any, session: m.Session, hypothesis_id: str | None, variant_id: str | None
+    ledger: LedgerLike, session: m.Session, hypothesis_id: str | None, variant_id: str | None
 ) -> None:
     if hypothesis_id:
         h = ledger.get(m.Hypothesis, hypothesis_id)
@@ -362,7 +364,7 @@ def _check_links(
             raise EvidenceError(f"no variant {variant_id} in session {session.id}")
 
 
-def _record(ledger: Any, session: m.Session, **fields: Any) -> m.Evidence:
+def _record(ledger: LedgerLike, session: m.Session, **fields: Any) -> m.Evidence:
     _check_links(ledger, session, fields.get("hypothesis_id"), fields.get("variant_id"))
     ev = m.Evidence(session_id=session.id, **fields)
     ledger.put(ev)
@@ -370,11 +372,9 @@ def _record(ledger: Any, session: m.Session, **fields: Any) -> m.Evidence:
     return ev
 
 
-def _refresh_concerns(ledger: Any, session: m.Session, ev: m.Evidence) -> None:
+def _refresh_concerns(ledger: LedgerLike, session: m.Session, ev: m.Evidence) -> None:
     """New evidence can raise a concern area (a compiler-generated kernel, say): record it
     on the hypothesis the evidence bears on."""
-    from session.concerns import record_suggestions
-
     hid = ev.hypothesis_id
     if hid is None and ev.variant_id:
         v = ledger.get(m.Variant, ev.variant_id)
@@ -385,7 +385,7 @@ def _refresh_concerns(ledger: Any, session: m.Session, ev: m.Evidence) -> None:
 
 
 def add_note(
-    ledger: Any,
+    ledger: LedgerLike,
     session: m.Session,
     text: str,
     *,
@@ -407,7 +407,7 @@ def add_note(
 
 
 def add_measurement(
-    ledger: Any,
+    ledger: LedgerLike,
     session: m.Session,
     name: str,
     value: float,
@@ -478,7 +478,7 @@ def summarize_file(path: str | Path, parse: Any) -> dict[str, Any]:
 
 
 def add_file(
-    ledger: Any,
+    ledger: LedgerLike,
     session: m.Session,
     path: str | Path,
     *,
@@ -503,7 +503,7 @@ def add_file(
 
 
 def _import_profile(
-    ledger: Any,
+    ledger: LedgerLike,
     session: m.Session,
     path: str | Path,
     kind: m.EvidenceKind,
@@ -529,7 +529,7 @@ def _import_profile(
 
 
 def import_ncu_csv(
-    ledger: Any,
+    ledger: LedgerLike,
     session: m.Session,
     path: str | Path,
     *,
@@ -545,7 +545,7 @@ def import_ncu_csv(
 
 
 def import_torch_profile(
-    ledger: Any,
+    ledger: LedgerLike,
     session: m.Session,
     path: str | Path,
     *,
