@@ -25,6 +25,7 @@ from ledger.db import (
     open_connection,
 )
 from ledger.schema import PACKED_SAMPLE_COLUMNS
+from measure.telemetry.backend import COLUMNS as SAMPLE_COLUMNS
 from session import models as m
 
 T = TypeVar("T", bound=BaseModel)
@@ -233,9 +234,9 @@ TABLES: dict[type[BaseModel], _Table] = {
     ),
 }
 
-TELEMETRY_COLUMNS: tuple[str, ...] = tuple(
-    name for name in m.TelemetrySample.model_fields if name != "session_id"
-)
+# The columns of the one telemetry sample type, measure's `Sample` (the packed layout below
+# is the schema's, fixed by migrations: the assert says if the two ever part).
+TELEMETRY_COLUMNS: tuple[str, ...] = SAMPLE_COLUMNS
 assert ("run_id", *PACKED_SAMPLE_COLUMNS) == TELEMETRY_COLUMNS, "packing order drifted"
 _TELEMETRY_INSERT = (
     "INSERT INTO telemetry_batches (session_id, run_id, t_first, t_last, n, samples) "
@@ -405,11 +406,30 @@ class Ledger:
         """Every stored row checked against its model: the ones that do not read back."""
         bad: builtins.list[UnreadableRow] = []
         for cls, table in TABLES.items():
-            for rowid, data in self._c.fetch(f"SELECT rowid, data FROM {table.name}"):
+            names, rows = self._c.fetch_named(f"SELECT rowid, * FROM {table.name}")
+            for values in rows:
+                row = dict(zip(names, values, strict=True))
+                rowid = values[0]
                 try:
-                    self._validated(cls, table.name, rowid, data)
+                    item = self._validated(cls, table.name, rowid, row["data"])
                 except UnreadableRowError as exc:
                     bad.append(exc.row)
+                    continue
+                # The columns listings read must say what the record says.
+                differ = [c for c, v in table.columns(item).items() if row.get(c) != v]
+                if differ:
+                    bad.append(
+                        UnreadableRow(
+                            table.name, rowid, f"{', '.join(differ)} differ from the stored record"
+                        )
+                    )
+        for rowid, n, packed in self._c.fetch(
+            "SELECT rowid, n, CASE WHEN json_valid(samples) THEN json_array_length(samples) "
+            "END FROM telemetry_batches"
+        ):
+            if packed is None or packed != n:
+                why = "samples are not valid JSON" if packed is None else f"{packed} of {n} samples"
+                bad.append(UnreadableRow("telemetry_batches", rowid, why))
         return bad
 
     def get_versioned(self, cls: type[T], key: str | tuple[str, ...]) -> Versioned[T] | None:

@@ -204,3 +204,24 @@ def test_writing_over_a_ledger_or_any_sqlite_file_is_refused(tmp_path: Path) -> 
         refuse_overwrite(tmp_path / "notes.md", path)  # an ordinary file may be replaced
         refuse_overwrite(tmp_path / "new.md", path)
         assert ledger.check() == []
+
+
+def test_validation_names_columns_that_disagree_with_their_record(tmp_path: Path) -> None:
+    """A listing reads the columns, the export the record: a hand-edited column would make
+    them tell two stories."""
+    path = tmp_path / "l.db"
+    with Ledger.open(path) as ledger:
+        ledger.put(_session("s1", "the real title"))
+        ledger.insert_samples([m.TelemetrySample(session_id="s1", t_us=1, source="host")])
+        assert ledger.validate_rows() == []
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE sessions SET title = 'LISTED TITLE'")
+    raw.execute("UPDATE telemetry_batches SET samples = '{bad'")
+    raw.commit()
+    raw.close()
+    with Ledger.open(path, readonly=True) as ledger:
+        found = [(r.table, r.rowid, r.reason) for r in ledger.validate_rows()]
+    assert found == [
+        ("sessions", 1, "title differ from the stored record"),
+        ("telemetry_batches", 1, "samples are not valid JSON"),
+    ]
