@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from measure.vocabulary import Trust
+
 
 @dataclass
 class RunObservation:
-    trust: str = "unknown"  # clean | warn | untrusted | unknown
+    trust: Trust = Trust.UNKNOWN
     reasons: list[str] = field(default_factory=list)
     deltas: dict[str, Any] = field(default_factory=dict)  # energy, violation time, ECC, ...
 
@@ -31,4 +33,4 @@ class NullMonitor:
         return None
 
     def run_finished(self, run_id: str) -> RunObservation:
-        return RunObservation(trust="unknown", reasons=["no telemetry was recorded"])
+        return RunObservation(trust=Trust.UNKNOWN, reasons=["no telemetry was recorded"])

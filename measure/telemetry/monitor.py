@@ -68,13 +68,13 @@ class TelemetryMonitor:
         deltas = run_deltas(self.sampler, record)
         if record is None:
             return RunObservation(
-                trust=Trust.UNKNOWN.value,
+                trust=Trust.UNKNOWN,
                 reasons=["no telemetry was recorded for this run"],
                 deltas=deltas,
             )
         trust, reasons = judge(record.samples, deltas)
         deltas["trust"] = trust.value
-        return RunObservation(trust=trust.value, reasons=reasons, deltas=deltas)
+        return RunObservation(trust=trust, reasons=reasons, deltas=deltas)
 
     # ------------------------------------------------------------------ the rest
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 from typing import Any
 
 from measure.telemetry.backend import (
@@ -30,14 +29,9 @@ from measure.telemetry.backend import (
     SW_POWER_CAP,
     SW_THERMAL,
 )
+from measure.vocabulary import Trust
 
-
-class Trust(StrEnum):  # the same values as session.models.Trust (measure cannot import it)
-    CLEAN = "clean"
-    WARN = "warn"
-    UNTRUSTED = "untrusted"
-    UNKNOWN = "unknown"
-
+__all__ = ["Trust", "is_busy", "judge"]
 
 UNTRUSTED_BITS: tuple[tuple[int, str], ...] = (
     (HW_SLOWDOWN, "HW slowdown"),
