@@ -41,7 +41,23 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if self._pattern is None or not text:
             return text
-        return self._pattern.sub(lambda hit: f"<redacted {self._names[hit.group(0)]}>", text)
+        text = self._pattern.sub(lambda hit: f"<redacted {self._names[hit.group(0)]}>", text)
+        return self._cut_ends(text)
+
+    def _cut_ends(self, text: str) -> str:
+        """A stored tail starts where a cut fell, and a shortened error ends where one fell:
+        either may hold part of a secret. A start that is the end of a secret, or an end
+        that is its beginning (MIN_LENGTH characters or more), is redacted too."""
+        for value, name in self._names.items():
+            for n in range(len(value) - 1, MIN_LENGTH - 1, -1):
+                if text.startswith(value[-n:]):
+                    text = f"<redacted part of {name}>" + text[n:]
+                    break
+            for n in range(len(value) - 1, MIN_LENGTH - 1, -1):
+                if text.endswith(value[:n]):
+                    text = text[:-n] + f"<redacted part of {name}>"
+                    break
+        return text
 
 
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:

@@ -31,6 +31,32 @@ def test_redact_replaces_values_longest_first_and_keeps_the_rest():
     assert redact("nothing secret", {}) == "nothing secret"
 
 
+def test_part_of_a_secret_left_by_a_cut_is_redacted_too():
+    env = {"MY_API_KEY": "ZsecretTokenValue0123456789"}
+    assert redact("ecretTokenValue0123456789\nrest", env) == ("<redacted part of MY_API_KEY>\nrest")
+    assert redact("failed: bad key ZsecretTok", env) == (
+        "failed: bad key <redacted part of MY_API_KEY>"
+    )
+    assert redact("Zsec", env) == "<redacted part of MY_API_KEY>"
+    assert redact("Zse and 789", env) == "Zse and 789"  # under MIN_LENGTH: ordinary text
+
+
+def test_a_tail_cut_inside_a_secret_keeps_none_of_it(tmp_path: Path, monkeypatch):
+    """The stored tail is the output's last 64 KiB: a secret printed just before the cut
+    used to lose its first character only."""
+    from measure.runner import TAIL_BYTES
+
+    secret = "ZsecretTokenValue0123456789abcdefghijklmn"
+    monkeypatch.setenv("MY_API_KEY", secret)
+    filler = TAIL_BYTES - (len(secret) - 1) - 1  # the cut falls after the first character
+    res = run_command(
+        f"printf '%s\\n' \"$MY_API_KEY\"; head -c {filler} /dev/zero | tr '\\0' A", tmp_path
+    )
+    assert res.exit_code == 0
+    assert res.stdout_tail.startswith("<redacted part of MY_API_KEY>\nAAAA")
+    assert secret[1:9] not in res.stdout_tail
+
+
 def test_a_real_run_stores_no_secret(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("SERVICE_TOKEN", TOKEN)
     command = (
