@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+import platformdirs
+
 from ledger.schema import APPLICATION_ID, KNOWN_MIGRATIONS, MIGRATION_SET, migration_set
 from measure.errors import GpuoptError
 
@@ -45,8 +47,6 @@ class ReadOnlyLedgerError(LedgerError):
 
 
 def default_ledger_path() -> Path:
-    import platformdirs
-
     env = os.environ.get("GPUOPT_LEDGER")
     if env:
         return Path(env).expanduser()
@@ -409,7 +409,7 @@ class LedgerConnection:
         read it (the app's first frame, `gpuopt sessions`) does not import it."""
         shared = self._shared
         if shared.db is None:
-            from ledger.sqlite_lib import Database
+            from ledger.sqlite_lib import Database  # lazy: see the docstring
 
             shared.db = Database(shared.conn, execute_plugins=False)
         return shared.db

@@ -251,7 +251,7 @@ KNOWN_MIGRATIONS = frozenset(f.__name__ for f in MIGRATIONS)
 def migration_set() -> Migrations:
     """The sqlite-utils migration set, built on first use: a ledger that is up to date is
     opened without importing sqlite-utils."""
-    from ledger.sqlite_lib import Migrations
+    from ledger.sqlite_lib import Migrations  # lazy: sqlite-utils costs start-up time
 
     migrations = Migrations(MIGRATION_SET)
     for step in MIGRATIONS:

@@ -11,6 +11,7 @@ later `import numpy` elsewhere works as usual.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 _HIDDEN = ("pandas", "numpy")
@@ -21,8 +22,7 @@ def _import_quietly() -> None:
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` fail
     try:
-        import sqlite_utils
-        import sqlite_utils.migrations  # noqa: F401
+        importlib.import_module("sqlite_utils.migrations")  # and sqlite_utils with it
     finally:
         for name in hidden:
             if name in sys.modules and sys.modules[name] is None:

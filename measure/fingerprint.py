@@ -11,6 +11,7 @@ package does not import `session`).
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import re
@@ -19,6 +20,8 @@ import socket
 import subprocess
 import sys
 from collections.abc import Mapping
+from contextlib import redirect_stdout
+from io import StringIO
 from typing import Any
 
 # Variables that change how fast the same code runs. Nothing else is stored.
@@ -74,7 +77,7 @@ def _one_line(exc: BaseException) -> str:
 def gpu_info() -> tuple[list[dict[str, Any]], str, str | None]:
     """(GPUs, note on why there are none, CUDA version the driver supports) through NVML."""
     try:
-        import pynvml
+        import pynvml  # lazy: loads the NVML library, only when a fingerprint is taken
     except Exception as exc:
         return [], f"NVML unavailable: {_one_line(exc)}", None
     try:
@@ -162,8 +165,6 @@ def torch_versions(python: str | None = None) -> dict[str, str | None]:
     With `python` (the contract's interpreter), the same few lines run there: a fraction
     of a second, where importing torch would take several.
     """
-    import json
-
     if python and os.path.realpath(shutil.which(python) or python) != os.path.realpath(
         sys.executable
     ):
@@ -177,9 +178,6 @@ def torch_versions(python: str | None = None) -> dict[str, str | None]:
             return {"torch": None, "torch_cuda": None, "python": None}
     scope: dict[str, Any] = {}
     try:
-        from contextlib import redirect_stdout
-        from io import StringIO
-
         buf = StringIO()
         with redirect_stdout(buf):
             exec(compile(_TORCH_PROBE, "<torch-probe>", "exec"), scope)

@@ -29,6 +29,7 @@ Standard library only: the guard runs this file by path.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import secrets
 import signal
@@ -107,8 +108,6 @@ def become_subreaper() -> bool:
             _subreaper = False
             if sys.platform.startswith("linux"):
                 try:
-                    import ctypes
-
                     libc = ctypes.CDLL(None, use_errno=True)
                     _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
                 except (OSError, AttributeError):

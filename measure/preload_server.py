@@ -21,15 +21,20 @@ made the same way). Each child is still one fresh process, so replicates stay in
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import gc
 import importlib
 import json
 import os
 import random
+import resource
 import runpy
 import select
 import signal
 import sys
+import threading
+import time
 import traceback
 
 
@@ -137,8 +142,6 @@ _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 
 def _prctl(option: int, value: int) -> bool:
     try:
-        import ctypes
-
         return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
@@ -166,8 +169,6 @@ def _children() -> list[int]:
 def _kill_leftovers(run: int, timeout_s: float = 2.0) -> None:
     """As the subreaper of the runs: every child but the run (a zombie still) is what it
     left, `setsid` or not. Kill and reap them until none is left."""
-    import time
-
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         others = [p for p in _children() if p != run]
@@ -189,9 +190,6 @@ def _kill_leftovers(run: int, timeout_s: float = 2.0) -> None:
 def _finish_like_an_interpreter(code: int) -> int:
     """What Python does at exit, which os._exit skips: wait for the script's non-daemon
     threads, then run the atexit functions (a workload may write its results there)."""
-    import atexit
-    import threading
-
     try:
         threading._shutdown()  # type: ignore[attr-defined]
     except BaseException:
@@ -279,8 +277,6 @@ def main(modules: list[str]) -> int:
         return 1
     gc.collect()
     gc.freeze()  # keep the imported objects' pages shared with the children
-    import resource
-
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     global SUBREAPER
     SUBREAPER = _prctl(_PR_SET_CHILD_SUBREAPER, 1)

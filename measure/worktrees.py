@@ -12,10 +12,14 @@ import json
 import os
 import secrets
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import psutil
+from platformdirs import user_cache_dir
 
 from measure.git import GitError, common_dir, git, repo_root
 
@@ -32,24 +36,20 @@ def worktree_base(repo: str | Path | None = None) -> Path:
     if configured:
         base = Path(configured).expanduser()
     else:
-        from platformdirs import user_cache_dir
-
         base = Path(user_cache_dir("gpuopt")) / "worktrees"
     base = base.resolve()
     if repo is not None:
         top = Path(repo).resolve()
         if base == top or top in base.parents:
             # Never inside the person's tree: fall back to the system temporary folder.
-            import tempfile
-
             base = Path(tempfile.gettempdir()).resolve() / "gpuopt-worktrees"
     return base
 
 
-def _process_start(pid: int) -> float | None:
+def process_start(pid: int) -> float | None:
+    """When the process `pid` started (epoch seconds), to tell it from a later one that
+    took its id; None when it is gone."""
     try:
-        import psutil
-
         return float(psutil.Process(pid).create_time())
     except Exception:
         return None
@@ -59,7 +59,7 @@ def _owner_alive(marker: dict[str, object]) -> bool:
     pid = marker.get("pid")
     if not isinstance(pid, int):
         return False
-    started = _process_start(pid)
+    started = process_start(pid)
     if started is None:
         return False
     recorded = marker.get("started")
@@ -87,7 +87,7 @@ def add_worktree(
 def _checkout(root: Path, slot: Path, commit: str, label: str, lfs_content: bool) -> Path:
     marker = {
         "pid": os.getpid(),
-        "started": _process_start(os.getpid()),
+        "started": process_start(os.getpid()),
         "repo": str(common_dir(root)),
         "commit": commit,
         "label": "".join(c if c.isalnum() or c in "-_." else "-" for c in label)[:40],

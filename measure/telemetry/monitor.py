@@ -20,6 +20,10 @@ from typing import Any
 from measure.monitor import RunObservation
 from measure.telemetry.backend import DeviceInfo, GpuBackend, Sample
 from measure.telemetry.host import HostBackend
+
+# (nvml registers its exit hook at import, before any monitor's: so it runs after them)
+from measure.telemetry.nvml import NvmlBackend
+from measure.telemetry.replay import ReplayBackend
 from measure.telemetry.sampler import OnSample, RunRecord, Sampler, Sink, run_deltas
 from measure.telemetry.trust import Trust, judge
 
@@ -136,12 +140,8 @@ def make_monitor(
     """
     backend: GpuBackend | None
     if scenario is not None:
-        from measure.telemetry.replay import ReplayBackend
-
         backend = ReplayBackend(scenario)
     elif gpu:
-        from measure.telemetry.nvml import NvmlBackend  # (its exit hook runs after ours)
-
         backend = NvmlBackend()
     else:
         backend = None

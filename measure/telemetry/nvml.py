@@ -68,7 +68,7 @@ def _shutdown_process_wide(lib: Any) -> None:
 
 def _load_pynvml() -> Any:
     try:
-        import pynvml
+        import pynvml  # lazy: loads the NVML library; a box without it still samples the host
     except ImportError as exc:  # nvidia-ml-py not installed
         raise BackendUnavailable(f"nvidia-ml-py is not installed ({exc})") from None
     return pynvml

@@ -81,7 +81,7 @@ class _Struct:
 
 
 def _pynvml() -> Any:
-    import pynvml
+    import pynvml  # lazy: loads the NVML library, and nvidia-ml-py may be absent
 
     return pynvml
 
@@ -291,7 +291,7 @@ class ReplayLib:
     def nvmlDeviceGetEnforcedPowerLimit(self, h: int) -> int:
         return int(float(self._field(h, "power_limit_w", "nvmlDeviceGetEnforcedPowerLimit")) * 1000)
 
-    def nvmlDeviceGetTemperature(self, h: int, sensor: int) -> int:
+    def nvmlDeviceGetTemperature(self, h: int, _sensor: int) -> int:
         return int(self._field(h, "temperature_c", "nvmlDeviceGetTemperature"))
 
     def nvmlDeviceGetUtilizationRates(self, h: int) -> _Struct:
@@ -324,7 +324,7 @@ class ReplayLib:
         key = "violation_thermal_ns" if thermal else "violation_power_ns"
         return _Struct(referenceTime=0, violationTime=self.counters[h][key])
 
-    def nvmlDeviceGetTotalEccErrors(self, h: int, error_type: int, counter_type: int) -> int:
+    def nvmlDeviceGetTotalEccErrors(self, h: int, _error_type: int, _counter_type: int) -> int:
         self._check(h, "ecc", "nvmlDeviceGetTotalEccErrors")
         return self.counters[h]["ecc_uncorrected"]
 
