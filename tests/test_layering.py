@@ -32,6 +32,7 @@ def test_the_declared_layering_holds() -> None:
     # every contract the issue asks for is declared (a missing one is not "kept")
     for contract in (
         "a layer never imports the one above it",
+        "the app reaches the ledger and the machine only through the session layer",
         "measure imports nothing of ours",
         "of the session layer only session.models",
         "session.models is a leaf",
@@ -55,6 +56,8 @@ def copy_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("module", "planted", "contract"),
     [
         ("session/evidence.py", "import tui.app", "layers"),
+        ("tui/display.py", "import ledger.store", "tui-through-session"),
+        ("tui/display.py", "from measure import git", "tui-through-session"),
         ("measure/redact.py", "import session.models", "measure-imports-nothing-of-ours"),
         ("measure/redact.py", "import ledger", "measure-imports-nothing-of-ours"),
         ("ledger/store.py", "import session.steps", "ledger-through-session-models-only"),
@@ -77,6 +80,17 @@ def test_a_planted_import_breaks_its_contract(
     assert result.returncode == 1, result.stdout + result.stderr
     assert "BROKEN" in result.stdout
     assert "planted" not in result.stderr  # broken by the contract, not by a syntax error
+
+
+def test_the_app_may_reach_the_ledger_through_session(copy_root: Path) -> None:
+    target = copy_root / "tui" / "display.py"
+    original = target.read_text()
+    target.write_text(original + "\nimport session.conduct  # which imports the ledger\n")
+    try:
+        result = _lint_imports(copy_root, "tui-through-session")
+    finally:
+        target.write_text(original)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_the_ledger_may_import_session_models(copy_root: Path) -> None:
