@@ -884,6 +884,8 @@ def run_round(
     skipped_blocks: list[int] = []
     checks: dict[str, bool] = {}
     dropped: dict[tuple[str, str], str] = {}  # (variant arm, workload) -> why, in words
+    # Torch workloads: an arm that cannot give a value is dropped early (FAILED/BROKEN).
+    harnessed = {w.name for w in contract.workloads if w.kind is not m.WorkloadKind.COMMAND}
     t0 = time.monotonic()
     runs_per_block = len(arms) * len(names)
     runs_done = 0
@@ -935,7 +937,7 @@ def run_round(
                         warm = executor.run(
                             _new_run(session, rnd, baseline, arm, name, 0, 0, True), trees[arm]
                         )
-                        if arm != BASELINE_ARM and warm.status in _NO_VALUE:
+                        if arm != BASELINE_ARM and warm.status in _NO_VALUE and name in harnessed:
                             dropped[(arm, name)] = "its warm-up failed"
                             state.fail_text[(arm, name)] = _failure(warm)
                 overhead = time.monotonic() - t0  # once per round: not a block's cost
@@ -968,7 +970,11 @@ def run_round(
                                     state.fail_text[(run.arm, run.workload)] = _failure(run)
                             for v in chosen:
                                 for name in names:
-                                    if (v.id, name) not in dropped and state.never_ran(v.id, name):
+                                    if (
+                                        name in harnessed
+                                        and (v.id, name) not in dropped
+                                        and state.never_ran(v.id, name)
+                                    ):
                                         dropped[(v.id, name)] = "every run failed"
                             done_block = True
                             break

@@ -150,6 +150,34 @@ def main() -> int:
             t.get("samples", 0) >= 10,
             f"{t.get('samples')} samples, median {t.get('gpuopt_value')} ms",
         )
+        print("steady state (warm-up until stable; the caching allocator)")
+        check(
+            bool(t.get("steady")),
+            f"steady after {t.get('warmup_calls')} warm-up calls",
+            gpu_only=True,
+        )
+        check(
+            (t.get("warmup_calls") or 99) <= 10,
+            f"the caching allocator settles within 10 calls: {t.get('warmup_last_ms')}",
+            gpu_only=True,
+        )
+        check(
+            (t.get("minor_faults_per_call") or 0) < 1,
+            f"no page faults per timed call: {t.get('minor_faults_per_call')}",
+            gpu_only=True,
+        )
+        opts = t.get("options") or {}
+        check(
+            opts.get("stat") == "median" and "l2_flush" in opts and "env" in opts,
+            f"options recorded: {sorted(opts)}",
+        )
+        again = [timed(base, "kern.sm:bench") for _ in range(3)]
+        meds = [a["gpuopt_value"] for a in again if a]
+        if len(meds) == 3:
+            spread = (max(meds) - min(meds)) / min(meds)
+            print(f"  3 more processes: medians {', '.join(f'{x * 1e3:.1f}' for x in meds)} µs")
+            check(spread < 0.05, f"CUDA-event medians agree across processes ({spread:.1%})",
+                  gpu_only=True)  # fmt: skip
         tv = timed(new, "kern.sm:bench")
         if t and tv:
             print(
@@ -238,6 +266,10 @@ def main() -> int:
         check(sm_v.get("kernel_launches") == 1, "torch.softmax launches 1 kernel", gpu_only=True)
         check((sm_b.get("allocation_count") or 0) >= 3, "naive softmax allocates ≥ 3 times")
         check((sm_b.get("peak_bytes") or 0) >= 2 * 4096 * 1024 * 4, "peak covers input + output")
+        check(
+            (sm_b.get("allocated_bytes") or 0) >= 4096 * 1024 * 4,
+            f"bytes allocated per call: {sm_b.get('allocated_bytes')}",
+        )
         train = b["mlp-train"].data
         check(
             (train.get("kernel_launches") or 0) > (b["mlp"].data.get("kernel_launches") or 0),
