@@ -418,14 +418,27 @@ def to_json(data: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------------- markdown
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Characters a terminal or a code review acts on: C0 (tab and newline aside), DEL, C1, the
+# line separators, bidi embeddings, overrides and isolates ("trojan source"), BOM.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def _visible(hit: re.Match[str]) -> str:
+    code = ord(hit.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible_controls(text: str) -> str:
+    """Stored text with its control characters written as escapes (`\\x1b`): a reader
+    sees what is there, and nothing acts on the terminal or the page that shows it."""
+    return _CONTROL.sub(_visible, text)
 
 
 def md_cell(value: Any) -> str:
     """Text a person typed, made safe for one markdown table cell (always one line)."""
     text = "—" if value is None or value == "" else str(value)
-    text = " ".join(text.splitlines())  # every line break Python knows, \u2028 included
-    text = _CONTROL.sub(" ", text.replace("\t", " "))
+    text = " ".join(text.replace("\r\n", "\n").split("\n"))
+    text = visible_controls(text.replace("\t", " "))
     text = (
         text.replace("&", "&amp;")
         .replace("<", "&lt;")
@@ -444,7 +457,7 @@ def md_cell(value: Any) -> str:
 
 def md_text(value: Any) -> str:
     """Free text as a markdown paragraph: HTML and markup characters escaped."""
-    text = "" if value is None else str(value)
+    text = "" if value is None else visible_controls(str(value))
     return (
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "&#96;")
     )

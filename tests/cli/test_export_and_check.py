@@ -77,7 +77,8 @@ def test_the_exported_record_carries_no_control_sequence(
         if fmt == "json":
             assert json.loads(text)["session"]["title"] == HOSTILE  # the value, whole
         else:
-            assert "0;owned" in text and "evil" in text  # shown, not acted on
+            # shown, not acted on: the escape renders as \x1b on GitHub
+            assert "&#92;x1b&#93;0;owned" in text and "&#92;u202eevil" in text
 
 
 def test_ledger_check_names_unreadable_rows(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
