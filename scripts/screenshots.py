@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "tui"))  # the scenes are the snapshot tests'
 
-from tui.demo.scenes import SCENES, drive, make_app  # noqa: E402
+from scenes import SCENES, drive, make_app, steady_widgets  # noqa: E402
 
 SIZES = ((120, 40), (80, 24))
 
@@ -26,7 +28,8 @@ async def shoot(out: Path, only: str | None, png: bool) -> list[Path]:
             continue
         for w, h in SIZES:
             with tempfile.TemporaryDirectory() as tmp:
-                app = make_app(scene, Path(tmp) / "ledger.db")
+                os.environ["HOME"] = tmp  # the title bar shows ~/.local/share/gpuopt/…
+                app = make_app(scene, Path(tmp))
                 async with app.run_test(size=(w, h)) as pilot:
                     await drive(scene, pilot)
                     name = f"{scene.name}-{w}x{h}"
@@ -46,6 +49,8 @@ def main() -> int:
     ap.add_argument("--only", help="only scenes whose name contains this")
     ap.add_argument("--no-png", action="store_true")
     args = ap.parse_args()
+    for obj, name, value in steady_widgets():
+        setattr(obj, name, value)
     out = ROOT / "screenshots"
     out.mkdir(exist_ok=True)
     asyncio.run(shoot(out, args.only, not args.no_png))

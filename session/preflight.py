@@ -60,6 +60,14 @@ CHECKLIST: dict[int, str] = {
     14: "Only changes that improve the target metric are kept.",
 }
 
+# How an answer was reached, as a front end names it.
+KIND_LABELS: dict[m.PreflightAnswerKind, str] = {
+    m.PreflightAnswerKind.MEASURED: "measured",
+    m.PreflightAnswerKind.HANDED_OFF: "handed off",
+    m.PreflightAnswerKind.NOT_APPLICABLE: "does not apply",
+    m.PreflightAnswerKind.UNKNOWN: "unknown",
+}
+
 BOTTLENECKS: dict[m.BottleneckClass, str] = {
     m.BottleneckClass.LAUNCH_BOUND: "time goes to launching many small kernels or operators",
     m.BottleneckClass.BANDWIDTH_BOUND: "memory traffic near the device's bandwidth limits speed",

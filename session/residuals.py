@@ -35,6 +35,15 @@ DESCRIPTIONS: dict[m.ResidualClass, str] = {
     "investigate rather than calling it noise",
 }
 
+# The same classes in a few words, where a line has room for little more (a form's choice).
+SHORT: dict[m.ResidualClass, str] = {
+    R.AS_PREDICTED: "moved as predicted",
+    R.NOTHING_MOVED: "nothing moved: the mechanism is wrong or the change never ran",
+    R.MECHANISM_ONLY: "the mechanism moved, the metric did not: a cost elsewhere",
+    R.METRIC_ONLY: "the metric moved without the mechanism: look for a confounder",
+    R.OPPOSITE_SIGN: "it moved the wrong way: keep it as evidence",
+}
+
 # What the status of the hypothesis would usually become; the person decides.
 SUGGESTED_STATUS: dict[m.ResidualClass, m.HypothesisStatus] = {
     R.AS_PREDICTED: m.HypothesisStatus.SUPPORTED,

@@ -18,6 +18,15 @@ from textual.message import Message
 from textual.screen import Screen
 
 from session import models as m
+from session.ledger_access import Ledger
+from session.read_model import STEP_ORDER
+from session.steps import LABELS as STEP_TITLES
+from session.telemetry_access import NullMonitor, make_monitor
+from tui.keymap import KeymapError, load_keymap
+from tui.screens.modals import QuitModal
+from tui.screens.picker import PickerScreen
+from tui.screens.review import ReviewScreen
+from tui.screens.session import SessionScreen
 
 
 class TelemetryTick(Message):
@@ -37,7 +46,7 @@ class GpuoptApp(App[None]):
     TITLE = "gpuopt"
     CSS_PATH = "gpuopt.tcss"
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS = [Binding("ctrl+q", "quit", "quit", priority=True)]
+    BINDINGS = [Binding("ctrl+q", "quit", "quit", priority=True, id="app.quit")]
 
     def __init__(
         self,
@@ -52,15 +61,8 @@ class GpuoptApp(App[None]):
         export_dir: str | Path | None = None,
         seed: int | None = None,
         start_step: m.StepName | None = None,
-        make_monitor_fn: Any = None,
-        steady: bool = False,
-        ledger_label: str | None = None,
-        telemetry_hz: float | None = None,
     ) -> None:
         super().__init__()
-        self.steady = steady  # no cursor blink: for repeatable pictures
-        self.ledger_label = ledger_label
-        self.telemetry_hz = telemetry_hz  # a fixed rate: the app's own host/NVML feed
         self.ledger_path = ledger_path
         self.session_id = session_id
         self.review = review
@@ -75,19 +77,19 @@ class GpuoptApp(App[None]):
         self.telemetry_history: deque[m.TelemetrySample] = deque(maxlen=64)
         self.telemetry_note = ""
         self.gpu_name = ""
-        self._feed: Any = None
-        self._make_monitor_fn = make_monitor_fn
         self._busy = False
         self.telemetry_panels: set[Any] = set()
         self.monitor: Any = None
-        self._sink_ledger = None
+        self._sink_ledger: Ledger | None = None
         self.ledger: Any = None
 
     # ------------------------------------------------------------------ start
 
     def on_mount(self) -> None:
-        from ledger import Ledger
-
+        try:
+            self.set_keymap(load_keymap())
+        except KeymapError as exc:  # the person's file: say what is wrong, keep the defaults
+            self.notify(str(exc), title="Keymap not applied", severity="error", markup=False)
         self.ledger = Ledger.open(self.ledger_path, readonly=self.readonly)
         if self.ledger_path is None:
             self.ledger_path = self.ledger.path
@@ -97,10 +99,8 @@ class GpuoptApp(App[None]):
                 "NVIDIA H200" if any(s.util_gpu is not None for s in self.replay) else ""
             )
             self.telemetry_history.extend(self.replay)
-        elif self.telemetry_mode == "live" and self.telemetry_hz:
-            # After the first frame: the sampler's start (psutil, NVML's init) can wait.
-            self.call_after_refresh(self._run_feed)
         elif self.telemetry_mode == "live":
+            # After the first frame: the sampler's start (psutil, NVML's init) can wait.
             self.call_after_refresh(self._start_telemetry)
         else:
             self.telemetry_note = "telemetry is off"
@@ -108,26 +108,15 @@ class GpuoptApp(App[None]):
 
     def first_screen(self) -> Screen[Any]:
         if self.review:
-            from tui.screens.review import ReviewScreen
-
             return ReviewScreen()
         if self.session_id is not None or self.draft:
-            from tui.screens.session import SessionScreen
-
             screen = SessionScreen(self.session_id, readonly=self.readonly, draft=self.draft)
             return screen
-        from tui.screens.picker import PickerScreen
-
         return PickerScreen()
 
     def on_unmount(self) -> None:
-        if self._feed is not None:
-            self._feed.stop.set()
         if self.monitor is not None:
-            try:
-                self.monitor.close()
-            except Exception:
-                pass
+            self.monitor.close()
         if self._sink_ledger is not None:
             self._sink_ledger.close()
         if self.ledger is not None:
@@ -136,14 +125,8 @@ class GpuoptApp(App[None]):
     # ------------------------------------------------------------------ telemetry
 
     def _start_telemetry(self) -> None:
-        """One sampler for the whole process: the telemetry monitor where installed (it
-        also judges each run for the engine), else the app's own small feed."""
-        try:
-            from measure.telemetry import make_monitor
-        except ImportError:
-            self._run_feed()
-            return
-        self._sink_ledger: Any = None
+        """One sampler for the whole process: the telemetry monitor (it also judges each run
+        for the engine)."""
         self.monitor = make_monitor(self._sink, None, on_sample=self._on_samples)
         self._probe_monitor()
 
@@ -152,8 +135,6 @@ class GpuoptApp(App[None]):
         if not self._busy or self.readonly or not rows:
             return
         if self._sink_ledger is None:
-            from ledger import Ledger
-
             self._sink_ledger = Ledger.open(self.ledger_path)
         self._sink_ledger.insert_samples(rows)
 
@@ -181,18 +162,6 @@ class GpuoptApp(App[None]):
         name = getattr(devices[0], "name", "") if devices else ""
         self.post_message(FeedReady("" if status == "ok" else status, name))
 
-    @work(thread=True, exit_on_error=False, group="telemetry", name="telemetry")
-    def _run_feed(self) -> None:
-        from tui.feed import LiveFeed
-
-        hz = self.telemetry_hz or 1.0
-        self._feed = LiveFeed(
-            lambda s: self.post_message(TelemetryTick(s)),
-            idle_hz=hz,
-            busy_hz=max(hz, 4.0),
-        )
-        self._feed.loop(on_ready=lambda note, name: self.post_message(FeedReady(note, name)))
-
     def on_feed_ready(self, msg: FeedReady) -> None:
         self.telemetry_note, self.gpu_name = msg.note, msg.name
         for panel in self._panels():
@@ -212,32 +181,21 @@ class GpuoptApp(App[None]):
 
     def set_busy(self, busy: bool) -> None:
         self._busy = busy
-        if self._feed is not None:
-            self._feed.busy = busy
         if not busy and self.monitor is not None:
-            try:
-                self.monitor.flush()
-            except Exception:
-                pass
+            self.monitor.flush()
 
     def make_monitor(self, ledger: Any, session_id: str) -> Any:
-        """The run monitor the engine uses: real telemetry where installed, else none."""
-        if self._make_monitor_fn is not None:
-            return self._make_monitor_fn(ledger, session_id)
+        """The run monitor the engine uses: the app's sampler, or none with telemetry off
+        or replayed."""
         if self.monitor is not None:
             self.monitor.sampler.session_id = session_id
             return self.monitor
-        from measure.monitor import NullMonitor
-
         return NullMonitor()
 
     # ------------------------------------------------------------------ palette
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        from tui.bridge import STEP_ORDER, STEP_TITLES
-        from tui.screens.session import SessionScreen
-
         if isinstance(screen, SessionScreen):
             for i, step in enumerate(STEP_ORDER):
                 yield SystemCommand(
@@ -267,9 +225,6 @@ class GpuoptApp(App[None]):
     async def action_quit(self) -> None:
         """ctrl+q: quit at once when idle; while a baseline or round runs, ask first and
         stop it the clean way (`s`: after the current run) before quitting."""
-        from tui.screens.modals import QuitModal
-        from tui.screens.session import SessionScreen
-
         running = [s for s in self.screen_stack if isinstance(s, SessionScreen) and s.busy]
         if not running:
             self.exit()
@@ -291,6 +246,4 @@ class GpuoptApp(App[None]):
         self.push_screen(QuitModal(job.busy or "job"), answered)
 
     def _open_review(self) -> None:
-        from tui.screens.review import ReviewScreen
-
         self.push_screen(ReviewScreen())

@@ -76,12 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version="gpuopt 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"tui.commands.{name}")
-        except ModuleNotFoundError as exc:  # a command still being built on another branch
-            if exc.name != f"tui.commands.{name}":
-                raise
-            continue
+        module = importlib.import_module(f"tui.commands.{name}")
         module.add_parser(sub)
     _accept_ledger_everywhere(parser)
     return parser
@@ -186,13 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{bad}: not valid UTF-8 text", EXIT_USAGE)
     handler = getattr(args, "handler", None)
     if handler is None:
-        try:
-            from tui.commands.open_cmd import open_app
-        except ModuleNotFoundError as exc:
-            if exc.name != "tui.commands.open_cmd":
-                raise
-            parser.print_help(sys.stderr)
-            return EXIT_USAGE
+        from tui.commands.open_cmd import open_app  # the app's command: loaded when it runs
+
         return _run(open_app, args)  # the full-screen app has its own ways to stop
     with _StopSignals() as stops:
         return stops.exit_code(_run(handler, args))
@@ -231,7 +221,7 @@ def _fail_known(exc: Exception) -> int:
 
     from pydantic import ValidationError
 
-    from ledger import LedgerError
+    from session.ledger_access import LedgerError
 
     if isinstance(exc, ValidationError):
         lines = [

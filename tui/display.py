@@ -25,6 +25,7 @@ as `\\n` and `\\t`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -127,3 +128,12 @@ def cell(
 
 
 __all__ = ["LIMIT", "LONG_LIMIT", "cell", "plain", "shown"]
+
+
+def home_short(path: str | Path) -> str:
+    """A path under the home directory as ~/…, as the person would type it."""
+    p = Path(path)
+    try:
+        return "~/" + str(p.relative_to(Path.home()))
+    except ValueError:
+        return str(p)

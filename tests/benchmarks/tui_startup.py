@@ -60,8 +60,7 @@ Bare().run()
 CHILD = """
 import sys
 from tui.app import GpuoptApp
-hz = float(sys.argv[3])
-app = GpuoptApp(sys.argv[1], session_id=sys.argv[2], telemetry="live", telemetry_hz=hz)
+app = GpuoptApp(sys.argv[1], session_id=sys.argv[2], telemetry="live")  # measure.telemetry's rates
 app.run()
 with open(sys.argv[4], "w") as f:
     f.write("torch imported" if "torch" in sys.modules else "no torch")
@@ -151,7 +150,9 @@ def main() -> int:
     import psutil
 
     from ledger import Ledger
-    from tui.demo.sample import SID, build_sample
+
+    sys.path.insert(0, str(ROOT / "tests" / "tui"))
+    from sample_session import SID, build_sample
 
     tmp = Path(tempfile.mkdtemp())
     db = tmp / "ledger.db"

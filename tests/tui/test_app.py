@@ -11,8 +11,8 @@ from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from tui_helpers import SID, sample_ledger, settle, steady_app, sync
 
 from ledger import Ledger
+from session import conduct
 from session import models as m
-from tui import bridge
 from tui.screens.modals import ErrorModal, FormModal
 from tui.screens.review import ReviewScreen
 from tui.screens.session import SessionScreen
@@ -200,7 +200,7 @@ async def test_review_sorts_filters_and_lists_rejected_ideas(tmp_path: Path) -> 
 async def test_read_only_never_starts_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = sample_ledger(tmp_path / "l.db", m.StepName.CONTRACT)
     called = []
-    monkeypatch.setattr(bridge, "record_baseline", lambda *a, **k: called.append(1))
+    monkeypatch.setattr(conduct, "record_baseline", lambda *a, **k: called.append(1))
     app = steady_app(db, session_id=SID, readonly=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -219,7 +219,7 @@ async def test_a_failing_worker_shows_a_modal_and_the_app_lives(
     def boom(*a: object, **k: object) -> None:
         raise RuntimeError("the disk is on fire")
 
-    monkeypatch.setattr(bridge, "record_baseline", boom)
+    monkeypatch.setattr(conduct, "record_baseline", boom)
     app = steady_app(db, session_id=SID)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

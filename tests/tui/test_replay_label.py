@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tui.feed import demo_samples
+from scenes import demo_samples
+
 from tui.widgets.telemetry import TelemetryPanel
 
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tui.demo.scenes import SCENES, drive, make_app
+from scenes import SCENES, drive, make_app
 
 SIZES = [(120, 40), (80, 24)]
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("scene", SCENES, ids=lambda s: s.name)
-def test_scene(scene, size, snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    app = make_app(scene, tmp_path / "ledger.db")
+def test_scene(scene, size, snap_compare, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HOME", str(tmp_path))  # the title bar shows ~/.local/share/gpuopt/…
+    app = make_app(scene, tmp_path)
 
     async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
         await drive(scene, pilot)

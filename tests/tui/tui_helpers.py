@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sample_session import SID, build_sample
+from scenes import demo_samples
+
 from ledger import Ledger
 from session import models as m
 from tui.app import GpuoptApp
-from tui.demo.sample import SID, build_sample
-from tui.feed import demo_samples
 
 
 def sample_ledger(path: Path, upto: m.StepName = m.StepName.RECORD) -> Path:
@@ -19,11 +20,9 @@ def sample_ledger(path: Path, upto: m.StepName = m.StepName.RECORD) -> Path:
 
 
 def steady_app(path: Path, **kw: Any) -> GpuoptApp:
-    """The app on a ledger with replayed telemetry, no cursor blink, a fixed ledger label."""
+    """The app on a ledger with replayed telemetry (no cursor blink: conftest.py)."""
     kw.setdefault("telemetry", "replay")
     kw.setdefault("replay", demo_samples())
-    kw.setdefault("steady", True)
-    kw.setdefault("ledger_label", "ledger.db")
     return GpuoptApp(path, **kw)
 
 

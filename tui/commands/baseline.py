@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     from session import conduct
     from session import models as m
+    from session.read_model import values_per_workload
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.commands.round_cmd import engine_monitor, interruptible, progress_display
@@ -79,16 +80,6 @@ def run(args: argparse.Namespace) -> int:
     return 0 if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE else 1
 
 
-def values_per_workload(ledger: object, baseline_id: str) -> dict[str, int]:
-    """How many measured runs of the baseline itself (not of rounds) gave a value."""
-    rows = ledger.query(  # type: ignore[attr-defined]
-        "SELECT workload, COUNT(*) AS n FROM runs WHERE baseline_id = ? AND round_id IS NULL "
-        "AND warmup = 0 AND status = 'ok' GROUP BY workload",
-        (baseline_id,),
-    )
-    return {r["workload"]: r["n"] for r in rows}
-
-
 def print_baseline(baseline: object, session: object, counts: dict[str, int] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -131,12 +122,12 @@ def print_baseline(baseline: object, session: object, counts: dict[str, int] | N
         justify="right",
     )
     table.add_column("runs", justify="right")
-    for w in s.contract.workloads:
-        ref = b.reference.get(w.name)
+    for wl in s.contract.workloads:
+        ref = b.reference.get(wl.name)
         want = b.runs_per_workload
-        got = want if counts is None else counts.get(w.name, 0)
+        got = want if counts is None else counts.get(wl.name, 0)
         runs = str(want) if got == want else f"{got} of {want}"
-        table.add_row(shown(w.name), "—" if ref is None else f"{ref:.6g}", runs)
+        table.add_row(shown(wl.name), "—" if ref is None else f"{ref:.6g}", runs)
     console.print(table)
     console.print("reset / restore procedure:")
     for line in plain(b.reset_procedure, LONG_LIMIT, multiline=True).splitlines():

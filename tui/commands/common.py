@@ -14,19 +14,19 @@ def ledger_path(args: argparse.Namespace) -> Any:
     """The ledger file a command uses: --ledger, else GPUOPT_LEDGER, else the default."""
     from pathlib import Path
 
-    from ledger import default_ledger_path
+    from session.ledger_access import default_ledger_path
 
     return Path(args.ledger).expanduser() if args.ledger else default_ledger_path()
 
 
 def open_ledger(args: argparse.Namespace, readonly: bool = False) -> Any:
-    from ledger import Ledger
+    from session.ledger_access import Ledger
 
     return Ledger.open(ledger_path(args), readonly=readonly)
 
 
 def session_of(ledger: Any, ref: str) -> Any:
-    from ledger import AmbiguousSessionError, SessionNotFoundError
+    from session.ledger_access import AmbiguousSessionError, SessionNotFoundError
 
     try:
         return ledger.resolve_session(ref)

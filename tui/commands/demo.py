@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         ledger.put(session)
         print(f"session {session.id} in {ledger.path}", file=sys.stderr)
         if args.no_tui:
-            from tui import bridge
+            from session.ledger_access import ENGINE_ERRORS
+            from session.record_files import record_markdown
 
             t0 = time.monotonic()
             last = [0.0]
@@ -125,11 +126,11 @@ def run(args: argparse.Namespace) -> int:
                         monitor=monitor,
                         stop=stop,
                     )
-            except bridge.engine_errors() as exc:
+            except ENGINE_ERRORS as exc:
                 # what was done is in the ledger: print its record, then say what stopped it
-                sys.stdout.write(bridge.record_markdown(ledger, session))
+                sys.stdout.write(record_markdown(ledger, session))
                 raise WorkFailed(str(getattr(exc, "reason", "") or exc)) from None
-            sys.stdout.write(bridge.record_markdown(ledger, session))
+            sys.stdout.write(record_markdown(ledger, session))
             if outcome.get("interrupted"):
                 print("gpuopt: interrupted: the demo stopped after the current run",
                       file=sys.stderr)  # fmt: skip

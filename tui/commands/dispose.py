@@ -74,9 +74,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from ledger import LedgerError
     from session.dispositions import DESCRIPTIONS, dispose, preflight_warnings
     from session.gates import GateRefusal
+    from session.ledger_access import LedgerError
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
 

@@ -4,6 +4,7 @@ hypothesis or a variant."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -59,9 +60,9 @@ def _measurement(spec: str) -> tuple[str, float, str]:
 
 
 def add(args: argparse.Namespace) -> int:
-    from ledger import LedgerError
     from session import evidence as ev
     from session.hypotheses import HypothesisError, get
+    from session.ledger_access import LedgerError
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
@@ -71,7 +72,7 @@ def add(args: argparse.Namespace) -> int:
         try:
             hid = get(ledger, args.hypothesis, session).id if args.hypothesis else None
             vid = ledger.variant(session.id, args.variant).id if args.variant else None
-            links = {"hypothesis_id": hid, "variant_id": vid}
+            links: dict[str, Any] = {"hypothesis_id": hid, "variant_id": vid}
             if args.note is not None:
                 e = ev.add_note(ledger, session, args.note, title=args.title, **links)
             elif args.measurement is not None:

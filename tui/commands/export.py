@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ledger.db import LedgerError, refuse_overwrite
+    from session.ledger_access import LedgerError, refuse_overwrite
     from session.record import build_export, to_json, to_markdown
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, session_of

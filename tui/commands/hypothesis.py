@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the command module imports only argparse when run: `--help` stays fast
+    from session import models as m
 
 TEXT_FIELDS = (
     ("symptom", "the measured fact and its scope"),
@@ -171,11 +175,11 @@ def _fields(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
-def _print_h(h: object, history: list[object] | None = None) -> None:
+def _print_h(h: m.Hypothesis, history: list[m.HypothesisEvent] | None = None) -> None:
     from session.hypotheses import FIELD_LABELS
     from tui.display import LONG_LIMIT, plain
 
-    print(f"{plain(h.id)}  {plain(h.title)}  [{h.status.value}, confidence {h.confidence.value}]")  # type: ignore[attr-defined]
+    print(f"{plain(h.id)}  {plain(h.title)}  [{h.status.value}, confidence {h.confidence.value}]")
     for name, label in FIELD_LABELS.items():
         if name in ("status", "confidence"):
             continue
@@ -190,12 +194,12 @@ def _print_h(h: object, history: list[object] | None = None) -> None:
         print(
             f"  {e.at:%Y-%m-%d %H:%M} {e.field}: "
             f"{plain(e.from_value or '—')} → {plain(e.to_value or '—')}  ({plain(e.why)})"
-        )  # type: ignore[attr-defined]
+        )
 
 
 def _precheck_link(ledger: object, session: object, variant: str) -> None:
     """Refuse before anything is written when the variant already tests a hypothesis."""
-    from ledger import LedgerError
+    from session.ledger_access import LedgerError
     from tui.cli import UsageError
 
     try:
@@ -212,9 +216,9 @@ def _precheck_link(ledger: object, session: object, variant: str) -> None:
 def _link(ledger: object, session: object, h: object, variant: str | None) -> None:
     if not variant:
         return
-    from ledger import LedgerError
     from session.gates import GateRefusal
     from session.hypotheses import link_variant
+    from session.ledger_access import LedgerError
     from tui.cli import UsageError
 
     try:
@@ -271,10 +275,10 @@ def add(args: argparse.Namespace) -> int:
     print(plain(h.id))
     for s in suggestions:
         print(f"gpuopt: concern area {LABELS[s.area]}: {plain(s.reason, 1000)}", file=sys.stderr)
-    for s in similar:
+    for old in similar:
         print(
-            f"gpuopt: similar {s.status.value} hypothesis {plain(s.id)} ({plain(s.title)}); "
-            f"reopen when: {plain(s.reopen_when or 'not said')}",
+            f"gpuopt: similar {old.status.value} hypothesis {plain(old.id)} ({plain(old.title)}); "
+            f"reopen when: {plain(old.reopen_when or 'not said')}",
             file=sys.stderr,
         )
     return 0
@@ -369,9 +373,9 @@ def areas(args: argparse.Namespace) -> int:
 
 
 def residual(args: argparse.Namespace) -> int:
-    from ledger import LedgerError
     from session import models as m
     from session.hypotheses import HypothesisError
+    from session.ledger_access import LedgerError
     from session.residuals import DESCRIPTIONS, confirm_residual, record_residual
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -86,7 +87,7 @@ def build_session(args: argparse.Namespace) -> object:
             w.scope = m.WorkloadScope.ISOLATED
         if w.name in args.training:
             w.training = True
-    contract_fields: dict[str, object] = {
+    contract_fields: dict[str, Any] = {
         "metric": metric,
         "workloads": workloads,
         "check": args.check,

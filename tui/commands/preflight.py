@@ -151,9 +151,15 @@ def run(args: argparse.Namespace) -> int:
     with open_ledger(args, readonly=not changing) as ledger:
         session = session_of(ledger, args.session)
         try:
-            for q, kind, text, area in writes:
+            for q, kind, answer, to_area in writes:
                 pf.set_answer(
-                    ledger, session, q, kind, text, evidence_id=evidence.get(q), concern_area=area
+                    ledger,
+                    session,
+                    q,
+                    kind,
+                    answer,
+                    evidence_id=evidence.get(q),
+                    concern_area=to_area,
                 )
             for n, note in done.items():
                 pf.set_checklist(

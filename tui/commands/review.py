@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             "review is full-screen and needs a terminal; "
             "use `gpuopt sessions` or `gpuopt export` in scripts"
         )
-    from ledger import Ledger
+    from session.ledger_access import Ledger
     from tui.app import GpuoptApp
 
     with Ledger.open(path, readonly=True) as ledger:  # fails early and clearly on a bad file

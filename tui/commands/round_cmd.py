@@ -48,19 +48,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def engine_monitor(ledger: Any, session_id: str, enabled: bool = True) -> Iterator[Any]:
     """Telemetry for every run (samples to the ledger on a connection of their own).
 
-    None (no telemetry: every run's trust "unknown") when switched off or not installed.
+    None (no telemetry: every run's trust "unknown") when switched off.
     """
     if not enabled:
         yield None
         return
-    try:
-        from measure.telemetry import make_monitor
-    except ImportError:
-        yield None
-        return
     import sys
 
-    from ledger import Ledger
+    from session.ledger_access import Ledger
+    from session.telemetry_access import make_monitor
 
     sink = Ledger.open(ledger.path)
     monitor = make_monitor(sink.insert_samples, session_id)

@@ -106,7 +106,7 @@ class View:
     def lines(self) -> list[Any]:
         from rich.text import Text
 
-        from measure.telemetry import decode_reasons
+        from session.telemetry_access import decode_reasons
 
         out: list[Text] = []
         with self.lock:
@@ -190,7 +190,7 @@ class View:
 
 def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
     """One sample of everything, as JSON-ready data."""
-    from measure.telemetry import decode_reasons
+    from session.telemetry_access import decode_reasons
 
     samples = monitor.latest
     gpus = []
@@ -216,12 +216,12 @@ def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from measure.telemetry import BackendUnavailable, make_monitor
+    from session.telemetry_access import BackendUnavailable, make_monitor
     from tui.cli import UsageError
     from tui.commands.common import print_json
 
     if args.scenarios:
-        from measure.telemetry.replay import load_scenario, scenario_names
+        from session.telemetry_access import load_scenario, scenario_names
 
         for name in scenario_names():
             sc = load_scenario(name)

@@ -14,6 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from session import models as m
+from session.conduct import add_variant, record_baseline, run_round
+from session.dispositions import dispose
+from session.gates import GateRefusal
+from session.hypotheses import add_hypothesis
+from session.read_model import confirm_residual, load_view, residual_suggestion
 from tui.demo.settings import BASELINE_RETRIES, DEMO_MAX_BLOCKS, DEMO_MIN_BLOCKS, DEMO_RUNS
 
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -125,9 +130,6 @@ def run_flow(
     happened (ids and verdicts); the ledger holds the rest. `stop` (an Event) ends the flow
     after the current run, as Ctrl+C, SIGTERM or SIGHUP do for `gpuopt baseline`: what was
     measured is kept, marked interrupted, and nothing after it starts."""
-    from session.conduct import add_variant, record_baseline, run_round
-    from tui import bridge
-
     say("Recording the baseline…")
 
     def measure_baseline() -> m.Baseline:
@@ -152,7 +154,7 @@ def run_flow(
     say("Writing the hypotheses…")
     hyps = []
     for fields in HYPOTHESES:
-        h, similar = bridge.add_hypothesis(ledger, session, **fields)
+        h, similar = add_hypothesis(ledger, session, **fields)
         hyps.append(h)
         say(
             f"  {h.id} {h.title}"
@@ -178,7 +180,7 @@ def run_flow(
     if stopped():
         say(f"Stopped: round {rnd.number} so far is kept, marked interrupted.")
         return {"baseline": baseline.id, "round": rnd.id, "interrupted": True}
-    view = bridge.load_view(ledger, session.id)
+    view = load_view(ledger, session.id)
     verdicts: dict[str, str] = {}
     for c in view.comparisons.get(rnd.id, []):
         verdicts[view.variant_name(c.variant_id)] = c.verdict.value
@@ -191,16 +193,15 @@ def run_flow(
     say("Confirming residuals and deciding…")
     decisions: dict[str, str] = {}
     for v in variants:
-        sug = bridge.suggest_residual(view, v, ledger)
+        sug = residual_suggestion(ledger, view, v)
         if sug is not None:
-            bridge.confirm_residual(ledger, view, v, sug, "confirmed by the demo")
+            confirm_residual(ledger, view, v, sug[0], "confirmed by the demo")
         decisions[v.name] = decide(ledger, view, v, say)
     return {"baseline": baseline.id, "round": rnd.id, "verdicts": verdicts, "decisions": decisions}
 
 
 def decide(ledger: Any, view: Any, v: m.Variant, say: Say) -> str:
     """The demo's decisions, falling back to 'need more evidence' where a gate refuses."""
-    from tui import bridge
 
     checks = view.correctness_of(v.id)
     passed = bool(checks) and all(c.passed for c in checks)
@@ -255,10 +256,9 @@ def decide(ledger: Any, view: Any, v: m.Variant, say: Say) -> str:
     refusals = []
     for choice, fields in attempts:
         try:
-            d = bridge.dispose(ledger, view.session, v, choice, **fields)
-        except Exception as exc:
-            reason = getattr(exc, "reason", None) or str(exc)
-            refusals.append(f"{choice.value}: {reason}")
+            d = dispose(ledger, view.session, v, choice, **fields)
+        except GateRefusal as exc:
+            refusals.append(f"{choice.value}: {exc.reason}")
             continue
         say(
             f"  {v.name:<7} {d.choice.value}"

@@ -24,7 +24,7 @@ class ErrorModal(ModalScreen[None]):
     for styled words of the app's own.
     """
 
-    BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "close", id="error.dismiss")]
 
     def __init__(self, title: str, message: str | Text, detail: str = "") -> None:
         super().__init__()
@@ -44,14 +44,14 @@ class ErrorModal(ModalScreen[None]):
                     yield Static(shown(self.detail, None, multiline=True))
             yield Static("[b]enter[/] / [b]esc[/] close", classes="dialog-keys")
 
-    def action_dismiss(self, result: Any = None) -> Any:  # type: ignore[override]
+    def action_dismiss(self, result: Any = None) -> Any:
         self.dismiss(None)
 
 
 class ConfirmModal(ModalScreen[bool]):
     BINDINGS = [
-        Binding("y", "answer(True)", "yes"),
-        Binding("n,escape", "answer(False)", "no"),
+        Binding("y", "answer(True)", "yes", id="confirm.answer_true"),
+        Binding("n,escape", "answer(False)", "no", id="confirm.answer_false"),
     ]
 
     def __init__(self, question: str) -> None:
@@ -71,8 +71,8 @@ class QuitModal(ModalScreen[bool]):
     """Asked on ctrl+q while a baseline or round runs: True stops it cleanly, then quits."""
 
     BINDINGS = [
-        Binding("s,q,y", "answer(True)", "stop and quit"),
-        Binding("k,n,escape", "answer(False)", "keep running"),
+        Binding("s,q,y", "answer(True)", "stop and quit", id="quit.answer_true"),
+        Binding("k,n,escape", "answer(False)", "keep running", id="quit.answer_false"),
     ]
 
     def __init__(self, kind: str) -> None:
@@ -107,9 +107,9 @@ class ConflictModal(ModalScreen[str]):
     let the person choose. Dismissed with "reload", "merge" or "" (keep editing)."""
 
     BINDINGS = [
-        Binding("r", "answer('reload')", "reload"),
-        Binding("m", "answer('merge')", "save mine onto it"),
-        Binding("escape", "answer('')", "keep editing"),
+        Binding("r", "answer('reload')", "reload", id="conflict.answer_reload"),
+        Binding("m", "answer('merge')", "save mine onto it", id="conflict.answer_merge"),
+        Binding("escape", "answer('')", "keep editing", id="conflict.keep_editing"),
     ]
 
     def __init__(self, what: str, changed: list[tuple[str, str]], mine: list[str]) -> None:
@@ -149,8 +149,8 @@ class FormModal(ModalScreen[Any]):
     the fields) or ValueError (shown under the form); escape cancels."""
 
     BINDINGS = [
-        Binding("ctrl+s,f2", "submit", "save", priority=True),
-        Binding("escape", "cancel", "cancel"),
+        Binding("ctrl+s,f2", "submit", "save", priority=True, id="form.submit"),
+        Binding("escape", "cancel", "cancel", id="form.cancel"),
     ]
 
     def __init__(

@@ -10,14 +10,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from tui.display import cell, plain
+from tui.display import cell, home_short, plain
+from tui.screens.review import ReviewScreen
+from tui.screens.session import SessionScreen
 
 
 class PickerScreen(Screen[None]):
     BINDINGS = [
-        Binding("enter", "open", "open", show=True, priority=False),
-        Binding("n", "new", "new session"),
-        Binding("v", "review", "review ledger"),
+        Binding("enter", "open", "open", show=True, priority=False, id="picker.open"),
+        Binding("n", "new", "new session", id="picker.new"),
+        Binding("v", "review", "review ledger", id="picker.review"),
     ]
 
     def compose(self) -> ComposeResult:
@@ -34,7 +36,7 @@ class PickerScreen(Screen[None]):
     def on_mount(self) -> None:
         app: Any = self.app
         self.query_one("#title-bar", Static).update(
-            Text.assemble((" gpuopt", "bold"), f" · {plain(app.ledger_label or app.ledger.path)}")
+            Text.assemble((" gpuopt", "bold"), f" · {plain(home_short(app.ledger.path))}")
         )
         t = self.query_one(DataTable)
         t.add_columns("id", "title", "repository", "created", "hyp", "var", "rounds")
@@ -77,16 +79,10 @@ class PickerScreen(Screen[None]):
             self._open(str(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value))
 
     def _open(self, sid: str) -> None:
-        from tui.screens.session import SessionScreen
-
         self.app.push_screen(SessionScreen(sid, readonly=self.app.ledger.readonly))  # type: ignore[attr-defined]
 
     def action_new(self) -> None:
-        from tui.screens.session import SessionScreen
-
         self.app.push_screen(SessionScreen(None))
 
     def action_review(self) -> None:
-        from tui.screens.review import ReviewScreen
-
         self.app.push_screen(ReviewScreen())

@@ -16,10 +16,12 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
-from ledger import LedgerError
 from session import models as m
-from tui import bridge
-from tui.display import LIMIT, cell, plain, shown
+from session.ledger_access import LedgerError
+from session.read_model import SessionView, kept_per_session, load_view
+from session.record_files import default_export_dir, export_record
+from tui.display import LIMIT, cell, home_short, plain, shown
+from tui.screens.session import SessionScreen
 from tui.widgets.ratio import fmt_ci, fmt_ratio, verdict_text
 
 SORT_KEYS = ("created_at", "title", "repo", "rounds", "variants")
@@ -27,13 +29,13 @@ SORT_KEYS = ("created_at", "title", "repo", "rounds", "variants")
 
 class ReviewScreen(Screen[None]):
     BINDINGS = [
-        Binding("enter", "open", "open session"),
-        Binding("slash", "filter", "filter"),
-        Binding("o", "sort", "sort"),
-        Binding("x", "export", "export record"),
-        Binding("h", "tab('rejected')", "rejected ideas"),
-        Binding("s", "tab('sessions')", "sessions"),
-        Binding("escape", "back", "back", show=False),
+        Binding("enter", "open", "open session", id="review.open"),
+        Binding("slash", "filter", "filter", id="review.filter"),
+        Binding("o", "sort", "sort", id="review.sort"),
+        Binding("x", "export", "export record", id="review.export"),
+        Binding("h", "tab('rejected')", "rejected ideas", id="review.tab_rejected"),
+        Binding("s", "tab('sessions')", "sessions", id="review.tab_sessions"),
+        Binding("escape", "back", "back", show=False, id="review.back"),
     ]
 
     sort_index = 0
@@ -71,7 +73,7 @@ class ReviewScreen(Screen[None]):
         self.query_one("#title-bar", Static).update(
             Text.assemble(
                 (" gpuopt review", "bold"),
-                f" · {plain(getattr(self.app, 'ledger_label', None) or led.path)}",
+                f" · {plain(home_short(led.path))}",
                 (f" · {mode}", "yellow"),
             )
         )
@@ -87,13 +89,7 @@ class ReviewScreen(Screen[None]):
     def load(self) -> None:
         led = self.ledger
         self.rows = led.session_rows()
-        kept = {
-            r["session_id"]: r["n"]
-            for r in led.query(
-                "SELECT session_id, COUNT(*) AS n FROM dispositions "
-                "WHERE choice LIKE 'keep%' GROUP BY session_id"
-            )
-        }
+        kept = kept_per_session(led)
         for r in self.rows:
             r["kept"] = kept.get(r["id"], 0)
         led.list(m.Session)  # validates each session row: a bad one is named, not fatal
@@ -181,7 +177,7 @@ class ReviewScreen(Screen[None]):
             )
             return
         try:
-            view = bridge.load_view(self.ledger, sid)
+            view = load_view(self.ledger, sid)
         except LedgerError as exc:  # its own row does not read back: say which, go on
             box.update(Text(plain(exc, 1000), style="yellow"))
         else:
@@ -206,10 +202,8 @@ class ReviewScreen(Screen[None]):
         sid = self.selected_id()
         if sid is None:
             return
-        from tui.screens.session import SessionScreen
-
         try:
-            bridge.load_view(self.ledger, sid)
+            load_view(self.ledger, sid)
         except LedgerError as exc:
             self.notify(plain(exc, 1000), severity="warning", markup=False)
             return
@@ -243,9 +237,9 @@ class ReviewScreen(Screen[None]):
         except LedgerError as exc:
             self.notify(plain(exc, 1000), severity="warning", markup=False)
             return
-        target = getattr(self.app, "export_dir", None) or bridge.default_export_dir()
+        target = getattr(self.app, "export_dir", None) or default_export_dir()
         try:
-            path = bridge.export_record(self.ledger, session, target)
+            path = export_record(self.ledger, session, target)
         except OSError as exc:
             self.notify(f"Export failed: {plain(exc, 1000)}", severity="error", markup=False)
             return
@@ -257,7 +251,7 @@ class ReviewScreen(Screen[None]):
             self.app.pop_screen()
 
 
-def session_summary(view: bridge.SessionView) -> Group:
+def session_summary(view: SessionView) -> Group:
     s = view.session
     head = Text()
     head.append(shown(s.title, style="bold"))

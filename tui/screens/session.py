@@ -21,26 +21,64 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from ledger import LedgerError
+from session import conduct, dispositions, hypotheses
 from session import models as m
-from tui import bridge
-from tui.bridge import STEP_ORDER, STEP_TITLES, SessionView
-from tui.display import plain, shown
-from tui.screens.modals import ConflictModal, ErrorModal, FormModal
-from tui.screens.step_base import StepPane
-from tui.screens.steps_decide import (
-    CHOICE_WORDS,
-    RESIDUAL_WORDS,
-    DispositionPane,
-    RecordPane,
-    ResultsPane,
-    RoundPane,
+from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+from session.ledger_access import ENGINE_ERRORS, ConflictError, Ledger, LedgerError
+from session.read_model import (
+    STEP_ORDER,
+    SessionView,
+    confirm_residual,
+    disposition_gates,
+    load_view,
+    residual_suggestion,
 )
-from tui.screens.steps_prepare import BaselinePane, ContractPane, HypothesesPane, PreflightPane
+from session.record_files import default_export_dir, export_record, record_markdown
+from session.residuals import SHORT as RESIDUAL_WORDS
+from session.steps import LABELS as STEP_TITLES
+from tui.display import plain, shown
+from tui.keymap import bindings_help
+from tui.screens.modals import ConflictModal, ErrorModal, FormModal
+from tui.screens.pane_messages import (
+    AddHypothesis,
+    AskDisposition,
+    AskHypothesisStatus,
+    AskResidual,
+    AskVariant,
+    EditHypothesis,
+    ExportRecord,
+    PaneContext,
+    ReloadView,
+    SaveModels,
+    SaveSession,
+    StartBaseline,
+    StartRound,
+    StopWork,
+)
+from tui.screens.step_base import StepPane
+from tui.screens.steps.baseline import BaselinePane
+from tui.screens.steps.contract import ContractPane
+from tui.screens.steps.disposition import DispositionPane
+from tui.screens.steps.hypotheses import HypothesesPane
+from tui.screens.steps.preflight import PreflightPane
+from tui.screens.steps.record import RecordPane
+from tui.screens.steps.results import ResultsPane
+from tui.screens.steps.round import RoundPane
 from tui.widgets.form import Field
 from tui.widgets.rail import StepRail
 from tui.widgets.telemetry import TelemetryPanel
 
+# One pane per step, in the order of the method.
+PANES: tuple[type[StepPane], ...] = (
+    ContractPane,
+    BaselinePane,
+    PreflightPane,
+    HypothesesPane,
+    RoundPane,
+    ResultsPane,
+    DispositionPane,
+    RecordPane,
+)
 NARROW_BELOW = 110
 
 
@@ -61,28 +99,30 @@ class EngineDone(Message):
 
 class SessionScreen(Screen[None]):
     BINDINGS = [
-        Binding("n", "next_step", "next step"),
-        Binding("p", "prev_step", "previous"),
+        Binding("n", "next_step", "next step", id="session.next_step"),
+        Binding("p", "prev_step", "previous", id="session.prev_step"),
         *[
-            Binding(str(i + 1), f"goto({i})", STEP_TITLES[s], show=False)
+            Binding(
+                str(i + 1), f"goto({i})", STEP_TITLES[s], show=False, id=f"session.goto_{i + 1}"
+            )
             for i, s in enumerate(STEP_ORDER)
         ],
-        Binding("escape", "focus_pane", "leave field", show=False),
-        Binding("f6", "focus_rail", "steps", show=False),
-        Binding("f5", "reload", "reload", show=False),
-        Binding("question_mark", "help", "help"),
+        Binding("escape", "focus_pane", "leave field", show=False, id="session.focus_pane"),
+        Binding("f6", "focus_rail", "steps", show=False, id="session.focus_rail"),
+        Binding("f5", "reload", "reload", show=False, id="session.reload"),
+        Binding("question_mark", "help", "help", id="session.help"),
     ]
 
-    busy: str | None = None
     quit_when_done = False  # ctrl+q was answered "stop and quit": exit once the job ends
 
     def __init__(
         self, session_id: str | None, *, readonly: bool = False, draft: dict[str, str] | None = None
     ) -> None:
         super().__init__()
+        # what the panes know of the screen: kept here, read there
+        self.context = PaneContext(readonly=readonly, draft=draft or {})
         self.session_id = session_id
-        self.readonly = readonly
-        self.draft = draft or {}
+        self.draft = self.context.draft
         self.view: SessionView | None = None
         self.current: m.StepName = m.StepName.CONTRACT
         self.stop_event = threading.Event()
@@ -90,6 +130,22 @@ class SessionScreen(Screen[None]):
         self._record_md: str | None = None
 
     # ------------------------------------------------------------------ layout
+
+    @property
+    def busy(self) -> str | None:
+        return self.context.busy
+
+    @busy.setter
+    def busy(self, kind: str | None) -> None:
+        self.context.busy = kind
+
+    @property
+    def readonly(self) -> bool:
+        return self.context.readonly
+
+    @readonly.setter
+    def readonly(self, value: bool) -> None:
+        self.context.readonly = value
 
     def compose(self) -> ComposeResult:
         yield Static("", id="title-bar")
@@ -100,14 +156,8 @@ class SessionScreen(Screen[None]):
             with Vertical(id="rail-box"):
                 yield StepRail(id="rail")
             with ContentSwitcher(initial=f"step-{m.StepName.CONTRACT.value}", id="content"):
-                yield ContractPane()
-                yield BaselinePane()
-                yield PreflightPane()
-                yield HypothesesPane()
-                yield RoundPane()
-                yield ResultsPane()
-                yield DispositionPane()
-                yield RecordPane()
+                for pane in PANES:
+                    yield pane(self.context)
             with Vertical(id="telemetry-box"):
                 yield TelemetryPanel(id="telemetry")
         yield Footer()
@@ -120,6 +170,7 @@ class SessionScreen(Screen[None]):
         return self.query_one(f"#step-{(step or self.current).value}", StepPane)
 
     def on_mount(self) -> None:
+        self.context.ledger = self.ledger
         self.query_one("#rail-box").border_title = "Steps"
         self.query_one("#telemetry-box").border_title = "Telemetry"
         self._apply_width(self.app.size.width)
@@ -153,6 +204,7 @@ class SessionScreen(Screen[None]):
     def _apply_width(self, width: int) -> None:
         narrow = width < NARROW_BELOW
         self.set_class(narrow, "-narrow")
+        self.context.narrow = narrow
         self.query_one(TelemetryPanel).compact = narrow
 
     def first_open_step(self) -> m.StepName:
@@ -171,7 +223,7 @@ class SessionScreen(Screen[None]):
         if self.session_id is None:
             self.view = None
         else:
-            self.view = bridge.load_view(self.ledger, self.session_id)
+            self.view = load_view(self.ledger, self.session_id)
         self._gates.clear()
         self._record_md = None
         rail = self.query_one(StepRail)
@@ -284,12 +336,54 @@ class SessionScreen(Screen[None]):
     def action_help(self) -> None:
         pane = self.pane()
         title = f"{STEP_ORDER.index(self.current) + 1} {STEP_TITLES[self.current]}"
-        self.app.push_screen(
-            ErrorModal(title, Text.from_markup(pane.GUIDANCE + "\n\n" + HELP_TEXT))
-        )
+        keys = bindings_help(self.app)  # the keys active now, as remapped
+        self.app.push_screen(ErrorModal(title, Text.assemble(pane.GUIDANCE, "\n\n", keys)))
 
     def on_step_rail_chosen(self, event: StepRail.Chosen) -> None:
         self.goto(event.step, focus=True)
+
+    # ------------------------------------------------------------------ what the panes ask
+
+    def on_save_session(self, msg: SaveSession) -> None:
+        self.save_session(msg.session)
+
+    def on_save_models(self, msg: SaveModels) -> None:
+        self.save_models(*msg.items, note=msg.note)
+
+    def on_reload_view(self, _msg: ReloadView) -> None:
+        self.reload()
+
+    def on_add_hypothesis(self, msg: AddHypothesis) -> None:
+        similar = self.add_hypothesis(msg.values)
+        if similar is not None:
+            self.query_one(HypothesesPane).hypothesis_added(similar)
+
+    def on_edit_hypothesis(self, msg: EditHypothesis) -> None:
+        self.edit_hypothesis(msg.hypothesis, msg.values)
+
+    def on_ask_hypothesis_status(self, msg: AskHypothesisStatus) -> None:
+        self.ask_hypothesis_status(msg.hypothesis)
+
+    def on_start_baseline(self, msg: StartBaseline) -> None:
+        self.start_baseline(msg.runs, msg.warmup)
+
+    def on_start_round(self, msg: StartRound) -> None:
+        self.start_round(msg.min_blocks, msg.max_blocks)
+
+    def on_stop_work(self, _msg: StopWork) -> None:
+        self.stop_work()
+
+    def on_ask_variant(self, _msg: AskVariant) -> None:
+        self.ask_variant()
+
+    def on_ask_residual(self, _msg: AskResidual) -> None:
+        self.ask_residual()
+
+    def on_ask_disposition(self, msg: AskDisposition) -> None:
+        self.ask_disposition(msg.variant)
+
+    def on_export_record(self, _msg: ExportRecord) -> None:
+        self.export_record()
 
     # ------------------------------------------------------------------ writes
 
@@ -304,7 +398,6 @@ class SessionScreen(Screen[None]):
     ) -> None:
         """Write the session only over the version this screen read: an edit made
         elsewhere meanwhile (e.g. `gpuopt preflight --bottleneck`) is never undone."""
-        from ledger.store import ConflictError
 
         if not self._guard():
             return
@@ -363,8 +456,8 @@ class SessionScreen(Screen[None]):
         if not self._guard() or self.view is None:
             return None
         try:
-            h, similar = bridge.add_hypothesis(self.ledger, self.view.session, **vals)
-        except bridge.engine_errors() as exc:
+            h, similar = hypotheses.add_hypothesis(self.ledger, self.view.session, **vals)
+        except ENGINE_ERRORS as exc:
             self.show_error("Hypothesis not saved", str(exc))
             return None
         self.reload()
@@ -400,8 +493,8 @@ class SessionScreen(Screen[None]):
             self.app.push_screen(ConflictModal("hypothesis", changed, list(edited)), chosen)
             return
         try:
-            new = bridge.edit_hypothesis(self.ledger, stored, edited)
-        except bridge.engine_errors() as exc:
+            new = hypotheses.edit_hypothesis(self.ledger, stored, "edited in the app", **edited)
+        except ENGINE_ERRORS as exc:
             self.show_error("Hypothesis not saved", str(exc))
             return
         self.reload()
@@ -422,8 +515,12 @@ class SessionScreen(Screen[None]):
         def submit(vals: dict[str, Any]) -> str:
             if not vals["why"].strip():
                 raise ValueError("say why the status changes")
-            bridge.set_hypothesis_status(
-                self.ledger, h, m.HypothesisStatus(vals["status"]), vals["why"], vals["reopen_when"]
+            hypotheses.set_status(
+                self.ledger,
+                h,
+                m.HypothesisStatus(vals["status"]),
+                vals["why"],
+                reopen_when=vals["reopen_when"] or None,
             )
             return vals["status"]
 
@@ -458,7 +555,7 @@ class SessionScreen(Screen[None]):
                 raise ValueError("give the variant a name")
             if not vals["ref"].strip():
                 raise ValueError("give a git ref (branch, tag or commit) holding the change")
-            return bridge.add_variant(
+            return conduct.add_variant(
                 self.ledger,
                 view.session,
                 vals["name"].strip(),
@@ -485,7 +582,8 @@ class SessionScreen(Screen[None]):
             return
         pending = [v for v in view.variants if view.residual_of(v.id) is None] or view.variants
         first = pending[0]
-        sug = bridge.suggest_residual(view, first, self.ledger)
+        found = residual_suggestion(self.ledger, view, first)
+        sug = found[0] if found else None
         fields = [
             Field(
                 "variant",
@@ -508,7 +606,7 @@ class SessionScreen(Screen[None]):
             if not vals["residual"]:
                 raise ValueError("choose a residual class")
             v = next(x for x in view.variants if x.id == vals["variant"])
-            return bridge.confirm_residual(
+            return confirm_residual(
                 self.ledger, view, v, m.ResidualClass(vals["residual"]), vals["note"]
             )
 
@@ -519,10 +617,7 @@ class SessionScreen(Screen[None]):
 
     def gates_for(self, v: m.Variant) -> dict[m.DispositionChoice, list[str]]:
         if v.id not in self._gates and self.view is not None:
-            try:
-                self._gates[v.id] = bridge.disposition_gates(self.ledger, self.view, v)
-            except Exception as exc:
-                self._gates[v.id] = {c: [f"cannot evaluate: {exc}"] for c in m.DispositionChoice}
+            self._gates[v.id] = disposition_gates(self.ledger, self.view, v)
         return self._gates.get(v.id, {})
 
     def ask_disposition(self, v: m.Variant) -> None:
@@ -571,7 +666,7 @@ class SessionScreen(Screen[None]):
                 "reason": vals["reason"],
                 "reopen_when": vals["reopen_when"],
             }
-            return bridge.dispose(
+            return dispositions.dispose(
                 self.ledger, view.session, v, m.DispositionChoice(vals["choice"]), **kw
             )
 
@@ -610,7 +705,7 @@ class SessionScreen(Screen[None]):
             return ""
         if self._record_md is None:
             try:
-                self._record_md = bridge.record_markdown(self.ledger, self.view.session)
+                self._record_md = record_markdown(self.ledger, self.view.session)
             except Exception as exc:
                 self._record_md = f"The record could not be built: {exc}"
         return self._record_md
@@ -618,9 +713,9 @@ class SessionScreen(Screen[None]):
     def export_record(self) -> None:
         if self.view is None:
             return
-        target = getattr(self.app, "export_dir", None) or bridge.default_export_dir()
+        target = getattr(self.app, "export_dir", None) or default_export_dir()
         try:
-            path = bridge.export_record(self.ledger, self.view.session, target)
+            path = export_record(self.ledger, self.view.session, target)
         except OSError as exc:
             self.show_error("Export failed", str(exc))
             return
@@ -674,14 +769,12 @@ class SessionScreen(Screen[None]):
     ) -> None:
         """In a worker thread: run one engine call on a ledger connection of its own and
         report its end (or its error in words) as a message; widgets are never touched."""
-        from ledger import Ledger
-
         with Ledger.open(self.app.ledger_path) as ledger:  # type: ignore[attr-defined]
             session = ledger.get(m.Session, session_id)
             monitor = self.app.make_monitor(ledger, session_id)  # type: ignore[attr-defined]
             try:
                 result = call(ledger, session, self._progress(kind), monitor)
-            except bridge.engine_errors() as exc:
+            except ENGINE_ERRORS as exc:
                 self.post_message(
                     EngineDone(kind, "", error=str(getattr(exc, "reason", "") or exc))
                 )
@@ -693,7 +786,7 @@ class SessionScreen(Screen[None]):
         self._engine_job(
             "baseline",
             session_id,
-            lambda ledger, session, progress, monitor: bridge.record_baseline(
+            lambda ledger, session, progress, monitor: conduct.record_baseline(
                 ledger,
                 session,
                 runs=runs,
@@ -710,7 +803,7 @@ class SessionScreen(Screen[None]):
         self._engine_job(
             "round",
             session_id,
-            lambda ledger, session, progress, monitor: bridge.run_round(
+            lambda ledger, session, progress, monitor: conduct.run_round(
                 ledger,
                 session,
                 min_blocks=min_blocks,
@@ -774,12 +867,3 @@ def _field_text(value: Any) -> str:
     if hasattr(value, "model_dump_json"):
         return str(value.model_dump_json())
     return str(getattr(value, "value", value))
-
-
-HELP_TEXT = """\
-[b]1-8[/] jump to a step   [b]n[/] / [b]p[/] next / previous
-[b]esc[/] leave a field   [b]F6[/] the step rail
-[b]ctrl+s[/] or [b]F2[/] save a form   [b]tab[/] move between fields
-[b]r[/] record the baseline (Baseline) or run the round (Round)   [b]s[/] stop cleanly
-[b]a[/] add a variant   [b]c[/] confirm a residual   [b]d[/] decide a variant   [b]x[/] export
-[b]ctrl+p[/] command palette   [b]ctrl+q[/] quit"""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -11,11 +11,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from session import models as m
-from tui.bridge import SessionView
-from tui.display import plain
-
-if TYPE_CHECKING:
-    from tui.screens.session import SessionScreen
+from session.read_model import SessionView
+from tui.display import cell, plain
+from tui.screens.pane_messages import PaneContext
 
 
 class _Body(Vertical):
@@ -53,8 +51,10 @@ class StepPane(VerticalScroll):
         }
     )
 
-    def __init__(self) -> None:
+    def __init__(self, context: PaneContext | None = None) -> None:
         super().__init__(id=f"step-{self.step.value}", classes="step-pane")
+        # shared with the screen that holds the pane, which keeps it up to date
+        self.context = context or PaneContext()
         self.view: SessionView | None = None
         self.built_body = False
         self._building = False
@@ -85,16 +85,8 @@ class StepPane(VerticalScroll):
         yield from ()
 
     @property
-    def session_screen(self) -> SessionScreen:
-        from tui.screens.session import SessionScreen
-
-        screen = self.screen
-        assert isinstance(screen, SessionScreen)
-        return screen
-
-    @property
     def readonly(self) -> bool:
-        return self.session_screen.readonly
+        return self.context.readonly
 
     def show(self, view: SessionView | None) -> None:
         """Redraw from a fresh view of the ledger."""
@@ -114,13 +106,9 @@ class StepPane(VerticalScroll):
         self.refresh_body(view)
         self.refresh_bindings()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
         """Hide the keys that would write while the ledger is read-only."""
-        try:
-            readonly = self.readonly
-        except Exception:
-            return True
-        if readonly and action in self.WRITES:
+        if self.readonly and action in self.WRITES:
             return False
         return self.action_open(action)
 
@@ -148,3 +136,8 @@ class StepPane(VerticalScroll):
     def focus_first(self) -> None:
         """Put the keyboard where the step expects it."""
         self.focus()
+
+
+def clip(text: str, width: int) -> Text:
+    """Stored text cut to a table cell's width, shown literally."""
+    return cell(text, width, brief=True)

@@ -64,11 +64,6 @@ class Field(Vertical):
             yield Input(plain(self.initial, None), placeholder=self.placeholder, compact=True)
         yield Static("", classes="error")
 
-    def on_mount(self) -> None:
-        if getattr(self.app, "steady", False):
-            for widget in self.query(Input):
-                widget.cursor_blink = False
-
     @property
     def value(self) -> str:
         if self.choices is not None:
@@ -81,10 +76,12 @@ class Field(Vertical):
     def value(self, text: str) -> None:
         self.initial = text  # a field not composed yet starts from it
         try:
-            widget = self.query_one(Select if self.choices is not None else Input)
+            if self.choices is not None:
+                self.query_one(Select).value = text
+            else:
+                self.query_one(Input).value = plain(text, None)
         except NoMatches:
             return
-        widget.value = text if self.choices is not None else plain(text, None)
 
     def set_error(self, message: str) -> None:
         # a message may quote what was typed or stored: shown, never read as markup

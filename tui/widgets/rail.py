@@ -10,7 +10,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from session import models as m
-from tui.bridge import STEP_ORDER, STEP_TITLES
+from session.read_model import STEP_ORDER
+from session.steps import LABELS as STEP_TITLES
 from tui.display import plain
 
 GLYPH: dict[m.StepState, tuple[str, str]] = {

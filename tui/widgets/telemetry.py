@@ -7,6 +7,7 @@ there is no GPU. Colours come from the 16 ANSI names so it reads without truecol
 
 from __future__ import annotations
 
+import textwrap
 from collections import deque
 from collections.abc import Iterable
 
@@ -92,7 +93,8 @@ class TelemetryPanel(Widget):
         self.count = 0
 
     def on_mount(self) -> None:
-        getattr(self.app, "telemetry_panels", set()).add(self)
+        panels: set[TelemetryPanel] = getattr(self.app, "telemetry_panels", set())
+        panels.add(self)
 
     def on_unmount(self) -> None:
         getattr(self.app, "telemetry_panels", set()).discard(self)
@@ -171,8 +173,6 @@ class TelemetryPanel(Widget):
                     t.append(("" if i == 0 else ", ") + w, style=style)
                 t.append("\n")
         else:
-            import textwrap
-
             note = short_note(self.note)
             for i, line in enumerate(textwrap.wrap(note, max(width - 5, 8))[:3]):
                 t.append("GPU  " if i == 0 else "     ", style="dim")

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sample_session import SID, build_sample
+
 from session import models as m
 
 
@@ -115,13 +117,27 @@ SCENES: list[Scene] = [
 ]
 
 
-def make_app(scene: Scene, ledger_path: Path) -> Any:
-    """Fill a fresh ledger for the scene and return the app to photograph."""
-    from ledger import Ledger
-    from tui.app import GpuoptApp
-    from tui.demo.sample import SID, build_sample
-    from tui.feed import demo_samples
+# Where the pictures' ledger lies, under a home directory of their own (the caller points
+# HOME there): the title bar then reads the same path on every machine.
+LEDGER_UNDER_HOME = Path(".local/share/gpuopt/ledger.db")
 
+
+def steady_widgets() -> list[tuple[object, str, object]]:
+    """(object, attribute, value) that make every picture the same: no cursor blink in
+    any input or text area. The tests set them with monkeypatch, the script for good."""
+    from textual.widgets import Input, TextArea
+
+    return [(cls.__dict__["cursor_blink"], "_default", False) for cls in (Input, TextArea)]
+
+
+def make_app(scene: Scene, home: Path) -> Any:
+    """Fill a fresh ledger (under `home`, which HOME must name) for the scene and return
+    the app to photograph."""
+    from session.ledger_access import Ledger
+    from tui.app import GpuoptApp
+
+    ledger_path = home / LEDGER_UNDER_HOME
+    ledger_path.parent.mkdir(parents=True, exist_ok=True)
     if not ledger_path.exists():
         with Ledger.open(ledger_path) as ledger:
             build_sample(ledger, scene.upto)
@@ -129,8 +145,6 @@ def make_app(scene: Scene, ledger_path: Path) -> Any:
         "session_id": SID,
         "telemetry": "replay",
         "replay": demo_samples(),
-        "steady": True,
-        "ledger_label": "~/.local/share/gpuopt/ledger.db",
         "export_dir": ledger_path.parent,
     }
     kw.update(scene.app)
@@ -168,3 +182,29 @@ async def _body_built(pilot: Any, timeout_s: float = 10.0) -> None:
         except Exception:  # not mounted yet
             pass
         await pilot.pause(0.02)
+
+
+def demo_samples(n: int = 48, t0_us: int = 1_780_000_000_000_000) -> list[m.TelemetrySample]:
+    """A fixed, plausible GPU trace (for pictures and tests): busy, one power-cap moment."""
+    out = []
+    for i in range(n):
+        busy = i >= 6
+        util = 97.0 + (i % 3) if busy else 2.0
+        out.append(
+            m.TelemetrySample(
+                t_us=t0_us + i * 250_000,
+                source="replay",
+                gpu=0,
+                util_gpu=util,
+                sm_clock_mhz=1980.0 - (45.0 if i in (30, 31) else 0) if busy else 345.0,
+                mem_clock_mhz=3201.0,
+                clock_reasons=(0x4 if i in (30, 31) else 0) if busy else 0x1,
+                power_w=(560.0 + (i % 5) * 12) if busy else 92.0,
+                power_limit_w=700.0,
+                temperature_c=(44.0 + min(i, 30) * 0.25) if busy else 38.0,
+                mem_used_bytes=(12 if busy else 1) * 2**30,
+                cpu_percent=(18.0 + (i % 4) * 3) if busy else 3.0,
+                rss_bytes=int(21.5 * 2**30),
+            )
+        )
+    return out

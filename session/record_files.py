@@ -1,0 +1,35 @@
+"""Where the app writes a decision record, and how: markdown and JSON side by side, each
+replaced whole (never a half-written record), in the user data directory unless told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from session import models as m
+from session.record import build_export, to_json, to_markdown
+
+
+def default_export_dir() -> Path:
+    """Where records go unless told: the user data directory, never the user's repository."""
+    return Path(platformdirs.user_data_dir("gpuopt", appauthor=False)) / "records"
+
+
+def record_markdown(ledger: Any, session: m.Session) -> str:
+    return to_markdown(build_export(ledger, session))
+
+
+def export_record(ledger: Any, session: m.Session, directory: str | Path) -> Path:
+    """Write the decision record (markdown and JSON) beside each other; returns the .md path."""
+    data = build_export(ledger, session)
+    out = Path(directory).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"gpuopt-{session.id}"
+    md = out / f"{stem}.md"
+    for path, text in ((md, to_markdown(data)), (out / f"{stem}.json", to_json(data))):
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    return md

@@ -1,0 +1,60 @@
+"""Keys remapped from the user's keymap file (binding ids -> keys, applied with
+App.set_keymap); the `?` help is drawn from the active bindings, so it shows them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+from textual.widgets import ContentSwitcher
+from tui_helpers import SID, sample_ledger, settle, steady_app, sync
+
+from tui.keymap import KeymapError, keymap_path, load_keymap
+from tui.screens.modals import ErrorModal
+
+
+def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    path = keymap_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@sync
+async def test_a_remapped_key_moves_and_the_help_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _config(tmp_path, monkeypatch, '[keys]\n"session.goto_3" = "z"\n')
+    db = sample_ledger(tmp_path / "l.db")
+    app = steady_app(db, session_id=SID)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("escape", "z")
+        await settle(pilot)
+        assert app.screen.query_one(ContentSwitcher).current == "step-preflight"
+        await pilot.press("escape", "3")  # the old key no longer goes there
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, ErrorModal)
+        message = modal.message
+        text = message.plain if isinstance(message, Text) else message
+        assert "z  Preflight" in text
+        assert "3  Preflight" not in text
+        assert "save answers" in text  # the pane's own keys too
+
+
+def test_a_broken_keymap_is_named_not_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _config(tmp_path, monkeypatch, "[keys\n")
+    with pytest.raises(KeymapError, match=str(path)):
+        load_keymap()
+    path.write_text('[keys]\n"round.run" = 3\n', encoding="utf-8")
+    with pytest.raises(KeymapError, match="binding ids to keys"):
+        load_keymap()
+    path.unlink()
+    assert load_keymap() == {}

@@ -1,0 +1,96 @@
+"""The app shows the method's own words: every step's title, the preflight questions, the
+answer kinds, the concern areas, the residual classes and the disposition choices are the
+session layer's texts, character for character (one source: `session/`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+from textual.widgets import ContentSwitcher, Label, OptionList
+from tui_helpers import SID, sample_ledger, settle, steady_app, sync
+
+from session import models as m
+from session.concerns import LABELS as CONCERN_LABELS
+from session.dispositions import DESCRIPTIONS as CHOICE_TEXTS
+from session.preflight import KIND_LABELS, QUESTIONS
+from session.read_model import STEP_ORDER
+from session.residuals import SHORT as RESIDUAL_TEXTS
+from session.steps import LABELS
+from tui.screens.session import SessionScreen
+from tui.widgets.form import Field
+
+
+def _plain(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Text):
+        return content.plain
+    console = Console(width=400, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(content)
+    return console.export_text()
+
+
+def _choices(field: Field) -> list[tuple[str, str]]:
+    return [(str(label), str(value)) for label, value in (field.choices or [])]
+
+
+@sync
+async def test_every_step_shows_the_session_layers_title_and_questions(tmp_path: Path) -> None:
+    db = sample_ledger(tmp_path / "l.db")
+    app = steady_app(db, session_id=SID)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        rail = [_plain(o.prompt) for o in screen.query_one("#steps", OptionList)._options]
+        for i, step in enumerate(STEP_ORDER):
+            await pilot.press("escape", str(i + 1))
+            await settle(pilot)
+            switcher = screen.query_one(ContentSwitcher)
+            assert switcher.current == f"step-{step.value}"
+            assert switcher.border_title == f"{i + 1} {LABELS[step]}"
+            assert LABELS[step] in rail[i], (step, rail[i])
+        await pilot.press("escape", "3")
+        await settle(pilot)
+        for q, text in QUESTIONS.items():
+            label = screen.query_one(f"#q-{q.value} Label", Label)
+            assert _plain(label.content) == f"{q.value}  {text}"
+            kind = screen.query_one(f"#field-{q.value}-kind", Field)
+            assert _choices(kind) == [(KIND_LABELS[k], k.value) for k in KIND_LABELS]
+            area = screen.query_one(f"#field-{q.value}-concern_area", Field)
+            assert _choices(area) == [(CONCERN_LABELS[a], a.value) for a in CONCERN_LABELS]
+        assert len(screen.query(".question")) == len(m.PreflightQuestion)
+        # the disposition table names each choice in the session layer's words
+        await pilot.press("escape", "7")
+        await settle(pilot)
+        shown = " ".join(_plain(s.content) for s in screen.query("#step-disposition Static"))
+        for choice, text in CHOICE_TEXTS.items():
+            assert text in shown, (choice, text)
+
+
+@sync
+async def test_the_forms_offer_the_session_layers_residual_and_choice_texts(
+    tmp_path: Path,
+) -> None:
+    db = sample_ledger(tmp_path / "l.db")
+    app = steady_app(db, session_id=SID)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        screen.ask_residual()
+        await settle(pilot)
+        residual = app.screen.query_one("#field-residual", Field)
+        assert _choices(residual) == [
+            (f"{c.value}: {RESIDUAL_TEXTS[c]}"[:60], c.value) for c in m.ResidualClass
+        ]
+        await pilot.press("escape")
+        await settle(pilot)
+        view = screen.view
+        assert view is not None
+        screen.ask_disposition(view.variants[0])
+        await settle(pilot)
+        choice = app.screen.query_one("#field-choice", Field)
+        assert _choices(choice) == [(CHOICE_TEXTS[c], c.value) for c in m.DispositionChoice]

@@ -1,0 +1,26 @@
+"""The record pane alone: it shows the session's decision record and asks for its export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pane_harness import PaneApp, built, sample
+from textual.widgets import Markdown
+from tui_helpers import sync
+
+from tui.screens.pane_messages import ExportRecord
+from tui.screens.steps.record import RecordPane
+
+
+@sync
+async def test_record_pane_shows_the_record_and_asks_for_its_export(tmp_path: Path) -> None:
+    ledger = sample(tmp_path / "l.db")
+    app = PaneApp(RecordPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        assert "5e551011a7c1" in app.pane.record_markdown()
+        assert app.pane.query_one("#record-md", Markdown).source
+        await pilot.press("x")
+        await pilot.pause()
+        assert [type(msg) for msg in app.holder.got] == [ExportRecord]
+    ledger.close()

@@ -1,0 +1,64 @@
+"""Keys the person remaps: a small TOML file in the user config directory.
+
+    # ~/.config/gpuopt/keymap.toml
+    [keys]
+    "round.run" = "R"              # binding id = key (or keys, comma separated)
+    "session.next_step" = "n,ctrl+n"
+
+Every binding of the app carries an id (`screen.action`, see the `?` help); the file maps
+ids to keys, and the app applies it with `App.set_keymap`. The `?` help is drawn from the
+active bindings, so it shows the keys as remapped.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import platformdirs
+from rich.text import Text
+from textual.app import App
+
+
+class KeymapError(ValueError):
+    """The keymap file cannot be read: one line that names the file and the fault."""
+
+
+def keymap_path() -> Path:
+    return Path(platformdirs.user_config_dir("gpuopt", appauthor=False)) / "keymap.toml"
+
+
+def load_keymap(path: Path | None = None) -> dict[str, str]:
+    """Binding id -> keys, from the file (empty when there is no file)."""
+    path = path or keymap_path()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise KeymapError(f"{path}: {exc}") from None
+    keys = data.get("keys", {})
+    if not isinstance(keys, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in keys.items()
+    ):
+        raise KeymapError(f'{path}: [keys] maps binding ids to keys, e.g. "round.run" = "R"')
+    return {k: v.replace(" ", "") for k, v in keys.items()}
+
+
+def bindings_help(app: App[object]) -> Text:
+    """The keys active now (focused widget, its screen, the app), as remapped: one line
+    per action, its keys first."""
+    lines: dict[str, list[str]] = {}
+    for key, active in app.active_bindings.items():
+        b = active.binding
+        if not b.description or not active.enabled:
+            continue
+        shown = app.get_key_display(b.with_key(key))
+        keys = lines.setdefault(b.description, [])
+        if shown not in keys:
+            keys.append(shown)
+    out = Text()
+    for description, keys in lines.items():
+        out.append(" / ".join(keys), style="bold")
+        out.append(f"  {description}\n")
+    return out

@@ -1,0 +1,98 @@
+"""What a step pane asks of the screen that holds it, as typed messages that bubble up.
+
+A pane never calls its screen: it posts one of these, and whoever holds the pane (the
+session screen, or a test's own small app) answers. What a pane needs to know of its
+surroundings comes down to it in a `PaneContext`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+from session import models as m
+
+
+@dataclass
+class PaneContext:
+    """What a pane knows of its surroundings, kept up to date by whoever shows it."""
+
+    ledger: Any = None
+    readonly: bool = False
+    busy: str | None = None  # "baseline" or "round" while one runs
+    narrow: bool = False
+    draft: dict[str, str] = field(default_factory=dict)
+
+
+class SaveSession(Message):
+    def __init__(self, session: m.Session) -> None:
+        super().__init__()
+        self.session = session
+
+
+class SaveModels(Message):
+    def __init__(self, *items: Any, note: str = "saved") -> None:
+        super().__init__()
+        self.items = items
+        self.note = note
+
+
+class ReloadView(Message):
+    """Read the session again (after a conflict the person answered with 'reload')."""
+
+
+class AddHypothesis(Message):
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__()
+        self.values = values
+
+
+class EditHypothesis(Message):
+    def __init__(self, hypothesis: m.Hypothesis, values: dict[str, Any]) -> None:
+        super().__init__()
+        self.hypothesis = hypothesis
+        self.values = values
+
+
+class AskHypothesisStatus(Message):
+    def __init__(self, hypothesis: m.Hypothesis) -> None:
+        super().__init__()
+        self.hypothesis = hypothesis
+
+
+class StartBaseline(Message):
+    def __init__(self, runs: int, warmup: int) -> None:
+        super().__init__()
+        self.runs = runs
+        self.warmup = warmup
+
+
+class StartRound(Message):
+    def __init__(self, min_blocks: int, max_blocks: int) -> None:
+        super().__init__()
+        self.min_blocks = min_blocks
+        self.max_blocks = max_blocks
+
+
+class StopWork(Message):
+    """Stop the running baseline or round after its current run."""
+
+
+class AskVariant(Message):
+    """Open the form that adds a variant."""
+
+
+class AskResidual(Message):
+    """Open the form that confirms a residual."""
+
+
+class AskDisposition(Message):
+    def __init__(self, variant: m.Variant) -> None:
+        super().__init__()
+        self.variant = variant
+
+
+class ExportRecord(Message):
+    """Write the decision record (markdown and JSON)."""

@@ -1,0 +1,149 @@
+"""The baseline step: record the pinned snapshot's reference results and its A/A check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import ProgressBar, Static
+
+from session import models as m
+from session.read_model import SessionView
+from tui.display import LONG_LIMIT, plain, shown
+from tui.screens.pane_messages import StartBaseline, StopWork
+from tui.screens.step_base import StepPane
+from tui.widgets.form import Field
+from tui.widgets.ratio import fmt_eta
+
+
+class BaselinePane(StepPane):
+    step = m.StepName.BASELINE
+    GUIDANCE = (
+        "Pin what every variant is compared against: an exact snapshot of the tree, the "
+        "machine's fingerprint and the contract, measured in whole process runs. Its two "
+        "halves must agree with each other before anything is compared to it."
+    )
+    BINDINGS = [
+        Binding("r", "record", "record baseline", id="baseline.record"),
+        Binding("s", "stop", "stop", id="baseline.stop"),
+    ]
+
+    def body(self) -> ComposeResult:
+        yield Static("", id="baseline-info")
+        with Horizontal(classes="row", id="baseline-settings"):
+            # 24 runs: twelve per half, so a few stray slow processes (a noisy neighbour
+            # on a shared machine) cannot by themselves fail the split-half check.
+            yield Field("runs", "Runs per workload", "24")
+            yield Field("warmup", "Warm-up runs", "1")
+        with Vertical(id="baseline-progress", classes="progress-box"):
+            yield Static("", id="baseline-status")
+            yield ProgressBar(total=100, show_eta=False, id="baseline-bar")
+
+    def next_hint(self, view: SessionView | None) -> str:
+        if view is None:
+            return "save the contract first."
+        if self.context.busy == "baseline":
+            return "measuring… press s to stop after the current run."
+        b = view.baseline
+        if b is None:
+            return "press r to record the baseline."
+        if b.reproducibility is m.Reproducibility.UNJUDGED:
+            return "this baseline was not judged (stopped early?): press r to record it again."
+        if b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+            return (
+                "the baseline does not agree with itself: quiet the machine or fix the reset, "
+                "then r to record again."
+            )
+        return "answer the preflight (n)."
+
+    def refresh_body(self, view: SessionView | None) -> None:
+        info = self.query_one("#baseline-info", Static)
+        busy = self.context.busy == "baseline"
+        self.query_one("#baseline-progress").display = busy
+        self.query_one("#baseline-settings").display = (
+            not self.readonly and not busy and view is not None
+        )
+        if view is None or view.baseline is None:
+            info.update(Text("No baseline yet.", style="dim"))
+            if view is not None and view.session.contract.workloads:
+                pass
+            return
+        info.update(baseline_table(view))
+
+    def progress(self, p: Any) -> None:
+        bar = self.query_one("#baseline-bar", ProgressBar)
+        total = max(int(getattr(p, "runs_total", 0) or 0), 1)
+        bar.update(total=total, progress=int(getattr(p, "runs_done", 0) or 0))
+        eta = fmt_eta(getattr(p, "eta_s", None))
+        self.query_one("#baseline-status", Static).update(
+            Text.assemble(
+                (f"runs {p.runs_done}/{p.runs_total}", "bold"),
+                f" · ETA {eta} · s stops cleanly\n",
+                (f"{p.phase}: {plain(p.message or '', 1000)}", "dim"),
+            )
+        )
+
+    def action_record(self) -> None:
+        f = {x.field_name: x for x in self.query(Field)}
+        try:
+            runs = int(f["runs"].value)
+            warmup = int(f["warmup"].value)
+            if runs < 8:
+                raise ValueError
+        except ValueError:
+            f["runs"].set_error(
+                "a whole number, at least 8: fewer cannot show that its two halves agree"
+            )
+            return
+        f["runs"].set_error("")
+        self.post_message(StartBaseline(runs=runs, warmup=max(warmup, 0)))
+
+    def action_stop(self) -> None:
+        self.post_message(StopWork())
+
+
+def baseline_table(view: SessionView) -> Table:
+    b = view.baseline
+    assert b is not None
+    t = Table.grid(padding=(0, 1))
+    t.add_column(style="dim", no_wrap=True)
+    t.add_column(overflow="fold")
+    t.add_row("Baseline ID", shown(b.id, style="bold"))
+    snap = b.snapshot
+    t.add_row(
+        "snapshot",
+        Text(f"{plain(snap.commit[:12])}{' +dirty' if snap.dirty else ''}  {plain(snap.ref)}"),
+    )
+    for w in snap.warnings:
+        t.add_row("", shown(w, LONG_LIMIT, style="yellow"))
+    style = {
+        m.Reproducibility.REPRODUCIBLE: "bold green",
+        m.Reproducibility.NOT_REPRODUCIBLE: "bold red",
+    }.get(b.reproducibility, "yellow")
+    t.add_row(
+        "reproducible",
+        Text.assemble(
+            (b.reproducibility.value.replace("_", " "), style),
+            "  ",
+            shown(b.reproducibility_detail, LONG_LIMIT),
+        ),
+    )
+    unit = plain(view.session.contract.metric.unit)
+    for name, value in b.reference.items():
+        t.add_row(Text(f"ref {plain(name, 40, brief=True)}"), Text(f"{value:.6g} {unit}"))
+    t.add_row("runs", f"{b.runs_per_workload} per workload ({view.baseline_runs} recorded)")
+    env = b.environment
+    gpus = ", ".join(g.name for g in env.gpus) or (env.gpu_note or "no GPU")
+    machine = f"{gpus}; {env.hostname or 'host'}; {env.cpu_model or ''} ×{env.cpu_count}"
+    t.add_row("machine", shown(machine, LONG_LIMIT))
+    software = (
+        f"python {env.python or '?'}; torch {env.torch or '—'}; cuda {env.cuda_runtime or '—'}"
+    )
+    t.add_row("software", shown(software, LONG_LIMIT))
+    if b.reset_procedure:
+        t.add_row("reset", shown(b.reset_procedure, LONG_LIMIT, multiline=True))
+    return t

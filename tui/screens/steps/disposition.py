@@ -1,0 +1,125 @@
+"""The disposition step: decide each variant through the method's gates."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Static
+
+from session import models as m
+from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+from session.read_model import SessionView, disposition_gates
+from tui.display import cell, plain
+from tui.screens.pane_messages import AskDisposition
+from tui.screens.step_base import StepPane, clip
+
+
+class DispositionPane(StepPane):
+    step = m.StepName.DISPOSITION
+    GUIDANCE = (
+        "Decide each variant. Keeping one needs a passing check, a decided round and its "
+        "numerical class; a change of precision or semantics also needs your explicit "
+        "acceptance and a guard. A rejected variant says what would reopen it."
+    )
+    _gates_of: SessionView | None = None
+    _gates: dict[str, dict[m.DispositionChoice, list[str]]]
+
+    BINDINGS = [Binding("d", "decide", "decide selected", id="disposition.decide")]
+
+    def body(self) -> ComposeResult:
+        yield DataTable(id="disp-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="disp-gates")
+
+    def built(self) -> None:
+        self.query_one("#disp-table", DataTable).add_columns(
+            "variant", "decision", "class", "why / reopen when"
+        )
+
+    def next_hint(self, view: SessionView | None) -> str:
+        if view is None or not view.variants:
+            return "add variants and run a round first."
+        todo = [v for v in view.variants if view.disposition_of(v.id) is None]
+        if todo:
+            return f"select a variant and press d to decide ({len(todo)} left)."
+        return "every variant is decided: read and export the record (n)."
+
+    def refresh_body(self, view: SessionView | None) -> None:
+        t = self.query_one("#disp-table", DataTable)
+        cursor = t.cursor_row
+        t.clear()
+        if view is None:
+            return
+        for v in view.variants:
+            d = view.disposition_of(v.id)
+            if d is None:
+                t.add_row(
+                    cell(v.name, style="bold"), Text("undecided", style="yellow"), "", "", key=v.id
+                )
+            else:
+                style = (
+                    "green"
+                    if d.choice.value.startswith("keep")
+                    else "red"
+                    if d.choice is m.DispositionChoice.REJECT
+                    else "yellow"
+                )
+                t.add_row(
+                    cell(v.name, style="bold"),
+                    Text(d.choice.value, style=style),
+                    d.optimization_class.value if d.optimization_class else "—",
+                    clip(d.reason or d.reopen_when, 40),
+                    key=v.id,
+                )
+        if t.row_count:
+            t.move_cursor(row=min(max(cursor, 0), t.row_count - 1))
+        self.show_gates()
+
+    def selected(self) -> m.Variant | None:
+        t = self.query_one("#disp-table", DataTable)
+        if self.view is None or t.row_count == 0:
+            return None
+        key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+        return next((v for v in self.view.variants if v.id == key), None)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_gates()
+
+    def show_gates(self) -> None:
+        box = self.query_one("#disp-gates", Static)
+        v = self.selected()
+        if v is None or self.view is None:
+            box.update("")
+            return
+        gates = self.gates_for(v)
+        t = Text()
+        t.append(f"Choices for {plain(v.name)}\n", style="bold")
+        for choice, problems in gates.items():
+            if problems:
+                t.append("  ✗ ", style="red")
+                t.append(f"{CHOICE_WORDS[choice]:<40}", style="dim")
+                t.append("missing: " + plain("; ".join(problems), 2000) + "\n", style="red")
+            else:
+                t.append("  ✓ ", style="green")
+                t.append(f"{CHOICE_WORDS[choice]}\n")
+        box.update(t)
+
+    def gates_for(self, v: m.Variant) -> dict[m.DispositionChoice, list[str]]:
+        """What each choice still lacks for this variant: the method's gates, asked once
+        per view shown."""
+        if self.view is None:
+            return {}
+        if self._gates_of is not self.view:
+            self._gates_of, self._gates = self.view, {}
+        if v.id not in self._gates:
+            self._gates[v.id] = disposition_gates(self.context.ledger, self.view, v)
+        return self._gates[v.id]
+
+    def action_decide(self) -> None:
+        v = self.selected()
+        if v is None or self.readonly:
+            return
+        self.post_message(AskDisposition(v))
+
+    def focus_first(self) -> None:
+        self.query_one("#disp-table", DataTable).focus()

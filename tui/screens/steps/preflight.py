@@ -1,0 +1,144 @@
+"""The preflight step: the method's six questions, each answered, handed off or marked."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Label
+
+from session import models as m
+from session.concerns import LABELS as CONCERN_LABELS
+from session.preflight import KIND_LABELS, QUESTIONS
+from session.read_model import SessionView
+from tui.screens.modals import ConflictModal
+from tui.screens.pane_messages import ReloadView, SaveModels
+from tui.screens.step_base import StepPane
+from tui.widgets.form import Field, clear_errors
+
+KIND_CHOICES = [(label, kind.value) for kind, label in KIND_LABELS.items()]
+AREA_CHOICES = [(label, area.value) for area, label in CONCERN_LABELS.items()]
+
+
+class PreflightPane(StepPane):
+    step = m.StepName.PREFLIGHT
+    GUIDANCE = (
+        "Six questions about the memory and the schedule the change will touch. Answer from "
+        "a measurement, hand one to the area that owns it, or say why it does not apply. "
+        "An honest 'unknown' is allowed, and it shows in the record."
+    )
+    BINDINGS = [Binding("ctrl+s,f2", "save", "save answers", id="preflight.save")]
+
+    def body(self) -> ComposeResult:
+        for q, text in QUESTIONS.items():
+            with Vertical(classes="question", id=f"q-{q.value}"):
+                yield Label(Text.assemble((q.value, "bold"), "  ", text))
+                with Horizontal(classes="row"):
+                    yield Field(f"{q.value}.kind", "answer", "unknown", choices=KIND_CHOICES)
+                    yield Field(
+                        f"{q.value}.concern_area", "goes to", choices=AREA_CHOICES, allow_blank=True
+                    )
+                yield Field(
+                    f"{q.value}.text",
+                    "what you know",
+                    placeholder="measurement, evidence or reason",
+                )
+
+    def next_hint(self, view: SessionView | None) -> str:
+        if view is None:
+            return "save the contract first."
+        n = len(view.preflight)
+        if n < len(QUESTIONS):
+            return f"{n} of {len(QUESTIONS)} answered; ctrl+s saves what you wrote."
+        return "write hypotheses before editing code (n)."
+
+    filled: dict[m.PreflightQuestion, tuple[str, str, str]]
+
+    def refresh_body(self, view: SessionView | None) -> None:
+        if view is None:
+            return
+        # what the form shows now: a save writes only the questions edited since
+        self.filled = {a.question: _answer_key(a) for a in view.preflight}
+        for a in view.preflight:
+            q = a.question.value
+            self.query_one(f"#field-{q}-kind", Field).value = a.kind.value
+            if a.concern_area is not None:
+                self.query_one(f"#field-{q}-concern_area", Field).value = a.concern_area.value
+            self.query_one(f"#field-{q}-text", Field).value = a.text
+        for f in self.query(Field):
+            f.disabled = self.readonly
+
+    def action_save(self) -> None:
+        view = self.view
+        if view is None or self.readonly:
+            return
+        answers: list[m.PreflightAnswer] = []
+        bad = False
+        for q in QUESTIONS:
+            fields = {
+                f.field_name.split(".", 1)[1]: f
+                for f in self.query(Field)
+                if f.field_name.startswith(q.value + ".")
+            }
+            clear_errors(fields.values())
+            kind = fields["kind"].value or "unknown"
+            text = fields["text"].value
+            area = fields["concern_area"].value or None
+            existing = next((a for a in view.preflight if a.question is q), None)
+            if kind == "unknown" and not text.strip() and existing is None:
+                continue
+            shown_before = getattr(self, "filled", {}).get(q, ("unknown", "", ""))
+            if (kind, area or "", text) == shown_before:
+                continue  # not edited here: whatever is stored (maybe newer) stays
+            try:
+                answers.append(
+                    m.PreflightAnswer(
+                        session_id=view.session.id,
+                        question=q,
+                        kind=m.PreflightAnswerKind(kind),
+                        text=text,
+                        concern_area=m.ConcernArea(area) if area else None,
+                    )
+                )
+            except ValidationError as exc:
+                bad = True
+                msgs = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+                target = "concern_area" if "concern area" in msgs else "text"
+                fields[target].set_error(msgs)
+        if bad:
+            return
+        if not answers:
+            self.notify("Nothing changed.", markup=False)
+            return
+        stored = {
+            a.question: _answer_key(a)
+            for a in self.context.ledger.list(m.PreflightAnswer, session_id=view.session.id)
+        }
+        filled = getattr(self, "filled", {})
+        clash = [
+            a.question
+            for a in answers
+            if stored.get(a.question, ("unknown", "", ""))
+            != filled.get(a.question, ("unknown", "", ""))
+        ]
+        if clash:  # answered elsewhere meanwhile, and edited here too: ask
+
+            def chosen(choice: str | None) -> None:
+                if choice == "reload":
+                    self.post_message(ReloadView())
+                elif choice == "merge":
+                    self.post_message(SaveModels(*answers, note=f"saved {len(answers)} answer(s)"))
+
+            changed = [(q.value, " · ".join(x for x in stored.get(q, ()) if x)) for q in clash]
+            self.app.push_screen(
+                ConflictModal("preflight", changed, [a.question.value for a in answers]), chosen
+            )
+            return
+        self.post_message(SaveModels(*answers, note=f"saved {len(answers)} answer(s)"))
+
+
+def _answer_key(a: m.PreflightAnswer) -> tuple[str, str, str]:
+    """An answer as the form holds it: kind, concern area, text."""
+    return (a.kind.value, a.concern_area.value if a.concern_area else "", a.text)

@@ -1,0 +1,211 @@
+"""The results step: each variant's verdict, correctness, audits and residual."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Static
+
+from session import models as m
+from session.read_model import SessionView, residual_suggestion
+from session.residuals import SHORT as RESIDUAL_WORDS
+from tui.display import plain
+from tui.screens.pane_messages import AskResidual
+from tui.screens.step_base import StepPane
+from tui.screens.steps.round import comparison_table
+
+
+class ResultsPane(StepPane):
+    step = m.StepName.RESULTS
+    GUIDANCE = (
+        "Read each variant against the band where a change is too small to tell from noise. "
+        "Then check that it computes the same thing, that the mechanism moved (audits), and "
+        "that the machine behaved (trust). Confirm how the outcome differs from what you predicted."
+    )
+    BINDINGS = [
+        Binding("c", "confirm", "confirm residual", id="results.confirm"),
+        Binding("left_square_bracket", "round(-1)", "older round", id="results.older_round"),
+        Binding("right_square_bracket", "round(1)", "newer round", id="results.newer_round"),
+    ]
+
+    round_index: int = -1
+
+    def body(self) -> ComposeResult:
+        yield Static("", id="results-table")
+        yield Static("", id="results-detail")
+
+    def next_hint(self, view: SessionView | None) -> str:
+        if view is None or not view.rounds:
+            return "run a round first (5, then r)."
+        todo = [
+            v
+            for v in view.variants
+            if view.residual_of(v.id) is None and residual_suggestion(self.context.ledger, view, v)
+        ]
+        if todo:
+            return f"press c to confirm the residual of {todo[0].name}; then decide (n)."
+        return "decide each variant (n)."
+
+    def current_round(self, view: SessionView) -> m.Round | None:
+        if not view.rounds:
+            return None
+        i = max(-len(view.rounds), min(self.round_index, -1))
+        return view.rounds[i]
+
+    def refresh_body(self, view: SessionView | None) -> None:
+        table = self.query_one("#results-table", Static)
+        detail = self.query_one("#results-detail", Static)
+        if view is None or not view.rounds:
+            table.update(Text("No results yet.", style="dim"))
+            detail.update("")
+            return
+        rnd = self.current_round(view)
+        assert rnd is not None
+        table.update(
+            comparison_table(
+                view, rnd, view.comparisons.get(rnd.id, []), width=self.content_size.width
+            )
+        )
+        detail.update(results_detail(view, rnd, self.context.ledger))
+
+    def action_round(self, step: int) -> None:
+        if self.view is None or not self.view.rounds:
+            return
+        self.round_index = max(-len(self.view.rounds), min(-1, self.round_index + step))
+        self.show(self.view)
+
+    def action_confirm(self) -> None:
+        if self.readonly or self.view is None or not self.view.variants:
+            return
+        self.post_message(AskResidual())
+
+
+def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
+    parts: list[Any] = []
+    base_audits = {a.workload: a for a in view.audits if a.arm == "baseline"}
+    for v in view.variants:
+        if v.id not in rnd.variant_ids and rnd.variant_ids:
+            continue
+        head = Text()
+        head.append(f"\n{plain(v.name)}", style="bold underline")
+        h = view.hypothesis(v.hypothesis_id)
+        if h is not None:
+            head.append(f"  ← {plain(h.title)}", style="dim")
+        parts.append(head)
+        checks = view.correctness_of(v.id)
+        if not checks:
+            parts.append(Text("  correctness: not checked", style="yellow"))
+        for c in checks:
+            line = Text("  correctness ")
+            line.append(f"{plain(c.workload)}: ", style="dim")
+            line.append(
+                "pass" if c.passed else "FAIL", style="bold green" if c.passed else "bold magenta"
+            )
+            if c.exact:
+                line.append(" bit-identical", style="green")
+            if c.suggested_class:
+                line.append(f"  class {c.suggested_class.value}", style="cyan")
+            parts.append(line)
+            for s in c.stats:
+                parts.append(error_line(s))
+            if not c.passed and not c.stats and c.output_tail:
+                last = c.output_tail.strip().splitlines()[-1]
+                parts.append(Text("    " + plain(last, 100), style="dim"))
+        for a in view.audits:
+            if a.arm != v.id:
+                continue
+            b = base_audits.get(a.workload)
+            parts.append(audit_line(a, b))
+        cmps = [c for c in view.comparisons.get(rnd.id, []) if c.variant_id == v.id]
+        flags = [
+            (c.workload, c.untrusted_runs, c.failed_runs)
+            for c in cmps
+            if c.untrusted_runs or c.failed_runs
+        ]
+        if flags:
+            for w, u, f in flags:
+                parts.append(
+                    Text(f"  trust {plain(w)}: {u} run(s) quarantined, {f} failed", style="yellow")
+                )
+        else:
+            parts.append(Text("  trust: no run quarantined or failed", style="dim"))
+        res = view.residual_of(v.id)
+        got = residual_suggestion(ledger, view, v)
+        sug = got[0] if got else None
+        line = Text("  residual ")
+        if res is not None and res.confirmed is not None:
+            line.append(f"{res.confirmed.value} (confirmed)", style="bold")
+            line.append(f"  {RESIDUAL_WORDS[res.confirmed]}", style="dim")
+        elif sug is not None:
+            line.append(f"{sug.value}? ", style="bold yellow")
+            line.append(
+                f"{plain(got[1] if got and got[1] else RESIDUAL_WORDS[sug], 1000)} "
+                "— press c to confirm",
+                style="dim",
+            )
+        else:
+            line.append("no suggestion yet", style="dim")
+        parts.append(line)
+    return Group(*parts)
+
+
+def _g(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3g}"
+
+
+def error_line(s: m.ErrorStats) -> Text:
+    t = Text("    ")
+    t.append(f"{plain(s.output)}: ", style="dim")
+    if not s.shape_equal or not s.dtype_equal:
+        t.append(
+            f"shape/dtype differ {s.ref_shape}/{s.ref_dtype} vs {s.new_shape}/{s.new_dtype}",
+            style="bold red",
+        )
+        return t
+    if s.bit_identical:
+        t.append("bit-identical", style="green")
+        return t
+    t.append(f"max abs {_g(s.max_abs)}  max rel {_g(s.max_rel)}  ulp max {_g(s.ulp_max)}")
+    if s.mismatches:
+        t.append(f"  {s.mismatches} mismatched ({s.mismatch_share:.1%})", style="yellow")
+    nonfinite = s.nan_new + s.inf_new
+    if nonfinite or s.nan_ref or s.inf_ref:
+        t.append(
+            f"  NaN {s.nan_ref}→{s.nan_new} Inf {s.inf_ref}→{s.inf_new}",
+            style="bold magenta" if nonfinite > s.nan_ref + s.inf_ref else "dim",
+        )
+    if s.worst_index:
+        t.append(f"  worst at {plain(s.worst_index)}", style="dim")
+    return t
+
+
+def audit_line(a: m.Audit, b: m.Audit | None) -> Text:
+    t = Text("  audit ")
+    t.append(f"{plain(a.workload)}: ", style="dim")
+
+    def delta(name: str, new: int | None, old: int | None, fmt: str = "{}") -> None:
+        if new is None:
+            return
+        t.append(f"{name} ")
+        if old is None:
+            t.append(fmt.format(new) + "  ")
+            return
+        t.append(
+            f"{fmt.format(old)}→{fmt.format(new)}",
+            style="green" if new < old else "red" if new > old else "",
+        )
+        t.append("  ")
+
+    delta("launches", a.kernel_launches, b.kernel_launches if b else None)
+    delta("ops", a.operator_count, b.operator_count if b else None)
+    delta("allocs", a.allocation_count, b.allocation_count if b else None)
+    delta(
+        "peak MiB",
+        None if a.peak_bytes is None else a.peak_bytes // 2**20,
+        None if b is None or b.peak_bytes is None else b.peak_bytes // 2**20,
+    )
+    return t

@@ -1,0 +1,205 @@
+"""The round step: add variants and run them interleaved against the baseline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, ProgressBar, Static
+
+from session import models as m
+from session.read_model import SessionView
+from tui.display import cell, plain
+from tui.screens.pane_messages import AskVariant, StartRound, StopWork
+from tui.screens.step_base import StepPane, clip
+from tui.widgets.form import Field
+from tui.widgets.ratio import common_span, fmt_ci, fmt_eta, fmt_ratio, ratio_bar, verdict_text
+
+
+class RoundPane(StepPane):
+    step = m.StepName.ROUND
+    GUIDANCE = (
+        "Each variant changes one thing and points at one hypothesis. A round runs the "
+        "baseline and every variant once per block, in a fresh random order, and stops as "
+        "soon as each comparison is decided."
+    )
+    BINDINGS = [
+        Binding("a", "add_variant", "add variant", id="round.add_variant"),
+        Binding("r", "run", "run round", id="round.run"),
+        Binding("s", "stop", "stop", id="round.stop"),
+    ]
+
+    def body(self) -> ComposeResult:
+        yield DataTable(id="variant-table", cursor_type="row", zebra_stripes=True)
+        with Horizontal(classes="row", id="round-settings"):
+            yield Field("min_blocks", "Min blocks", "10")
+            yield Field("max_blocks", "Max blocks", "30")
+        with Vertical(id="round-progress", classes="progress-box"):
+            yield Static("", id="round-status")
+            yield ProgressBar(total=30, show_eta=False, id="round-bar")
+        yield Static("", id="round-live")
+
+    def built(self) -> None:
+        self.query_one("#variant-table", DataTable).add_columns(
+            "variant", "kind", "hypothesis", "from", "files"
+        )
+
+    def next_hint(self, view: SessionView | None) -> str:
+        if view is None:
+            return "save the contract first."
+        if self.context.busy == "round":
+            return "measuring… press s to stop cleanly after the current run."
+        if view.baseline is None:
+            return "record a baseline first (2)."
+        if not view.variants:
+            return "press a to add a variant from a git ref."
+        return "press r to run a round with these variants."
+
+    def refresh_body(self, view: SessionView | None) -> None:
+        t = self.query_one("#variant-table", DataTable)
+        t.clear()
+        busy = self.context.busy == "round"
+        self.query_one("#round-progress").display = busy
+        self.query_one("#round-settings").display = (
+            not busy and not self.readonly and view is not None
+        )
+        if view is None:
+            return
+        t.display = bool(view.variants)
+        for v in view.variants:
+            h = view.hypothesis(v.hypothesis_id)
+            t.add_row(
+                cell(v.name, style="bold"),
+                v.kind.value,
+                clip(h.title, 32) if h else Text("none", style="yellow"),
+                cell(v.source or v.snapshot.commit[:10]),
+                str(v.files_changed),
+                key=v.id,
+            )
+        if not busy:
+            rnd = view.last_round
+            live = self.query_one("#round-live", Static)
+            if rnd is not None:
+                live.update(
+                    comparison_table(
+                        view, rnd, view.comparisons.get(rnd.id, []), width=self.content_size.width
+                    )
+                )
+            else:
+                live.update("")
+
+    @property
+    def narrow(self) -> bool:
+        return self.context.narrow
+
+    def progress(self, p: Any) -> None:
+        bar = self.query_one("#round-bar", ProgressBar)
+        mx = max(int(p.max_blocks or 0), 1)
+        bar.update(total=mx, progress=min(int(p.block or 0), mx))
+        st = Text(no_wrap=True, overflow="ellipsis")
+        st.append(f"block {p.block} of ≤{p.max_blocks}", style="bold")
+        st.append(
+            f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)} · s stops cleanly\n"
+        )
+        st.append(f"{p.phase}: {plain(p.message or '', 1000)}", style="dim")
+        self.query_one("#round-status", Static).update(st)
+        view = self.view
+        if view is not None and p.comparisons:
+            rnd = view.last_round
+            fake = rnd or m.Round(session_id=view.session.id, baseline_id="-")
+            self.query_one("#round-live", Static).update(
+                comparison_table(
+                    view, fake, list(p.comparisons), width=self.content_size.width, live=True
+                )
+            )
+
+    def action_add_variant(self) -> None:
+        if self.readonly or self.view is None:
+            return
+        self.post_message(AskVariant())
+
+    def action_run(self) -> None:
+        if self.readonly or self.view is None:
+            return
+        f = {x.field_name: x for x in self.query(Field)}
+        try:
+            lo, hi = int(f["min_blocks"].value), int(f["max_blocks"].value)
+            if lo < 6 or hi < lo:
+                raise ValueError
+        except ValueError:
+            f["max_blocks"].set_error("whole numbers, 6 ≤ min ≤ max: fewer blocks can never decide")
+            return
+        f["max_blocks"].set_error("")
+        self.post_message(StartRound(min_blocks=lo, max_blocks=hi))
+
+    def action_stop(self) -> None:
+        self.post_message(StopWork())
+
+
+def comparison_table(
+    view: SessionView,
+    rnd: m.Round,
+    rows: list[m.Comparison],
+    *,
+    width: int = 70,
+    live: bool = False,
+) -> Any:
+    """Two lines per comparison: the numbers, then the interval drawn against the band."""
+    threshold = rnd.threshold if rnd.baseline_id != "-" else view.session.contract.threshold
+    failed = {c.variant_id for c in view.correctness if not c.passed}
+    width = max(width, 40)
+    out = Text(no_wrap=True, overflow="ellipsis")
+    if not live:
+        out.append(f"Round {rnd.number}", style="bold")
+        out.append(f" · {rnd.status.value} · {rnd.blocks} blocks", style="dim")
+        if rnd.baseline_check is not None:
+            ok = rnd.baseline_reproduced is not False
+            out.append(" · baseline check ")
+            out.append(f"{rnd.baseline_check:.3f}", style="green" if ok else "bold red")
+            if not ok:
+                out.append(" not reproduced: verdicts untrusted", style="bold red")
+    else:
+        out.append("Live estimates", style="bold")
+    out.append("\n")
+    if not rows:
+        out.append("no comparisons yet", style="dim")
+        return out
+    span = common_span([(c.ci_low, c.ci_high) for c in rows], threshold)
+    names = {c.variant_id: plain(view.variant_name(c.variant_id)) for c in rows}
+    workloads = {c.workload: plain(c.workload) for c in rows}
+    name_w = min(max(len(n) for n in names.values()), 14)
+    wl_w = min(max(len(w) for w in workloads.values()), 12)
+    out.append(
+        f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>6}  {'95% CI':<16}  verdict\n",
+        style="bold",
+    )
+    for c in rows:
+        broken = c.variant_id in failed
+        out.append(f"{names[c.variant_id][:name_w]:<{name_w}}  ", style="bold")
+        out.append(f"{workloads[c.workload][:wl_w]:<{wl_w}}  ")
+        out.append(f"{fmt_ratio(c.ratio):>6}  ")
+        out.append(f"{fmt_ci(c.ci_low, c.ci_high):<16}  ")
+        out.append_text(verdict_text(c.verdict, broken=broken))
+        if c.verdict is m.Verdict.INCONCLUSIVE and c.blocks_needed:
+            out.append(f" +{c.blocks_needed}", style="dim")
+        out.append("\n")
+        pad = name_w + 2
+        bar_w = max(min(width - pad - 2, 56), 15)
+        out.append(" " * pad)
+        style = "BROKEN" if broken else c.verdict.value
+        out.append_text(ratio_bar(c.ratio, c.ci_low, c.ci_high, threshold, bar_w, style, span))
+        notes = []
+        if broken:
+            notes.append(("check failed", "magenta"))
+        if c.untrusted_runs or c.failed_runs:
+            notes.append((f"{c.untrusted_runs} quarantined, {c.failed_runs} failed", "yellow"))
+        out.append("\n")
+        for note, nstyle in notes:
+            out.append(" " * pad + "↳ " + note + "\n", style=nstyle)
+    out.append(
+        f"bar: 95% CI, log axis · │ no change · ··· ±{threshold * 100:g}% noise", style="dim"
+    )
+    return out
