@@ -156,7 +156,7 @@ def _lose_terminal() -> None:
     still said there to /dev/null, so the work can end the way it was asked to. (A hung-up
     terminal no longer answers isatty; it is still a character device other than null.)
     Output redirected to a file or a pipe is left as it is."""
-    import stat
+    import stat  # only where a signal arrives: --help never needs it
 
     try:
         null = os.open(os.devnull, os.O_WRONLY)
@@ -217,6 +217,7 @@ def _not_utf8(args: argparse.Namespace) -> str | None:
 
 
 def _fail_known(exc: Exception) -> int:
+    # Only on an error: --help must stay free of pydantic and the ledger.
     import sqlite3
 
     from pydantic import ValidationError

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+
+# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
+# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
+# what it uses.
 import json
 import sys
 from typing import Any

@@ -8,6 +8,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the command module imports only argparse when run: `--help` stays fast
     from session import models as m
 
+# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
+# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
+# what it uses.
+
 TEXT_FIELDS = (
     ("symptom", "the measured fact and its scope"),
     ("mechanism", "the mapping, dependency or resource interaction behind it"),

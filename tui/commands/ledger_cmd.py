@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
+# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
+# what it uses.
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ledger", help="check, back up or locate the ledger file")

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+
+# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
+# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
+# what it uses.
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any

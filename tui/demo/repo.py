@@ -11,6 +11,8 @@ import subprocess
 from importlib import resources
 from pathlib import Path
 
+import platformdirs
+
 BRANCHES: dict[str, tuple[str, str]] = {
     # branch: (softmax file, commit message)
     "fused": ("softmax_fused.py.txt", "softmax: one torch.softmax call instead of four passes"),
@@ -84,6 +86,4 @@ def create_repo(path: str | Path) -> Path:
 
 
 def default_dir() -> Path:
-    import platformdirs
-
     return Path(platformdirs.user_data_dir("gpuopt", appauthor=False)) / "demo-softmax"

@@ -38,7 +38,7 @@ class RecordPane(StepPane):
         if view is None:
             return
         md = self.record_markdown()
-        from textual.widgets import Markdown
+        from textual.widgets import Markdown  # as above: loaded with the pane's body
 
         # stored text inside the record: controls made visible, newlines kept
         self.query_one("#record-md", Markdown).update(plain(md, None, multiline=True))
