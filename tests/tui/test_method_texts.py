@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
-from textual.widgets import ContentSwitcher, Label, OptionList
+from textual.widgets import ContentSwitcher, Label, OptionList, Static
 from tui_helpers import SID, sample_ledger, settle, steady_app, sync
 
 from session import models as m
@@ -18,6 +18,7 @@ from session.preflight import KIND_LABELS, QUESTIONS
 from session.read_model import STEP_ORDER
 from session.residuals import SHORT as RESIDUAL_TEXTS
 from session.steps import LABELS
+from tui.screens.modals import FormModal
 from tui.screens.session import SessionScreen
 from tui.widgets.form import Field
 
@@ -94,3 +95,26 @@ async def test_the_forms_offer_the_session_layers_residual_and_choice_texts(
         await settle(pilot)
         choice = app.screen.query_one("#field-choice", Field)
         assert _choices(choice) == [(CHOICE_TEXTS[c], c.value) for c in m.DispositionChoice]
+
+
+@sync
+async def test_the_status_form_refuses_a_blank_reason_in_the_session_layers_words(
+    tmp_path: Path,
+) -> None:
+    db = sample_ledger(tmp_path / "l.db")
+    app = steady_app(db, session_id=SID)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen) and screen.view is not None
+        h = screen.view.hypotheses[0]
+        screen.ask_hypothesis_status(h)
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, FormModal)
+        assert "say why the status changes" in _plain(
+            modal.query_one("#form-error", Static).content
+        )
+        assert app.ledger.get(m.Hypothesis, h.id).status is h.status

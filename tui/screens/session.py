@@ -513,8 +513,6 @@ class SessionScreen(Screen[None]):
         ]
 
         def submit(vals: dict[str, Any]) -> str:
-            if not vals["why"].strip():
-                raise ValueError("say why the status changes")
             hypotheses.set_status(
                 self.ledger,
                 h,
