@@ -1,5 +1,5 @@
-"""No dead code in the core: vulture at 80% confidence finds nothing in session, measure,
-ledger (the app's own check joins when tui is clean)."""
+"""No dead code in the product: vulture at 80% confidence finds nothing in tui, session,
+measure, ledger."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ("session", "measure", "ledger")
+PRODUCT = ("tui", "session", "measure", "ledger")
 
 
 def _vulture(*paths: str) -> subprocess.CompletedProcess[str]:
@@ -18,8 +18,8 @@ def _vulture(*paths: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_vulture_finds_nothing_in_the_core() -> None:
-    result = _vulture(*CORE)
+def test_vulture_finds_nothing_in_the_product() -> None:
+    result = _vulture(*PRODUCT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == ""
 
