@@ -170,13 +170,13 @@ def test_term_stops_the_headless_demo(tmp_path, monkeypatch):
     demo = ["demo", "--no-tui", "--workload", "command", "--dir", str(tmp_path / "repo")]
     proc = spawn(ledger, *demo, "--runs", "4", "--blocks", "2", "--max-blocks", "2")
 
-    def measuring() -> bool:
+    def measuring() -> bool:  # a run has been kept: the next one is the current run
         if not ledger.exists():
             return False
         with Ledger.open(ledger) as led:
-            return bool(led.list(m.Baseline))
+            return bool(led.list(m.Baseline)) and bool(led.list(m.Run))
 
-    wait_for(measuring, timeout_s=60, what="the demo's baseline to start")
+    wait_for(measuring, timeout_s=60, what="the demo's baseline runs to start")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
