@@ -466,6 +466,15 @@ class Ledger:
         assert stored is not None
         return stored
 
+    def find(self, cls: type[T], key: str | tuple[str, ...]) -> T | None:
+        """`get()` for reading paths (listings, exports): a row that does not read back is
+        noted in `unreadable` and taken as missing, instead of raising."""
+        try:
+            return self.get(cls, key)
+        except UnreadableRowError as exc:
+            self._note_unreadable(exc.row)
+            return None
+
     def get(self, cls: type[T], key: str | tuple[str, ...]) -> T | None:
         table = TABLES[cls]
         keys = (key,) if isinstance(key, str) else key

@@ -98,15 +98,13 @@ def latest_comparisons(
     ledger: Any, variant: m.Variant
 ) -> tuple[m.Round | None, list[m.Comparison]]:
     """The comparisons of the most recent round that measured this variant."""
-    rows = ledger.query(
-        "SELECT c.data AS c, r.data AS r FROM comparisons c JOIN rounds r ON r.id = c.round_id "
-        "WHERE c.variant_id = ? ORDER BY r.number DESC, r.started_at DESC, r.rowid DESC, c.rowid",
-        (variant.id,),
-    )
-    if not rows:
+    comps = ledger.list(m.Comparison, variant_id=variant.id)  # unreadable rows: noted, skipped
+    rounds = [
+        r for rid in dict.fromkeys(c.round_id for c in comps) if (r := ledger.find(m.Round, rid))
+    ]
+    if not rounds:
         return None, []
-    rnd = m.Round.model_validate_json(rows[0]["r"])
-    comps = [m.Comparison.model_validate_json(x["c"]) for x in rows]
+    rnd = max(rounds, key=lambda r: (r.number, r.started_at))
     return rnd, [c for c in comps if c.round_id == rnd.id]
 
 

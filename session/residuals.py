@@ -345,13 +345,13 @@ def confirm_residual(
 
 def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
     """A round summary filled from the ledger; text the person wrote (stored) wins."""
-    session = ledger.get(m.Session, rnd.session_id)
-    baseline = ledger.get(m.Baseline, rnd.baseline_id)
-    variants = [v for vid in rnd.variant_ids if (v := ledger.get(m.Variant, vid))]
+    session = ledger.find(m.Session, rnd.session_id)
+    baseline = ledger.find(m.Baseline, rnd.baseline_id)
+    variants = [v for vid in rnd.variant_ids if (v := ledger.find(m.Variant, vid))]
     names = {v.id: v.name for v in variants}
     comps = ledger.list(m.Comparison, round_id=rnd.id)
     hyps = {
-        v.hypothesis_id: ledger.get(m.Hypothesis, v.hypothesis_id)
+        v.hypothesis_id: ledger.find(m.Hypothesis, v.hypothesis_id)
         for v in variants
         if v.hypothesis_id
     }

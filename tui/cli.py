@@ -185,7 +185,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return _run(open_app, args)  # the full-screen app has its own ways to stop
     with _StopSignals() as stops:
-        return stops.exit_code(_run(handler, args))
+        try:
+            return stops.exit_code(_run(handler, args))
+        finally:
+            _warn_unreadable()
+
+
+def _warn_unreadable() -> None:
+    """Name the rows a command left out; the commands module is loaded only if used."""
+    common = sys.modules.get("tui.commands.common")
+    if common is not None:
+        common.warn_unreadable()
 
 
 def _run(handler: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:

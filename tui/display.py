@@ -127,7 +127,18 @@ def cell(
     return out
 
 
-__all__ = ["LIMIT", "LONG_LIMIT", "cell", "plain", "shown"]
+# What json.dumps leaves raw and a terminal may act on: DEL, C1, line separators, bidi
+# controls, BOM (C0 characters it escapes itself).
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _INVISIBLE if code >= 0x7F}
+
+
+def json_safe(text: str) -> str:
+    """JSON with those characters written as \\u escapes: the same document to a parser
+    (they can occur only inside strings), inert in a terminal."""
+    return text.translate(_JSON_ESCAPES)
+
+
+__all__ = ["LIMIT", "LONG_LIMIT", "cell", "json_safe", "plain", "shown"]
 
 
 def home_short(path: str | Path) -> str:

@@ -23,10 +23,30 @@ def ledger_path(args: argparse.Namespace) -> Any:
     return Path(args.ledger).expanduser() if args.ledger else default_ledger_path()
 
 
+# Every ledger a command opened: rows that did not read back are named when it ends.
+OPENED: list[Any] = []
+
+
 def open_ledger(args: argparse.Namespace, readonly: bool = False) -> Any:
     from session.ledger_access import Ledger
 
-    return Ledger.open(ledger_path(args), readonly=readonly)
+    ledger = Ledger.open(ledger_path(args), readonly=readonly)
+    OPENED.append(ledger)
+    return ledger
+
+
+def warn_unreadable() -> None:
+    """After a command: one stderr line per row it had to leave out (table and rowid), so
+    a listing or an export that is short of a row says so."""
+    from tui.display import plain
+
+    seen: set[tuple[str, int]] = set()
+    for ledger in OPENED:
+        for row in getattr(ledger, "unreadable", ()):
+            if (row.table, row.rowid) not in seen:
+                seen.add((row.table, row.rowid))
+                print(f"gpuopt: {plain(str(row), 1000)} (left out)", file=sys.stderr)
+    OPENED.clear()
 
 
 def session_of(ledger: Any, ref: str) -> Any:
@@ -39,5 +59,8 @@ def session_of(ledger: Any, ref: str) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    json.dump(obj, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    """JSON on stdout, with what a terminal acts on (C1, bidi controls) as \\u escapes."""
+    from tui.display import json_safe
+
+    sys.stdout.write(json_safe(json.dumps(obj, ensure_ascii=False, indent=2, default=str)))
     sys.stdout.write("\n")

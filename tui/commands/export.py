@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from session.record import build_export, to_json, to_markdown
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, session_of
+    from tui.display import json_safe
 
     with open_ledger(args, readonly=True) as ledger:
         if args.output:  # before any work: a record written over the ledger destroys it
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         session = session_of(ledger, args.session)
         data = build_export(ledger, session)
     text = to_json(data) if args.format == "json" else to_markdown(data)
-    text = json_without_controls(text) if args.format == "json" else without_controls(text)
+    text = json_safe(text) if args.format == "json" else without_controls(text)
     if args.output:
         out = Path(args.output).expanduser()
         tmp = out.with_name(out.name + ".tmp")
@@ -63,15 +64,3 @@ def without_controls(text: str) -> str:
     from tui.display import plain
 
     return plain(text, limit=None, multiline=True)
-
-
-# What json leaves raw and a terminal may act on: DEL, C1, line separators, bidi controls.
-_JSON_RAW = [0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F),
-             *range(0x2066, 0x206A), 0xFEFF]  # fmt: skip
-_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _JSON_RAW}
-
-
-def json_without_controls(text: str) -> str:
-    """JSON with those characters written as \\u escapes: the same document to a parser
-    (they occur only inside strings), inert in a terminal."""
-    return text.translate(_JSON_ESCAPES)
