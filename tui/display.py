@@ -25,9 +25,11 @@ as `\\n` and `\\t`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.text import Text
 
 LIMIT = 200  # characters of one value in a listing or a label
@@ -138,7 +140,29 @@ def json_safe(text: str) -> str:
     return text.translate(_JSON_ESCAPES)
 
 
-__all__ = ["LIMIT", "LONG_LIMIT", "cell", "json_safe", "plain", "shown"]
+class _QuietWhenClosed(Console):
+    """Rich's console exits the program (SystemExit 1) when its reader goes away, and sends
+    stdout to /dev/null whichever stream broke. A command's progress and tables are for
+    the reader only: `gpuopt round ... 2>&1 | head -1` must not fail the measurement."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self.file.fileno())
+            finally:
+                os.close(null)
+        except (OSError, ValueError):
+            pass  # no descriptor to redirect: quiet is enough
+
+
+def console(**options: Any) -> Console:
+    """The console every command prints through (Rich's options)."""
+    return _QuietWhenClosed(**options)
+
+
+__all__ = ["LIMIT", "LONG_LIMIT", "cell", "console", "json_safe", "plain", "shown"]
 
 
 def home_short(path: str | Path) -> str:

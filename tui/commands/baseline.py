@@ -85,16 +85,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_baseline(baseline: object, session: object, counts: dict[str, int] | None = None) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from session import models as m
     from tui.display import LONG_LIMIT, plain, shown
+    from tui.display import console as make_console
 
     b: m.Baseline = baseline  # type: ignore[assignment]
     s: m.Session = session  # type: ignore[assignment]
-    console = Console(highlight=False, soft_wrap=True)
+    console = make_console(highlight=False, soft_wrap=True)
     verdict = {
         m.Reproducibility.REPRODUCIBLE: ("reproducible", "green"),
         m.Reproducibility.NOT_REPRODUCIBLE: ("not reproducible", "red"),

@@ -128,15 +128,16 @@ def progress_display(
     kind: str, names: dict[str, str] | None = None
 ) -> Iterator[Callable[[Any], None]]:
     """A callback showing conduct's progress on stderr (live on a terminal, lines otherwise)."""
-    from rich.console import Console, Group
+    from rich.console import Group
     from rich.live import Live
     from rich.progress_bar import ProgressBar
     from rich.table import Table
     from rich.text import Text
 
+    from tui.display import console as make_console
     from tui.display import plain, shown
 
-    console = Console(stderr=True, highlight=False)
+    console = make_console(stderr=True, highlight=False)
     names = names or {}
 
     def name(variant_id: str) -> str:
@@ -278,13 +279,13 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    from tui.display import console as make_console
     from tui.display import plain, shown
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = make_console(highlight=False, soft_wrap=True)
     if not console.is_terminal:  # piped or logged: no 80-column guess cutting numbers to "…"
         console.width = max(console.width, 160)
     s = rnd.summary

@@ -35,13 +35,13 @@ def run(args: argparse.Namespace) -> int:
         for line in unreadable:  # stdout stays the JSON list of sessions
             print(f"gpuopt: {plain(line, 1000)}", file=sys.stderr)
         return 0
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    from tui.display import console as make_console
     from tui.display import shown
 
-    console = Console()
+    console = make_console()
     if not rows:
         where = "" if path.exists() else f"No ledger at {plain(path, None)} yet. "
         console.print(

@@ -267,21 +267,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_once(view: View) -> None:
-    from rich.console import Console, Group
+    from rich.console import Group
 
-    Console().print(Group(*view.lines()))  # a Group keeps each line unwrapped
+    from tui.display import console as make_console
+
+    make_console().print(Group(*view.lines()))  # a Group keeps each line unwrapped
 
 
 def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
     import time
 
-    from rich.console import Console, Group
+    from rich.console import Group
     from rich.live import Live
+
+    from tui.display import console as make_console
 
     deadline = time.monotonic() + args.seconds if args.seconds else None
     replay = view.replay is not None
     run_n, in_run, switch = 0, False, time.monotonic() + 1.0
-    console = Console()
+    console = make_console()
     if not console.is_terminal:  # a pipe or a log: a frame per interval, written as it goes
         live: Any = None
     else:

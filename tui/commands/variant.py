@@ -105,12 +105,12 @@ def run_list(args: argparse.Namespace) -> int:
     if args.json:
         print_json([v.model_dump(mode="json") for v in variants])
         return 0
-    from rich.console import Console
     from rich.table import Table
 
+    from tui.display import console as make_console
     from tui.display import shown
 
-    console = Console()
+    console = make_console()
     if not variants:
         console.print("No variants yet. Add one with [bold]gpuopt variant add[/].")
         return 0
