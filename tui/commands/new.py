@@ -53,6 +53,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--training", action="append", default=[], metavar="NAME", help="mark a training path"
     )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=KEY=VALUE",
+        help="set environment variable KEY=VALUE on workload NAME (repeat), e.g. "
+        "MALLOC_TRIM_THRESHOLD_ for a CPU torch workload",
+    )
     p.set_defaults(handler=run)
 
 
@@ -65,6 +73,7 @@ def build_session(args: argparse.Namespace) -> object:
     from session import models as m
     from session.commands import launcher_problem
     from session.repository import repository_problem
+    from session.timing import apply_env
     from tui.cli import UsageError
 
     repo = Path(args.repo).expanduser()
@@ -91,6 +100,10 @@ def build_session(args: argparse.Namespace) -> object:
             w.scope = m.WorkloadScope.ISOLATED
         if w.name in args.training:
             w.training = True
+    try:
+        workloads = apply_env(workloads, args.env)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     contract_fields: dict[str, Any] = {
         "metric": metric,
         "workloads": workloads,
