@@ -14,6 +14,7 @@ from textual.widgets import Input, Label, Static, TextArea
 
 from session import models as m
 from session.read_model import SessionView
+from session.timing import apply_env
 from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import SaveSession
 from tui.screens.step_base import StepPane
@@ -37,6 +38,14 @@ class ContractPane(StepPane):
             yield Label("Workloads (NAME=COMMAND, one per line)", classes="field-label")
             yield TextArea("", id="workloads-text", soft_wrap=True, show_line_numbers=False)
             yield Static("", classes="error", id="workloads-error")
+            yield Label(
+                "Workload environment (NAME=KEY=VALUE, one per line, optional)",
+                classes="field-label",
+            )
+            env_text = TextArea("", id="env-text", soft_wrap=True, show_line_numbers=False)
+            env_text.styles.height = 3  # the stylesheet sizes only the workloads box
+            yield env_text
+            yield Static("", classes="error", id="env-error")
             with Horizontal(classes="row"):
                 yield Field("metric", "Metric", "wall", placeholder="wall | regex:… | json:KEY")
                 yield Field("unit", "Unit", "s")
@@ -94,6 +103,9 @@ class ContractPane(StepPane):
         }
         self.fill_draft(values)
         self.set_workloads("\n".join(f"{w.name}={w.command}" for w in c.workloads))
+        self.query_one("#env-text", TextArea).text = "\n".join(
+            f"{w.name}={k}={v}" for w in c.workloads for k, v in w.env.items()
+        )
 
     def set_workloads(self, text: str) -> None:
         """Controls in stored commands shown visibly; given back exactly when unedited."""
@@ -130,6 +142,13 @@ class ContractPane(StepPane):
                 errors["workloads"] = _msg(exc)
         if not lines:
             errors["workloads"] = "at least one workload is needed"
+        env_text = self.query_one("#env-text", TextArea).text
+        env_specs = [ln.strip() for ln in env_text.splitlines() if ln.strip()]
+        if "workloads" not in errors:
+            try:
+                workloads = apply_env(workloads, env_specs)
+            except ValueError as exc:
+                errors["env"] = str(exc)
         try:
             metric = m.Metric.parse(
                 vals["metric"] or "wall",
@@ -179,6 +198,8 @@ class ContractPane(StepPane):
         clear_errors(fields)
         werr = self.query_one("#workloads-error", Static)
         werr.update("")
+        eerr = self.query_one("#env-error", Static)
+        eerr.update("")
         try:
             session = self.build()
         except _FieldErrors as exc:
@@ -186,6 +207,7 @@ class ContractPane(StepPane):
                 if f.field_name in exc.errors:
                     f.set_error(exc.errors[f.field_name])
             werr.update(exc.errors.get("workloads", ""))
+            eerr.update(exc.errors.get("env", ""))
             return
         except ValidationError as exc:
             aliases = {
@@ -237,6 +259,8 @@ def contract_table(s: m.Session) -> Table:
                 (f"  [{w.kind.value}, {w.scope.value}]", "dim"),
             ),
         )
+        for key, value in w.env.items():
+            t.add_row("  env", Text.assemble(shown(w.name), " ", shown(f"{key}={value}")))
     t.add_row(
         "check",
         shown(c.check, LONG_LIMIT)
