@@ -254,3 +254,24 @@ def apply_env(workloads: Sequence[m.Workload], specs: Sequence[str]) -> list[m.W
             raise ValueError(f"--env {spec!r}: not a usable environment variable")
         by_name[name].env[key.strip()] = value
     return [by_name[w.name] for w in workloads]
+
+
+def metric_texts(contract: m.Contract) -> dict[str, str]:
+    """Each workload's figure in words, by workload name."""
+    return {w.name: metric_text(contract, w) for w in contract.workloads}
+
+
+def metric_legend(contract: m.Contract) -> str:
+    """The figure(s) a round compares: one text when every workload shares it, else
+    `name: text` per workload (a torch workload's ms per call beside a command's wall time)."""
+    texts = metric_texts(contract)
+    if len(set(texts.values())) <= 1:
+        name, unit = contract.metric.name, contract.metric.unit
+        return next(iter(texts.values()), f"{name} ({unit or 'no unit'})")
+    return "; ".join(f"{name}: {text}" for name, text in texts.items())
+
+
+def error_tail(error: str, lines: int = 6) -> str:
+    """The last lines of a stored exception (the end of a traceback says what went wrong)."""
+    kept = [ln for ln in error.strip().splitlines() if ln.strip()]
+    return "\n".join(kept[-lines:])

@@ -89,6 +89,7 @@ def print_baseline(baseline: object, session: object, counts: dict[str, int] | N
     from rich.text import Text
 
     from session import models as m
+    from session.timing import metric_texts
     from tui.display import LONG_LIMIT, plain, shown
     from tui.display import console as make_console
 
@@ -118,20 +119,19 @@ def print_baseline(baseline: object, session: object, counts: dict[str, int] | N
         console.print(
             Text.assemble(("warning", "yellow"), "      ", shown(w, 2000)), soft_wrap=True
         )
-    unit = s.contract.metric.unit
+    figures = metric_texts(s.contract)  # a torch workload's is ms per call, not the contract's
     table = Table(box=None, header_style="bold", pad_edge=False)
     table.add_column("workload")
-    table.add_column(
-        Text(f"reference ({plain(s.contract.metric.name)}{', ' + plain(unit) if unit else ''})"),
-        justify="right",
-    )
+    table.add_column("reference", justify="right")
     table.add_column("runs", justify="right")
+    table.add_column("figure")
     for wl in s.contract.workloads:
         ref = b.reference.get(wl.name)
         want = b.runs_per_workload
         got = want if counts is None else counts.get(wl.name, 0)
         runs = str(want) if got == want else f"{got} of {want}"
-        table.add_row(shown(wl.name), "—" if ref is None else f"{ref:.6g}", runs)
+        table.add_row(shown(wl.name), "—" if ref is None else f"{ref:.6g}", runs,
+                      shown(figures.get(wl.name, "")))  # fmt: skip
     console.print(table)
     console.print("reset / restore procedure:")
     for line in plain(b.reset_procedure, LONG_LIMIT, multiline=True).splitlines():

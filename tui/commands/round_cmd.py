@@ -120,7 +120,37 @@ def _fmt_ratio(c: Any) -> tuple[str, str]:
     return ratio, ci
 
 
-_VERDICT_STYLE = {"FASTER": "green", "SLOWER": "red", "SAME": "cyan", "INCONCLUSIVE": "yellow"}
+_VERDICT_STYLE = {
+    "FASTER": "green",
+    "SLOWER": "red",
+    "SAME": "cyan",
+    "INCONCLUSIVE": "yellow",
+    "FAILED": "red",
+    "BROKEN": "red",
+}
+_FAILED_VERDICTS = ("FAILED", "BROKEN")
+
+
+def print_failures(console: Any, comparisons: list[Any], names: dict[str, str]) -> None:
+    """Each FAILED/BROKEN arm in words under the table: its note and its exception's end."""
+    from rich.text import Text
+
+    from session.timing import error_tail
+    from tui.display import plain, shown
+
+    for c in comparisons:
+        if c.verdict.value not in _FAILED_VERDICTS:
+            continue
+        name = names.get(c.variant_id, c.variant_id)
+        head = Text.assemble(
+            (c.verdict.value, "red bold"), " ", shown(name), "/", shown(c.workload)
+        )
+        if c.note:
+            head.append(": ")
+            head.append(shown(c.note, 2000))
+        console.print(head, soft_wrap=True)
+        for line in plain(error_tail(c.error), 4000, multiline=True).splitlines():
+            console.print(Text(f"    {line}", style="dim"), soft_wrap=True)
 
 
 @contextmanager
@@ -282,6 +312,7 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
     from rich.table import Table
     from rich.text import Text
 
+    from session.timing import metric_legend
     from tui.display import console as make_console
     from tui.display import plain, shown
 
@@ -328,7 +359,8 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
         table.add_row(shown(names.get(c.variant_id, c.variant_id)), shown(c.workload), str(c.n),
                       ratio, ci, verdict, more)  # fmt: skip
     console.print(table)
-    metric = session.contract.metric.name
+    print_failures(console, comparisons, names)
+    metric = metric_legend(session.contract)
     if session.contract.metric.direction.value == "higher":
         legend = (f"ratio = baseline / variant of {metric} (higher is better, so the ratio is "
                   "inverted: below 1 means better either way)")  # fmt: skip
