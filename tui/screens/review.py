@@ -20,6 +20,7 @@ from session import models as m
 from session.ledger_access import LedgerError
 from session.read_model import SessionView, kept_per_session, load_view
 from session.record_files import default_export_dir, export_record
+from session.timing import error_tail, metric_legend
 from tui.display import LIMIT, cell, home_short, plain, shown
 from tui.screens.session import SessionScreen
 from tui.widgets.ratio import fmt_ci, fmt_ratio, verdict_text
@@ -251,12 +252,35 @@ class ReviewScreen(Screen[None]):
             self.app.pop_screen()
 
 
+def failure_lines(view: SessionView) -> list[Text]:
+    """Each FAILED/BROKEN comparison in words: the verdict, its note, its exception's end."""
+    out: list[Text] = []
+    for r in view.rounds:
+        for c in view.comparisons.get(r.id, []):
+            if c.verdict not in (m.Verdict.FAILED, m.Verdict.BROKEN):
+                continue
+            head = Text.assemble(
+                (c.verdict.value, "bold red"),
+                f" round {r.number} ",
+                shown(view.variant_name(c.variant_id)),
+                "/",
+                shown(c.workload),
+            )
+            if c.note:
+                head.append(": ")
+                head.append(shown(c.note, 500))
+            out.append(head)
+            for line in error_tail(c.error, 4).splitlines():
+                out.append(Text("    " + plain(line, 300), style="dim"))
+    return out
+
+
 def session_summary(view: SessionView) -> Group:
     s = view.session
     head = Text()
     head.append(shown(s.title, style="bold"))
     head.append(
-        f"  {plain(s.id)} · {plain(s.repo)} · {plain(s.contract.metric.name)}, "
+        f"  {plain(s.id)} · {plain(s.repo)} · {plain(metric_legend(s.contract), 500)}, "
         f"{s.contract.metric.direction.value} is better",
         style="dim",
     )
@@ -289,6 +313,7 @@ def session_summary(view: SessionView) -> Group:
             )
     if view.rounds:
         parts.append(rounds)
+        parts.extend(failure_lines(view))
     else:
         parts.append(Text("no rounds", style="dim"))
     untested = [

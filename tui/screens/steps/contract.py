@@ -39,7 +39,7 @@ class ContractPane(StepPane):
             yield TextArea("", id="workloads-text", soft_wrap=True, show_line_numbers=False)
             yield Static("", classes="error", id="workloads-error")
             yield Label(
-                "Workload environment (NAME=KEY=VALUE, one per line, optional)",
+                "Environment (NAME=KEY=VALUE per line, optional)",
                 classes="field-label",
             )
             env_text = TextArea("", id="env-text", soft_wrap=True, show_line_numbers=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.console import Group
@@ -13,6 +14,7 @@ from textual.widgets import Static
 from session import models as m
 from session.read_model import SessionView, residual_suggestion
 from session.residuals import SHORT as RESIDUAL_WORDS
+from session.timing import error_tail
 from tui.display import plain
 from tui.screens.pane_messages import AskResidual
 from tui.screens.step_base import StepPane
@@ -115,6 +117,7 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
             if not c.passed and not c.stats and c.output_tail:
                 last = c.output_tail.strip().splitlines()[-1]
                 parts.append(Text("    " + plain(last, 100), style="dim"))
+            parts.extend(check_detail_lines(c))
         for a in view.audits:
             if a.arm != v.id:
                 continue
@@ -151,6 +154,48 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
             line.append("no suggestion yet", style="dim")
         parts.append(line)
     return Group(*parts)
+
+
+def check_detail_lines(c: m.CorrectnessResult) -> list[Text]:
+    """What else the check found: a side's exception, its warnings (a redefined
+    get_inputs()), the stress trials that failed and any repeat-call differences."""
+    out: list[Text] = []
+    for w in c.warnings:
+        out.append(Text("    warning " + plain(w, 300), style="yellow"))
+    failed_stress = [x for x in c.stress if not x.get("passed")]
+    if c.stress:
+        kinds = ", ".join(plain(x.get("kind"), 40) for x in failed_stress)
+        out.append(
+            Text(
+                f"    stress: {len(c.stress) - len(failed_stress)} of {len(c.stress)} passed"
+                + (f"; FAILED {kinds}" if kinds else ""),
+                style="bold magenta" if failed_stress else "dim",
+            )
+        )
+    for x in failed_stress:
+        out.append(
+            Text(
+                f"      {plain(x.get('kind'), 40)}: {plain(x.get('mismatches'), 40)} mismatches, "
+                f"NaN {plain(x.get('nan_ref'), 20)}→{plain(x.get('nan_new'), 20)}, "
+                f"Inf {plain(x.get('inf_ref'), 20)}→{plain(x.get('inf_new'), 20)}",
+                style="dim",
+            )
+        )
+    for side in ("baseline", "variant"):
+        found = c.nondeterminism.get(side)
+        if found:
+            out.append(
+                Text(
+                    f"    nondeterministic ({side}): two calls on the same input differ  "
+                    f"{plain(json.dumps(found, default=str), 200)}",
+                    style="yellow",
+                )
+            )
+    if c.error:
+        out.append(Text("    error:", style="bold red"))
+        for line in error_tail(c.error).splitlines():
+            out.append(Text("      " + plain(line, 300), style="dim"))
+    return out
 
 
 def _g(x: float | None) -> str:

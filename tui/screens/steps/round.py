@@ -12,6 +12,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from session import models as m
 from session.read_model import SessionView
+from session.timing import error_tail, metric_legend
 from tui.display import cell, plain
 from tui.screens.pane_messages import AskVariant, StartRound, StopWork
 from tui.screens.step_base import StepPane, clip
@@ -196,10 +197,20 @@ def comparison_table(
             notes.append(("check failed", "magenta"))
         if c.untrusted_runs or c.failed_runs:
             notes.append((f"{c.untrusted_runs} quarantined, {c.failed_runs} failed", "yellow"))
+        if c.verdict in FAILED_VERDICTS:  # the arm gave no value: say why, in its own words
+            if c.note:
+                notes.append((plain(c.note, 500), "red"))
+            for line in error_tail(c.error, 3).splitlines():
+                notes.append((plain(line, 500), "dim"))
         out.append("\n")
         for note, nstyle in notes:
             out.append(" " * pad + "↳ " + note + "\n", style=nstyle)
+    if not live:  # the figure each ratio is of (a torch workload's is ms per call)
+        out.append(f"ratio of {plain(metric_legend(view.session.contract), 500)}\n", style="dim")
     out.append(
         f"bar: 95% CI, log axis · │ no change · ··· ±{threshold * 100:g}% noise", style="dim"
     )
     return out
+
+
+FAILED_VERDICTS = (m.Verdict.FAILED, m.Verdict.BROKEN)
