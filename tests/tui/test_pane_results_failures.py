@@ -51,6 +51,7 @@ async def test_results_pane_says_failures_and_check_findings(tmp_path: Path) -> 
     async with app.run_test(size=(160, 80)) as pilot:
         await built(pilot, app.pane)
         table = str(app.pane.query_one("#results-table", Static).render())
+        assert app.pane.view is not None
         sid = app.pane.view.session.id
     view = load_view(ledger, sid)
     console = Console(width=200, record=True)
