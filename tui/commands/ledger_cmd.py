@@ -1,8 +1,10 @@
-"""`gpuopt ledger check|backup|path`: the health of the ledger file."""
+"""`gpuopt ledger check|backup|path|prune-artifacts`: the health of the ledger file and
+of the correctness artifacts kept beside it."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
@@ -20,11 +22,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     b.set_defaults(handler=backup)
     w = lsub.add_parser("path", help="print the ledger path in use")
     w.set_defaults(handler=path)
+    a = lsub.add_parser(
+        "prune-artifacts",
+        help="delete saved correctness outputs no stored check refers to",
+        description="Delete the folders under <ledger>.artifacts/ that no stored correctness "
+        "result names (or all of them, with --all), and say how much that frees. Folders "
+        "written in the last 15 minutes are kept: a running check may not have stored its "
+        "result yet.",
+    )
+    a.add_argument("--all", action="store_true", help="delete every artifact folder")
+    a.add_argument("--dry-run", action="store_true", help="say what would go; delete nothing")
+    a.set_defaults(handler=prune_artifacts)
+
+
+CORRECTNESS_TABLE = "correctness"
 
 
 def check(args: argparse.Namespace) -> int:
     import sqlite3
 
+    from session.artifacts import artifacts_root, find_artifacts, referenced_paths
     from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
@@ -36,13 +53,23 @@ def check(args: argparse.Namespace) -> int:
         except sqlite3.DatabaseError as exc:  # damage the integrity check has named already
             problems.append(f"row check stopped: {exc}")
         counts = ledger.counts()
+        entries = find_artifacts(ledger.path, referenced_paths(ledger))
         report = {
             "path": str(ledger.path),
             "ok": not problems,
             "problems": problems,
             "newer": ledger.newer,
             "counts": counts,
-        }
+            "artifacts": {
+                "root": str(artifacts_root(ledger.path)),
+                "bytes": sum(e.size for e in entries),
+                "folders": [
+                    {"path": str(e.path), "session": e.session_id, "bytes": e.size,
+                     "referenced": e.referenced, "recent": e.recent}
+                    for e in entries
+                ],
+            },
+        }  # fmt: skip
     if args.json:
         print_json(report)
     else:
@@ -53,7 +80,65 @@ def check(args: argparse.Namespace) -> int:
         for p in problems:
             print(f"  {plain(p)}")
         print("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        print_artifacts(entries, artifacts_root(report["path"]))
     return 0 if not problems else 1
+
+
+def print_artifacts(entries: list[Any], root: Any) -> None:
+    from session.artifacts import human_bytes
+    from tui.display import plain
+
+    if not entries:
+        print(f"artifacts: none ({plain(root)})")
+        return
+    loose = [e for e in entries if not e.referenced]
+    print(
+        f"artifacts: {len(entries)} folder(s), {human_bytes(sum(e.size for e in entries))} "
+        f"in {plain(root)}; {len(loose)} not referenced "
+        f"({human_bytes(sum(e.size for e in loose))}, gpuopt ledger prune-artifacts frees them)"
+    )
+    for e in entries:
+        state = "in use" if e.referenced else "recent" if e.recent else "not referenced"
+        print(f"  {human_bytes(e.size):>10}  {state:<14}  {plain(e.path)}")
+
+
+def prune_artifacts(args: argparse.Namespace) -> int:
+    from session.artifacts import (
+        artifacts_root,
+        find_artifacts,
+        human_bytes,
+        prunable,
+        referenced_paths,
+        remove,
+    )
+    from tui.cli import WorkFailed
+    from tui.commands.common import open_ledger
+    from tui.display import plain
+
+    with open_ledger(args, readonly=True) as ledger:
+        referenced = referenced_paths(ledger)
+        unreadable = [r for r in ledger.unreadable if r.table == CORRECTNESS_TABLE]
+        if unreadable and not args.all:  # such a row may name folders we cannot see
+            raise WorkFailed(
+                f"{len(unreadable)} stored correctness result(s) cannot be read, so what they "
+                "refer to is unknown; nothing deleted (--all deletes every folder)"
+            )
+        entries = find_artifacts(ledger.path, referenced)
+        ledger_file = ledger.path
+    doomed = prunable(entries, args.all)
+    kept_recent = [e for e in entries if e.recent and not e.referenced and e not in doomed]
+    size = human_bytes(sum(e.size for e in doomed))
+    verb = "would delete" if args.dry_run else "deleted"
+    for e in doomed:
+        print(f"{verb} {plain(e.path)} ({human_bytes(e.size)})")
+    if not args.dry_run:
+        size = human_bytes(remove(doomed, ledger_file))
+    print(
+        f"{verb} {len(doomed)} folder(s), {'would free' if args.dry_run else 'freed'} {size} "
+        f"in {plain(artifacts_root(ledger_file))}"
+        + (f"; kept {len(kept_recent)} written in the last 15 minutes" if kept_recent else "")
+    )
+    return 0
 
 
 def backup(args: argparse.Namespace) -> int:
