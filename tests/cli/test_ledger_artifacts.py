@@ -76,7 +76,7 @@ def test_prune_deletes_only_unreferenced_settled_folders(tmp_path, capsys):
     assert code == 0, err
     assert "would delete 2 folder(s), would free 2.9 KiB" in out
     assert all(p.exists() for p in dirs.values())  # a dry run deletes nothing
-    code, out, err = gpuopt(capsys, db, "ledger", "prune-artifacts")
+    code, _, err = gpuopt(capsys, db, "ledger", "prune-artifacts")
     assert code == 0, err
     assert "deleted 2 folder(s), freed 2.9 KiB" in out and "kept 1 written" in out
     assert not dirs["stale"].exists() and not dirs["gone"].exists()
@@ -86,3 +86,16 @@ def test_prune_deletes_only_unreferenced_settled_folders(tmp_path, capsys):
     assert code == 0, err
     assert "deleted 3 folder(s), freed 7.3 KiB" in out
     assert not any(p.exists() for p in dirs.values())
+
+
+def test_prune_refuses_when_a_correctness_row_cannot_be_read(tmp_path, capsys):
+    import sqlite3
+
+    db, dirs = setup(tmp_path)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE correctness SET data = '{\"broken\": 1}'")
+    con.commit()
+    con.close()
+    code, _, err = gpuopt(capsys, db, "ledger", "prune-artifacts")
+    assert code != 0 and "cannot be read" in err and "nothing deleted" in err
+    assert all(p.exists() for p in dirs.values())
