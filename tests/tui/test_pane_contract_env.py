@@ -43,3 +43,18 @@ async def test_env_lines_reach_the_saved_workloads(
         saved = got[0].session.contract.workloads[0]
         assert saved.env == {"MALLOC_TRIM_THRESHOLD_": "68719476736", "B": "x=y"}
     ledger.close()
+
+
+def test_contract_summary_names_a_torch_workloads_figure_and_env() -> None:
+    from rich.console import Console
+
+    from tui.screens.steps.contract import contract_table
+
+    w = m.Workload.parse("gelu=torch:kernel:run")
+    w.env = {"MALLOC_TRIM_THRESHOLD_": "68719476736"}
+    s = m.Session(title="t", repo="/r", contract=m.Contract(workloads=[w]))
+    console = Console(width=160, record=True)
+    console.print(contract_table(s))
+    out = console.export_text()
+    assert "figure   time per call (ms), median of the calls after warm-up" in out
+    assert "env      gelu MALLOC_TRIM_THRESHOLD_=68719476736" in out

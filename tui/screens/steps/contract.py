@@ -14,7 +14,7 @@ from textual.widgets import Input, Label, Static, TextArea
 
 from session import models as m
 from session.read_model import SessionView
-from session.timing import apply_env
+from session.timing import TORCH_KINDS, apply_env, metric_text
 from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import SaveSession
 from tui.screens.step_base import StepPane
@@ -259,6 +259,8 @@ def contract_table(s: m.Session) -> Table:
                 (f"  [{w.kind.value}, {w.scope.value}]", "dim"),
             ),
         )
+        if w.kind in TORCH_KINDS:  # its figure is its own, not the contract's metric
+            t.add_row("  figure", Text(metric_text(c, w), style="dim"))
         for key, value in w.env.items():
             t.add_row("  env", Text.assemble(shown(w.name), " ", shown(f"{key}={value}")))
     t.add_row(
