@@ -26,6 +26,7 @@ async def test_env_lines_reach_the_saved_workloads(
     async with app.run_test(size=(120, 50)) as pilot:
         await built(pilot, app.pane)
         app.pane.query_one("#field-repo", Field).value = str(repo)
+        assert app.pane.view is not None
         names = [w.name for w in app.pane.view.session.contract.workloads]
         env = app.pane.query_one("#env-text", TextArea)
         env.text = "nosuch=A=1"
