@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from session import models as m
+from session.timing import metric_legend
 
 __all__ = [
     "GateRefusal",
@@ -192,7 +193,7 @@ def _faster(facts: VariantFacts, session: m.Session) -> list[str]:
         facts.scope_of(c.workload) for c in facts.comparisons if c.verdict is m.Verdict.FASTER
     }
     scopes = {w.scope for w in session.contract.workloads}
-    metric = session.contract.metric.name
+    metric = metric_legend(session.contract)
     if len(scopes) > 1:
         for scope, words in (
             (m.WorkloadScope.ISOLATED, "an isolated"),
@@ -318,7 +319,7 @@ def check_disposition(ledger: Any, session: m.Session, d: m.Disposition) -> list
         out += _trusted(facts)
     elif choice is m.DispositionChoice.KEEP_GUARDED:
         if not any(c.verdict is m.Verdict.FASTER for c in facts.comparisons):
-            out.append(f"not FASTER on {session.contract.metric.name} on any workload")
+            out.append(f"not FASTER on {metric_legend(session.contract)} on any workload")
         out += _guarded(d)
         out += _gradients(facts)
         out += _trusted(facts)

@@ -10,6 +10,7 @@ from typing import Any
 
 from session import models as m
 from session.gates import check_round_allowed, latest_comparisons, latest_correctness
+from session.timing import metric_legend
 
 S = m.StepState
 
@@ -41,7 +42,7 @@ def _contract(session: m.Session) -> m.StepStatus:
     return _status(
         m.StepName.CONTRACT,
         S.DONE,
-        f"{len(c.workloads)} workload(s), {c.metric.name}, {c.metric.direction.value} is better",
+        f"{len(c.workloads)} workload(s), {metric_legend(c)}, {c.metric.direction.value} is better",
     )
 
 

@@ -13,6 +13,7 @@ from textual.widgets import ProgressBar, Static
 
 from session import models as m
 from session.read_model import SessionView
+from session.timing import metric_label
 from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import StartBaseline, StopWork
 from tui.screens.step_base import StepPane
@@ -132,8 +133,10 @@ def baseline_table(view: SessionView) -> Table:
             shown(b.reproducibility_detail, LONG_LIMIT),
         ),
     )
-    unit = plain(view.session.contract.metric.unit)
+    contract = view.session.contract
+    units = {w.name: metric_label(contract, w)[1] for w in contract.workloads}
     for name, value in b.reference.items():
+        unit = plain(units.get(name, contract.metric.unit))
         t.add_row(Text(f"ref {plain(name, 40, brief=True)}"), Text(f"{value:.6g} {unit}"))
     t.add_row("runs", f"{b.runs_per_workload} per workload ({view.baseline_runs} recorded)")
     env = b.environment
