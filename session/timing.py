@@ -10,12 +10,12 @@ line's `new --env`) into the workloads' environments.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from measure import stats
+from measure.harness import parse_worker_output
 from session import models as m
 
 TORCH_KINDS = (m.WorkloadKind.TORCH, m.WorkloadKind.KERNELBENCH)
@@ -60,16 +60,7 @@ def metric_text(contract: m.Contract, w: m.Workload) -> str:
 
 def worker_report(stdout_tail: str) -> dict[str, Any]:
     """The torch worker's JSON line from a run's stdout (empty when there is none)."""
-    for line in reversed(stdout_tail.splitlines()):
-        line = line.strip()
-        if line.startswith("{") and '"gpuopt_worker"' in line:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                return obj
-    return {}
+    return parse_worker_output(stdout_tail) or {}
 
 
 _KEPT = (
