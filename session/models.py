@@ -1,7 +1,8 @@
 """The vocabulary of gpuopt as pydantic models.
 
-A leaf module: it imports nothing from the project, so the ledger, the engine and the UI
-can all depend on it. Every closed set is an enum; every free-text field accepts any
+A leaf module: of the project it imports only the measurement vocabulary (trust, verdict,
+run status, from `measure.vocabulary`, re-exported here), so the ledger, the engine and the
+UI can all depend on it. Every closed set is an enum; every free-text field accepts any
 unicode. Validation errors name the field, so a form can show each message under it.
 """
 
@@ -21,6 +22,9 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
+# The measurement vocabulary is measure's, spelled once there; re-exported as ours.
+from measure.vocabulary import RunStatus, Trust, Verdict
 
 
 def new_id() -> str:
@@ -99,15 +103,6 @@ class Confidence(StrEnum):
     HIGH = "high"
 
 
-class Verdict(StrEnum):
-    FASTER = "FASTER"
-    SLOWER = "SLOWER"
-    SAME = "SAME"
-    INCONCLUSIVE = "INCONCLUSIVE"
-    FAILED = "FAILED"  # the arm gave no value (every run, or its warm-up, failed)
-    BROKEN = "BROKEN"  # as FAILED, and its correctness check failed too
-
-
 class DispositionChoice(StrEnum):
     KEEP_DEFAULT = "keep-default"
     KEEP_GUARDED = "keep-guarded"
@@ -134,21 +129,6 @@ class ResidualClass(StrEnum):
     MECHANISM_ONLY = "mechanism_only"  # a compensating cost or a downstream bottleneck
     METRIC_ONLY = "metric_only"  # a confounder; write a new mechanism
     OPPOSITE_SIGN = "opposite_sign"  # keep as evidence and investigate
-
-
-class Trust(StrEnum):
-    CLEAN = "clean"
-    WARN = "warn"
-    UNTRUSTED = "untrusted"
-    UNKNOWN = "unknown"
-
-
-class RunStatus(StrEnum):
-    OK = "ok"
-    FAILED = "failed"
-    TIMEOUT = "timeout"
-    NO_METRIC = "no_metric"
-    QUARANTINED = "quarantined"
 
 
 class RoundStatus(StrEnum):
