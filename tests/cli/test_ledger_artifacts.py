@@ -76,7 +76,7 @@ def test_prune_deletes_only_unreferenced_settled_folders(tmp_path, capsys):
     assert code == 0, err
     assert "would delete 2 folder(s), would free 2.9 KiB" in out
     assert all(p.exists() for p in dirs.values())  # a dry run deletes nothing
-    code, _, err = gpuopt(capsys, db, "ledger", "prune-artifacts")
+    code, out, err = gpuopt(capsys, db, "ledger", "prune-artifacts")
     assert code == 0, err
     assert "deleted 2 folder(s), freed 2.9 KiB" in out and "kept 1 written" in out
     assert not dirs["stale"].exists() and not dirs["gone"].exists()
