@@ -368,8 +368,10 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
         legend = f"ratio = variant / baseline of {metric} (lower is better: below 1 means better)"
     console.print(Text(plain(legend, None), style="dim"))
     if rnd.baseline_check is not None:
-        ok = "reproduced" if rnd.baseline_reproduced else "[red]NOT reproduced[/]"
-        console.print(f"baseline check: {rnd.baseline_check:.4f}× its reference, {ok}")
+        ok = ("reproduced", "") if rnd.baseline_reproduced else ("NOT reproduced", "red")
+        console.print(
+            Text.assemble(f"baseline check: {rnd.baseline_check:.4f}× its reference, ", ok)
+        )
     for name, passed in checks.items():
         console.print(Text.assemble(f"check {plain(name)}: ", ("passed", "green") if passed
                                     else ("FAILED", "red")))  # fmt: skip
