@@ -1,0 +1,281 @@
+"""The verdict a reviewer sees for a comparison, and the words its figures are shown in.
+
+One place for the rule, so no front end (markdown, JSON, review list, round table, demo)
+can show FASTER for a variant whose correctness check failed:
+
+- ``shown_verdict(comparison, checks, round=None) -> ShownVerdict``: BROKEN, with the
+  failure in a few words ("NaN 0→80", "max rel 3.1e-2 > 1e-5"), when the variant failed
+  its correctness check on the comparison's workload (a contract check command counts for
+  every workload); the speed verdict of the statistics otherwise. ``checks`` may hold every
+  correctness row of the session: only the comparison's variant and workload, made before
+  its round ended (the latest one of each), count. With ``round`` an untrusted round
+  (baseline not reproduced, too few blocks) marks the verdict untrusted, as quarantined
+  runs of the comparison do.
+- ``verdict_for(view, comparison)``: the same, from a ``session.read_model.SessionView``
+  (or anything with ``rounds`` and ``correctness``).
+- ``ShownVerdict``: ``word`` ("BROKEN", "FASTER", …), ``speed`` (the statistics'
+  `Verdict`), ``correct`` (True, False, or None without a check), ``trusted``, ``failure``
+  and ``untrusted_why`` (words), ``text`` ("BROKEN (NaN 0→80) · untrusted") and
+  ``fields()`` (the JSON keys ``verdict``, ``speed_verdict``, ``correct``, ``trusted``).
+- ``failure_words(check) -> str``: a failed correctness result in a few words.
+- ``round_untrusted(round) -> str``: why a round's verdicts are untrusted ("" if trusted).
+- ``times_text(ratio)``: "4.85× faster" / "1.20× slower" / "no change" (a ratio below 1
+  is better: the statistics invert it for higher-is-better metrics);
+  ``times_ci_text(low, high)``: the interval in the same words, "4.71–4.99× faster".
+- ``bytes_text(n)``: "512 B", "12.0 KiB", "3.4 MiB", "1.25 GiB".
+
+Standard library and ``session.models`` only: every layer may call it cheaply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from session import models as m
+
+__all__ = [
+    "CHECK_COMMAND",
+    "ShownVerdict",
+    "bytes_text",
+    "failure_words",
+    "round_untrusted",
+    "shown_verdict",
+    "times_ci_text",
+    "times_text",
+    "verdict_for",
+]
+
+# The workload name of a contract check command's result: it covers every workload.
+CHECK_COMMAND = "(check command)"
+
+
+@dataclass(frozen=True)
+class ShownVerdict:
+    """What a reviewer sees of one comparison (see the module docstring)."""
+
+    word: str
+    speed: m.Verdict
+    correct: bool | None = None
+    trusted: bool = True
+    failure: str = ""
+    untrusted_why: str = ""
+
+    @property
+    def broken(self) -> bool:
+        return self.word == m.Verdict.BROKEN.value
+
+    @property
+    def text(self) -> str:
+        out = self.word
+        if self.broken and self.failure:
+            out += f" ({self.failure})"
+        if not self.trusted:
+            out += " · untrusted"
+        return out
+
+    def fields(self) -> dict[str, Any]:
+        """The export's keys: the shown verdict and its three parts, apart."""
+        return {
+            "verdict": self.word,
+            "speed_verdict": self.speed.value,
+            "correct": self.correct,
+            "trusted": self.trusted,
+        }
+
+
+# ---------------------------------------------------------------------------- the rule
+
+
+def shown_verdict(
+    comparison: m.Comparison,
+    checks: Iterable[m.CorrectnessResult] = (),
+    round: m.Round | None = None,
+) -> ShownVerdict:
+    relevant = _relevant_checks(comparison, checks, round)
+    failed = [c for c in relevant if not c.passed]
+    correct: bool | None = None if not relevant else not failed
+    speed = comparison.verdict
+    word = speed.value
+    failure = ""
+    if failed or speed is m.Verdict.BROKEN:
+        word = m.Verdict.BROKEN.value
+        failure = "; ".join(dict.fromkeys(failure_words(c) for c in failed)) or "check failed"
+        correct = False
+    why = [round_untrusted(round)] if round is not None else []
+    if comparison.untrusted_runs:
+        why.append(f"{comparison.untrusted_runs} run(s) quarantined")
+    why = [w for w in why if w]
+    return ShownVerdict(
+        word=word,
+        speed=speed,
+        correct=correct,
+        trusted=not why,
+        failure=failure,
+        untrusted_why="; ".join(why),
+    )
+
+
+def verdict_for(view: Any, comparison: m.Comparison) -> ShownVerdict:
+    """`shown_verdict` with the checks and the round of a SessionView."""
+    rnd = next((r for r in view.rounds if r.id == comparison.round_id), None)
+    return shown_verdict(comparison, view.correctness, rnd)
+
+
+def round_untrusted(rnd: m.Round) -> str:
+    """Why the verdicts of a round cannot be trusted, in words ("" when they can)."""
+    why = []
+    if rnd.baseline_reproduced is False:
+        why.append("baseline not reproduced")
+    if rnd.status is not m.RoundStatus.RUNNING and rnd.blocks < rnd.min_blocks:
+        why.append(f"{rnd.blocks} of at least {rnd.min_blocks} blocks")
+    return "; ".join(why)
+
+
+def _relevant_checks(
+    comparison: m.Comparison, checks: Iterable[m.CorrectnessResult], rnd: m.Round | None
+) -> list[m.CorrectnessResult]:
+    """The latest check of the variant per workload (its own, or the check command), made
+    before the round ended; all of them when none was made by then (clocks of another box)."""
+    mine = [
+        c
+        for c in checks
+        if c.variant_id == comparison.variant_id
+        and c.workload in (comparison.workload, CHECK_COMMAND)
+    ]
+    end: datetime | None = rnd.ended_at if rnd is not None else None
+    if end is not None:
+        before = [c for c in mine if c.created_at <= end]
+        mine = before or mine
+    latest: dict[str, m.CorrectnessResult] = {}
+    for c in sorted(mine, key=lambda c: c.created_at):
+        latest[c.workload] = c
+    return list(latest.values())
+
+
+# ---------------------------------------------------------------------------- failures
+
+
+def failure_words(check: m.CorrectnessResult) -> str:
+    """A failed check in a few words: what differs, by how much ("" when it passed)."""
+    if check.passed:
+        return ""
+    if check.error.strip():
+        return "raised " + _short(_last_line(check.error), 60)
+    failing = [s for s in check.stats if s.passed is False] or [
+        s for s in check.stats if not s.bit_identical
+    ]
+    if failing:
+        words = _stats_words(failing[0], exact=check.exact)
+        if len(check.stats) > 1:
+            words = f"{_short(failing[0].output, 20)}: {words}"
+        if len(failing) > 1:
+            words += f" (+{len(failing) - 1} more output{'s' if len(failing) > 2 else ''})"
+        return words
+    bad_stress = [x for x in check.stress if isinstance(x, dict) and not x.get("passed")]
+    if bad_stress:
+        x = bad_stress[0]
+        extra = _nonfinite_words(
+            int(x.get("nan_ref") or 0),
+            int(x.get("nan_new") or 0),
+            int(x.get("inf_ref") or 0),
+            int(x.get("inf_new") or 0),
+        )
+        return f"stress {_short(str(x.get('kind', '?')), 20)}: " + (
+            extra or f"{x.get('mismatches', '?')} mismatched"
+        )
+    if check.nondeterminism.get("variant") and not check.nondeterminism.get("baseline"):
+        return "nondeterministic"
+    if check.exit_code is None:
+        return "check timed out" if check.workload == CHECK_COMMAND else "check failed"
+    if check.exit_code != 0:
+        return f"check exited {check.exit_code}"
+    return "check failed"
+
+
+def _stats_words(s: m.ErrorStats, exact: bool) -> str:
+    if not s.shape_equal:
+        return f"shape {s.ref_shape} → {s.new_shape}"
+    if not s.dtype_equal:
+        return f"dtype {s.ref_dtype} → {s.new_dtype}"
+    nonfinite = _nonfinite_words(s.nan_ref, s.nan_new, s.inf_ref, s.inf_new)
+    if nonfinite or not s.nonfinite_positions_match:
+        return nonfinite or "NaN/Inf at other positions"
+    if exact:
+        return f"not bit-identical (max abs {_sci(s.max_abs)})"
+    if s.max_rel is not None and s.rtol is not None and s.max_rel > s.rtol:
+        return f"max rel {_sci(s.max_rel)} > {_sci(s.rtol)}"
+    if s.max_abs is not None and s.atol is not None and s.max_abs > s.atol:
+        return f"max abs {_sci(s.max_abs)} > {_sci(s.atol)}"
+    if s.mismatches:
+        return f"{s.mismatches} mismatched ({s.mismatch_share:.1%})"
+    if s.signed_zero_diffs:
+        return f"{s.signed_zero_diffs} signed-zero differences"
+    return "outside the tolerance"
+
+
+def _nonfinite_words(nan_ref: int, nan_new: int, inf_ref: int, inf_new: int) -> str:
+    parts = []
+    if nan_new != nan_ref:
+        parts.append(f"NaN {nan_ref}→{nan_new}")
+    if inf_new != inf_ref:
+        parts.append(f"Inf {inf_ref}→{inf_new}")
+    return ", ".join(parts)
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _sci(x: float | None) -> str:
+    """2 significant digits, exponent without padding: 3.1e-2, 1e-5, 0.5."""
+    if x is None:
+        return "—"
+    if x == 0 or 0.1 <= abs(x) < 1e4:
+        return f"{x:.2g}"
+    mant, _, exp = f"{x:.1e}".partition("e")
+    mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}e{int(exp)}"
+
+
+# ---------------------------------------------------------------------------- words for figures
+
+
+def times_text(ratio: float | None) -> str:
+    """A ratio (below 1 is better) as "× faster/slower"."""
+    if ratio is None or ratio <= 0:
+        return "—"
+    if round(ratio, 4) == 1:
+        return "no change"
+    if ratio < 1:
+        return f"{1 / ratio:.2f}× faster"
+    return f"{ratio:.2f}× slower"
+
+
+def times_ci_text(low: float | None, high: float | None) -> str:
+    """A ratio's interval in the words of `times_text`: "4.71–4.99× faster"."""
+    if low is None or high is None or low <= 0 or high <= 0:
+        return "—"
+    if high < 1:
+        return f"{1 / high:.2f}–{1 / low:.2f}× faster"
+    if low > 1:
+        return f"{low:.2f}–{high:.2f}× slower"
+    return f"{1 / low:.2f}× faster to {high:.2f}× slower"
+
+
+def bytes_text(n: int | float | None) -> str:
+    if n is None:
+        return "—"
+    size = float(n)
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(size) >= scale:
+            value = size / scale
+            return f"{value:.2f} {unit}" if unit == "GiB" else f"{value:.1f} {unit}"
+    return f"{int(size)} B"
