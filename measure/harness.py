@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from measure import orphans
+from measure.errors import BadInput
 from measure.redact import Redactor
 
 WORKER = Path(__file__).resolve().with_name("torch_worker.py")
@@ -33,8 +34,9 @@ KINDS = ("torch", "kernelbench")
 _TAIL = 64 * 1024
 
 
-class HarnessError(ValueError):
-    """A torch workload spec that cannot run; the message is one line."""
+class HarnessError(BadInput, ValueError):
+    """A torch workload spec that cannot run; the message is one line (still a ValueError
+    for the callers that catch that)."""
 
 
 def split_spec(kind: Any, spec: str) -> tuple[str, str]:

@@ -14,9 +14,9 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from session import models as m
+from session.ledger_port import LedgerLike
 
 RECENT_S = 15 * 60  # younger unreferenced entries may belong to a check still running
 
@@ -59,7 +59,7 @@ def _newest_mtime(path: Path) -> float:
     return newest
 
 
-def referenced_paths(ledger: Any) -> set[Path]:
+def referenced_paths(ledger: LedgerLike) -> set[Path]:
     """Every artifact path a stored CorrectnessResult names (resolved)."""
     return {Path(a).resolve() for r in ledger.list(m.CorrectnessResult) for a in r.artifacts if a}
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from session import models as m
+from session.ledger_port import LedgerLike
 
 A = m.ConcernArea
 
@@ -287,7 +287,7 @@ def suggest(facts: Facts) -> list[Suggestion]:
 
 
 def _audit_changes(
-    ledger: Any, session_id: str, variant_ids: list[str]
+    ledger: LedgerLike, session_id: str, variant_ids: list[str]
 ) -> tuple[list[str], list[str]]:
     audits = ledger.list(m.Audit, session_id=session_id)
     base = {a.workload: a for a in audits if a.arm == "baseline"}
@@ -307,7 +307,7 @@ def _audit_changes(
     return peaks, launches
 
 
-def gather_facts(ledger: Any, session: m.Session, h: m.Hypothesis) -> Facts:
+def gather_facts(ledger: LedgerLike, session: m.Session, h: m.Hypothesis) -> Facts:
     """Read what the ledger records about a hypothesis into Facts."""
     variants = [v for v in ledger.list(m.Variant, session_id=session.id) if v.hypothesis_id == h.id]
     vids = [v.id for v in variants]
@@ -357,12 +357,12 @@ def gather_facts(ledger: Any, session: m.Session, h: m.Hypothesis) -> Facts:
     )
 
 
-def suggest_for(ledger: Any, session: m.Session, h: m.Hypothesis) -> list[Suggestion]:
+def suggest_for(ledger: LedgerLike, session: m.Session, h: m.Hypothesis) -> list[Suggestion]:
     return suggest(gather_facts(ledger, session, h))
 
 
 def record_suggestions(
-    ledger: Any, session: m.Session, h: m.Hypothesis
+    ledger: LedgerLike, session: m.Session, h: m.Hypothesis
 ) -> tuple[m.Hypothesis, list[Suggestion]]:
     """Add newly suggested areas to the hypothesis, with a history entry naming the facts.
 

@@ -6,11 +6,12 @@ opens). `require(...)` turns a non-empty list into a `GateRefusal`. Nothing here
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from session import models as m
+from session.errors import GateRefusal
+from session.ledger_port import LedgerLike
 from session.timing import metric_legend
 
 __all__ = [
@@ -29,17 +30,6 @@ __all__ = [
 ]
 
 
-class GateRefusal(Exception):
-    """A gate said no. `.reason` says why in words; `.reasons` lists every unmet condition."""
-
-    def __init__(self, reasons: str | Sequence[str]):
-        self.reasons: list[str] = [reasons] if isinstance(reasons, str) else list(reasons)
-        if not self.reasons:
-            raise ValueError("a refusal needs a reason")
-        self.reason = "; ".join(self.reasons)
-        super().__init__(self.reason)
-
-
 def require(reasons: Iterable[str]) -> None:
     """Raise a GateRefusal carrying every reason, if there is any."""
     found = [r for r in reasons if r]
@@ -50,7 +40,7 @@ def require(reasons: Iterable[str]) -> None:
 # ---------------------------------------------------------------------------- round
 
 
-def check_round_allowed(ledger: Any, session: m.Session) -> list[str]:
+def check_round_allowed(ledger: LedgerLike, session: m.Session) -> list[str]:
     """A round compares variants against a baseline; that baseline must reproduce itself."""
     baseline = ledger.latest_baseline(session.id)
     if baseline is None:
@@ -96,12 +86,13 @@ def gradient_outputs(results: Iterable[m.CorrectnessResult]) -> list[str]:
 
 
 def latest_comparisons(
-    ledger: Any, variant: m.Variant
+    ledger: LedgerLike, variant: m.Variant
 ) -> tuple[m.Round | None, list[m.Comparison]]:
     """The comparisons of the most recent round that measured this variant."""
     comps = ledger.list(m.Comparison, variant_id=variant.id)  # unreadable rows: noted, skipped
+    # `list` by id, not `get`: a round row that does not read back is noted and skipped
     rounds = [
-        r for rid in dict.fromkeys(c.round_id for c in comps) if (r := ledger.find(m.Round, rid))
+        r for rid in dict.fromkeys(c.round_id for c in comps) for r in ledger.list(m.Round, id=rid)
     ]
     if not rounds:
         return None, []
@@ -109,7 +100,7 @@ def latest_comparisons(
     return rnd, [c for c in comps if c.round_id == rnd.id]
 
 
-def latest_correctness(ledger: Any, variant: m.Variant) -> list[m.CorrectnessResult]:
+def latest_correctness(ledger: LedgerLike, variant: m.Variant) -> list[m.CorrectnessResult]:
     """The newest correctness result of this variant for each workload."""
     found: dict[str, m.CorrectnessResult] = {}
     for r in ledger.list(m.CorrectnessResult, variant_id=variant.id, order_by="created_at, rowid"):
@@ -117,7 +108,7 @@ def latest_correctness(ledger: Any, variant: m.Variant) -> list[m.CorrectnessRes
     return list(found.values())
 
 
-def open_preflight_questions(ledger: Any, session: m.Session) -> list[str]:
+def open_preflight_questions(ledger: LedgerLike, session: m.Session) -> list[str]:
     """Preflight questions still unknown (or never answered), by name."""
     answers = {p.question: p for p in ledger.list(m.PreflightAnswer, session_id=session.id)}
     out = []
@@ -143,7 +134,7 @@ class VariantFacts:
         return w.scope if w else None
 
 
-def variant_facts(ledger: Any, session: m.Session, variant: m.Variant) -> VariantFacts:
+def variant_facts(ledger: LedgerLike, session: m.Session, variant: m.Variant) -> VariantFacts:
     rnd, comps = latest_comparisons(ledger, variant)
     return VariantFacts(
         variant=variant,
@@ -284,7 +275,7 @@ def _gradients(facts: VariantFacts) -> list[str]:
     return []
 
 
-def check_disposition(ledger: Any, session: m.Session, d: m.Disposition) -> list[str]:
+def check_disposition(ledger: LedgerLike, session: m.Session, d: m.Disposition) -> list[str]:
     """Every unmet condition for this disposition (empty: it may be recorded)."""
     variant = ledger.get(m.Variant, d.variant_id)
     if variant is None:

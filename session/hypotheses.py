@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from session import models as m
-from session.gates import GateRefusal, check_one_factor, require
+from session.errors import BadInput, GateRefusal
+from session.gates import check_one_factor, require
+from session.ledger_port import LedgerLike
 
 EDITABLE = (
     "title",
@@ -51,8 +53,9 @@ REQUIRED_FOR_TESTING = ("symptom", "mechanism", "predicted_effect", "falsifier")
 RECALLED = (m.HypothesisStatus.REJECTED, m.HypothesisStatus.REOPENABLE)
 
 
-class HypothesisError(ValueError):
-    """A hypothesis change that cannot be made, in one line."""
+class HypothesisError(BadInput, ValueError):
+    """A hypothesis change that cannot be made, in one line (still a ValueError for the
+    callers that catch that)."""
 
 
 EventField = Literal["status", "confidence", "created", "edited"]
@@ -79,7 +82,7 @@ def missing_fields(h: m.Hypothesis) -> list[str]:
     return [FIELD_LABELS[f] for f in REQUIRED_FOR_TESTING if not str(getattr(h, f)).strip()]
 
 
-def similar_rejected(ledger: Any, h: m.Hypothesis, limit: int = 5) -> list[m.Hypothesis]:
+def similar_rejected(ledger: LedgerLike, h: m.Hypothesis, limit: int = 5) -> list[m.Hypothesis]:
     """Rejected (or reopenable) hypotheses, from any session, that read like this one."""
     text = " ".join(
         [h.title, h.symptom, h.mechanism, h.predicted_effect, h.predicted_evidence, h.falsifier]
@@ -93,7 +96,7 @@ def similar_rejected(ledger: Any, h: m.Hypothesis, limit: int = 5) -> list[m.Hyp
 
 
 def add_hypothesis(
-    ledger: Any, session: m.Session, **fields: Any
+    ledger: LedgerLike, session: m.Session, **fields: Any
 ) -> tuple[m.Hypothesis, list[m.Hypothesis]]:
     """Record a new hypothesis; returns it and the similar rejected ones to show the person.
 
@@ -129,7 +132,7 @@ def add_hypothesis(
     return h, similar
 
 
-def get(ledger: Any, ref: str, session: m.Session | None = None) -> m.Hypothesis:
+def get(ledger: LedgerLike, ref: str, session: m.Session | None = None) -> m.Hypothesis:
     """A hypothesis by id or unique id prefix (within a session when given)."""
     where: dict[str, Any] = {"session_id": session.id} if session else {}
     rows = [h for h in ledger.list(m.Hypothesis, **where) if h.id == ref or h.id.startswith(ref)]
@@ -143,7 +146,9 @@ def get(ledger: Any, ref: str, session: m.Session | None = None) -> m.Hypothesis
     raise HypothesisError(f"{ref!r} matches several hypotheses: give more characters")
 
 
-def edit_hypothesis(ledger: Any, h: m.Hypothesis, why: str = "", **fields: Any) -> m.Hypothesis:
+def edit_hypothesis(
+    ledger: LedgerLike, h: m.Hypothesis, why: str = "", **fields: Any
+) -> m.Hypothesis:
     """Change the text fields of a hypothesis; each change is kept in its history."""
     unknown = sorted(set(fields) - set(EDITABLE))
     if "status" in unknown or "confidence" in unknown:
@@ -175,7 +180,7 @@ def edit_hypothesis(ledger: Any, h: m.Hypothesis, why: str = "", **fields: Any) 
 
 
 def set_status(
-    ledger: Any,
+    ledger: LedgerLike,
     h: m.Hypothesis,
     status: m.HypothesisStatus | str,
     why: str,
@@ -203,7 +208,7 @@ def set_status(
 
 
 def set_confidence(
-    ledger: Any, h: m.Hypothesis, confidence: m.Confidence | str, why: str
+    ledger: LedgerLike, h: m.Hypothesis, confidence: m.Confidence | str, why: str
 ) -> m.Hypothesis:
     """Change the confidence of a hypothesis, with the observation that changed it."""
     if not why.strip():
@@ -218,11 +223,11 @@ def set_confidence(
     return fresh
 
 
-def history(ledger: Any, h: m.Hypothesis) -> list[m.HypothesisEvent]:
+def history(ledger: LedgerLike, h: m.Hypothesis) -> list[m.HypothesisEvent]:
     return list(ledger.list(m.HypothesisEvent, hypothesis_id=h.id, order_by="at, rowid"))
 
 
-def link_variant(ledger: Any, variant: m.Variant, h: m.Hypothesis) -> m.Variant:
+def link_variant(ledger: LedgerLike, variant: m.Variant, h: m.Hypothesis) -> m.Variant:
     """Attach a variant to the hypothesis it tests; a variant tests one factor only."""
     if variant.session_id != h.session_id:
         raise GateRefusal("the variant and the hypothesis belong to different sessions")
@@ -234,5 +239,5 @@ def link_variant(ledger: Any, variant: m.Variant, h: m.Hypothesis) -> m.Variant:
     return variant
 
 
-def variants_of(ledger: Any, h: m.Hypothesis) -> list[m.Variant]:
+def variants_of(ledger: LedgerLike, h: m.Hypothesis) -> list[m.Variant]:
     return list(ledger.list(m.Variant, hypothesis_id=h.id))

@@ -16,16 +16,12 @@ from ledger import (
 )
 from ledger.db import refuse_overwrite
 from ledger.store import ConflictError
-from session.conduct import ConductError
-from session.gates import GateRefusal
-from session.hypotheses import HypothesisError
+from session import conduct
+from session.errors import GpuoptError
 
-ENGINE_ERRORS: tuple[type[Exception], ...] = (
-    ConductError,
-    HypothesisError,
-    GateRefusal,
-    LedgerError,
-)
+# Every error of gpuopt's one root; conduct's own class is named until conduct raises the
+# `session.errors` families (then it is a GpuoptError too, and this is one name).
+ENGINE_ERRORS: tuple[type[Exception], ...] = (GpuoptError, conduct.ConductError)
 
 __all__ = [
     "ENGINE_ERRORS",

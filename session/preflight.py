@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from session import models as m
+from session.errors import BadInput
+from session.ledger_port import LedgerLike
 
 QUESTIONS: dict[m.PreflightQuestion, str] = {
     m.PreflightQuestion.LIFETIME: (
@@ -81,8 +83,9 @@ BOTTLENECKS: dict[m.BottleneckClass, str] = {
 }
 
 
-class PreflightError(ValueError):
-    """An answer that cannot be recorded, in one line."""
+class PreflightError(BadInput, ValueError):
+    """An answer that cannot be recorded, in one line (still a ValueError for the callers
+    that catch that)."""
 
 
 @dataclass
@@ -119,11 +122,11 @@ class PreflightView:
         }
 
 
-def answers(ledger: Any, session: m.Session) -> dict[m.PreflightQuestion, m.PreflightAnswer]:
+def answers(ledger: LedgerLike, session: m.Session) -> dict[m.PreflightQuestion, m.PreflightAnswer]:
     return {p.question: p for p in ledger.list(m.PreflightAnswer, session_id=session.id)}
 
 
-def checklist(ledger: Any, session: m.Session) -> list[m.ChecklistItem]:
+def checklist(ledger: LedgerLike, session: m.Session) -> list[m.ChecklistItem]:
     """All fourteen items, those never touched as not done."""
     rows = {
         r["number"]: r
@@ -141,12 +144,12 @@ def checklist(ledger: Any, session: m.Session) -> list[m.ChecklistItem]:
     ]
 
 
-def checklist_touched(ledger: Any, session: m.Session) -> int:
+def checklist_touched(ledger: LedgerLike, session: m.Session) -> int:
     rows = ledger.query("SELECT COUNT(*) AS n FROM checklist WHERE session_id = ?", (session.id,))
     return int(rows[0]["n"])
 
 
-def view(ledger: Any, session: m.Session) -> PreflightView:
+def view(ledger: LedgerLike, session: m.Session) -> PreflightView:
     """The preflight of a session: every question (unanswered ones as unknown)."""
     found = answers(ledger, session)
     full = [
@@ -165,7 +168,7 @@ def view(ledger: Any, session: m.Session) -> PreflightView:
 
 
 def set_answer(
-    ledger: Any,
+    ledger: LedgerLike,
     session: m.Session,
     question: m.PreflightQuestion | str,
     kind: m.PreflightAnswerKind | str,
@@ -192,7 +195,7 @@ def set_answer(
 
 
 def set_checklist(
-    ledger: Any, session: m.Session, number: int, done: bool, note: str | None = None
+    ledger: LedgerLike, session: m.Session, number: int, done: bool, note: str | None = None
 ) -> m.ChecklistItem:
     """Mark one checklist item done or not; a note replaces the old one when given."""
     if number not in CHECKLIST:
@@ -210,7 +213,7 @@ def set_checklist(
 
 
 def set_bottleneck(
-    ledger: Any, session: m.Session, bottleneck: m.BottleneckClass | str, evidence: str
+    ledger: LedgerLike, session: m.Session, bottleneck: m.BottleneckClass | str, evidence: str
 ) -> m.Session:
     """Classify the bottleneck; anything but unknown needs the evidence behind it."""
     cls = m.BottleneckClass(bottleneck)

@@ -18,6 +18,7 @@ from typing import Any
 
 from measure import harness, numerics
 from session import models as m
+from session.ledger_port import LedgerLike
 
 DEFAULT_TRIALS = 5
 _TORCH_KINDS = (m.WorkloadKind.TORCH, m.WorkloadKind.KERNELBENCH)
@@ -27,7 +28,7 @@ def torch_workloads(session: m.Session) -> list[m.Workload]:
     return [w for w in session.contract.workloads if w.kind in _TORCH_KINDS]
 
 
-def artifacts_dir(ledger: Any, session: m.Session) -> Path:
+def artifacts_dir(ledger: LedgerLike, session: m.Session) -> Path:
     """<ledger file>.artifacts/<session id>/ beside the ledger (created on demand)."""
     path = Path(ledger.path)
     return path.parent / f"{path.name}.artifacts" / session.id
@@ -211,7 +212,7 @@ def cache_key(
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:24]
 
 
-def _cached(ledger: Any, session: m.Session, variant: m.Variant, key: str) -> Any:
+def _cached(ledger: LedgerLike, session: m.Session, variant: m.Variant, key: str) -> Any:
     if not key:
         return None
     found = None
@@ -222,7 +223,7 @@ def _cached(ledger: Any, session: m.Session, variant: m.Variant, key: str) -> An
 
 
 def check_variant(
-    ledger: Any,
+    ledger: LedgerLike,
     session: m.Session,
     variant: m.Variant,
     baseline_dir: Path,
@@ -314,7 +315,7 @@ def _merge(first: m.CorrectnessResult, more: m.CorrectnessResult) -> m.Correctne
 
 
 def _check(
-    ledger: Any,
+    ledger: LedgerLike,
     session: m.Session,
     variant: m.Variant,
     baseline_dir: Path,
@@ -485,7 +486,7 @@ def _result(
     )
 
 
-def audit_arm(ledger: Any, session: m.Session, arm: str, worktree: Path) -> list[m.Audit]:
+def audit_arm(ledger: LedgerLike, session: m.Session, arm: str, worktree: Path) -> list[m.Audit]:
     """Audit every torch workload of one arm ("baseline" or a variant id); store and return.
 
     Figures check_variant already measured in this worktree are used, not measured again.
@@ -503,7 +504,7 @@ def audit_arm(ledger: Any, session: m.Session, arm: str, worktree: Path) -> list
     return done
 
 
-def latest_audits(ledger: Any, session_id: str, arm: str) -> dict[str, m.Audit]:
+def latest_audits(ledger: LedgerLike, session_id: str, arm: str) -> dict[str, m.Audit]:
     """The newest audit of each workload for one arm."""
     found: dict[str, m.Audit] = {}
     for a in ledger.list(m.Audit, session_id=session_id, arm=arm):
@@ -518,7 +519,9 @@ def audit_deltas(baseline: m.Audit, variant: m.Audit) -> list[str]:
     return numerics.audit_deltas(baseline, variant)
 
 
-def variant_audit_deltas(ledger: Any, session_id: str, variant_id: str) -> dict[str, list[str]]:
+def variant_audit_deltas(
+    ledger: LedgerLike, session_id: str, variant_id: str
+) -> dict[str, list[str]]:
     """Per workload, the newest audit of a variant against the newest baseline audit."""
     base = latest_audits(ledger, session_id, "baseline")
     new = latest_audits(ledger, session_id, variant_id)

@@ -11,9 +11,10 @@ import sqlite3
 from typing import Any
 
 from session import models as m
+from session.ledger_port import LedgerLike
 
 
-def add_variant(ledger: Any, session: m.Session, name: str, **how: Any) -> m.Variant:
+def add_variant(ledger: LedgerLike, session: m.Session, name: str, **how: Any) -> m.Variant:
     """conduct.add_variant, with the refs it pinned deleted when it fails (Ctrl+C too) and
     a lost race on the name said as such (BadInput)."""
     from measure.git import unpin_on_failure

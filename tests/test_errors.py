@@ -3,7 +3,9 @@ front end can catch them all by one name and map them to exit codes by their cla
 
 from __future__ import annotations
 
+import argparse
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,10 +21,24 @@ from ledger import (
     SessionNotFoundError,
 )
 from ledger.store import ConflictError, UnreadableRowError
+from measure import errors as measure_errors
 from measure.git import GitError, repo_root
+from measure.harness import HarnessError, split_spec
 from measure.preload import PreloadError
-from session.errors import BadInput, GateRefused, GpuoptError, WorkFailed
+from session import gates, hypotheses, preflight
+from session import models as m
+from session.errors import (
+    BadInput,
+    ConductError,
+    GateRefusal,
+    GateRefused,
+    GpuoptError,
+    WorkFailed,
+)
 from session.evidence import EvidenceError
+from session.hypotheses import HypothesisError
+from session.preflight import PreflightError
+from tui import cli
 
 
 @pytest.mark.parametrize(
@@ -42,7 +58,11 @@ from session.evidence import EvidenceError
         (EvidenceError, BadInput),
         (BadInput, GpuoptError),
         (WorkFailed, GpuoptError),
-        (GateRefused, GpuoptError),
+        (GateRefusal, GpuoptError),
+        (HypothesisError, BadInput),
+        (PreflightError, BadInput),
+        (HarnessError, BadInput),
+        (ConductError, WorkFailed),
     ],
 )
 def test_every_core_error_has_the_one_root(error: type, family: type) -> None:
@@ -52,8 +72,86 @@ def test_every_core_error_has_the_one_root(error: type, family: type) -> None:
 
 def test_errors_that_were_value_or_runtime_errors_still_are() -> None:
     # callers that caught the builtin keep working
-    assert issubclass(EvidenceError, ValueError)
+    for error in (EvidenceError, HypothesisError, PreflightError, HarnessError):
+        assert issubclass(error, ValueError)
     assert issubclass(PreloadError, RuntimeError)
+
+
+def test_each_family_is_defined_once() -> None:
+    # the older names are the same classes, not look-alikes a handler could miss
+    assert GateRefused is GateRefusal
+    assert gates.GateRefusal is GateRefusal
+    assert (BadInput, WorkFailed, GpuoptError) == (
+        measure_errors.BadInput, measure_errors.WorkFailed, measure_errors.GpuoptError,
+    )  # fmt: skip
+    assert cli.UsageError is BadInput and cli.WorkFailed is WorkFailed
+
+
+def _raised(make: Callable[[], object]) -> Exception:
+    try:
+        make()
+    except Exception as exc:
+        return exc
+    raise AssertionError(f"{make} raised nothing")
+
+
+def _not_a_ledger(tmp: Path) -> object:
+    path = tmp / "notes.db"
+    path.write_bytes(b"plain text, not SQLite " * 200)
+    return Ledger.open(path)
+
+
+def _no_hypothesis(tmp: Path) -> object:
+    with Ledger.open(tmp / "ledger.db") as ledger:
+        return hypotheses.get(ledger, "no-such-hypothesis")
+
+
+def _outside_git(tmp: Path) -> object:
+    (tmp / "plain").mkdir()
+    return repo_root(tmp / "plain")
+
+
+def _no_such_checklist_item(tmp: Path) -> object:
+    contract = m.Contract(workloads=[m.Workload(name="e2e", command="true")])
+    session = m.Session(title="t", repo=str(tmp), contract=contract)
+    with Ledger.open(tmp / "ledger.db") as ledger:
+        ledger.put(session)
+        return preflight.set_checklist(ledger, session, 99, done=True)
+
+
+def _conduct_failed(tmp: Path) -> object:
+    raise ConductError("the setup command failed (exit 3)")
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "words"),
+    [
+        (lambda tmp: split_spec("torch", "torch:"), 2, "needs a target"),
+        (_no_hypothesis, 2, "no hypothesis"),
+        (_no_such_checklist_item, 2, "numbered 1 to"),
+        (lambda tmp: gates.require(["no baseline yet", "the preflight is open"]), 2, "; the"),
+        (_not_a_ledger, 2, "notes.db"),
+        (_outside_git, 1, "not inside a git repository"),
+        (_conduct_failed, 1, "the setup command failed"),
+    ],
+)
+def test_the_command_line_maps_each_root_to_its_exit_code(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    make: Callable[[Path], object],
+    code: int,
+    words: str,
+) -> None:
+    error = _raised(lambda: make(tmp_path))
+    assert isinstance(error, GpuoptError)
+
+    def handler(args: argparse.Namespace) -> int:
+        raise error
+
+    assert cli._run(handler, argparse.Namespace()) == code
+    err = capsys.readouterr().err
+    assert err.startswith("gpuopt: ") and words in err
+    assert len(err.strip().splitlines()) == 1 and "internal error" not in err
 
 
 def test_a_real_ledger_error_is_caught_by_the_root(tmp_path: Path) -> None:
@@ -73,7 +171,7 @@ def test_a_real_git_error_is_caught_by_the_root(tmp_path: Path) -> None:
         repo_root(outside)
 
 
-def test_gate_refused_carries_every_reason() -> None:
+def test_a_gate_refusal_carries_every_reason() -> None:
     refused = GateRefused(["no baseline yet", "", "the preflight is open"])
     assert refused.reasons == ["no baseline yet", "the preflight is open"]
     assert refused.reason == "no baseline yet; the preflight is open"

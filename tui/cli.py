@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from session.errors import BadInput, GpuoptError, WorkFailed
+
 # Order is the order of `gpuopt --help`: the session's own path first.
 COMMAND_MODULES = (
     "sessions",
@@ -43,12 +45,9 @@ COMMAND_MODULES = (
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-class UsageError(Exception):
-    """Bad input from the person: exit 2 with one line."""
-
-
-class WorkFailed(Exception):
-    """The work itself failed: exit 1 with one line."""
+# What the command modules raise for bad usage: the core's own family of bad input.
+# (`WorkFailed`, the other name they import from here, is the core's too.)
+UsageError = BadInput
 
 
 class _Parser(argparse.ArgumentParser):
@@ -199,17 +198,20 @@ def _warn_unreadable() -> None:
 
 
 def _run(handler: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
+    """The one place that turns errors into exit codes, by their root: work that failed
+    exits 1; every other family of `GpuoptError` (bad input, a gate's refusal, a ledger
+    that is not one or holds no such session) is about what was asked, and exits 2."""
     try:
         return int(handler(args) or 0)
-    except UsageError as exc:
-        return _fail(str(exc), EXIT_USAGE)
     except WorkFailed as exc:
         return _fail(str(exc), EXIT_FAILED)
+    except GpuoptError as exc:
+        return _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         return EXIT_OK
-    except Exception as exc:  # the one place that turns errors into exit codes
+    except Exception as exc:  # errors of the libraries beneath, said in one line
         return _fail_known(exc)
 
 
@@ -232,8 +234,6 @@ def _fail_known(exc: Exception) -> int:
 
     from pydantic import ValidationError
 
-    from session.ledger_access import LedgerError
-
     if isinstance(exc, ValidationError):
         lines = [
             f"{'.'.join(str(p) for p in e['loc']) or 'input'}: "
@@ -241,8 +241,6 @@ def _fail_known(exc: Exception) -> int:
             for e in exc.errors()
         ]
         return _fail("; ".join(lines), EXIT_USAGE)
-    if isinstance(exc, LedgerError):
-        return _fail(str(exc), EXIT_USAGE)
     if isinstance(exc, UnicodeEncodeError):  # e.g. bytes in argv that are not UTF-8
         return _fail(f"text that is not valid UTF-8: {exc.object[exc.start : exc.end]!r}", 2)
     if isinstance(exc, sqlite3.DatabaseError):

@@ -312,11 +312,21 @@ def test_ledger_check_and_backup(capsys: Any, db: str, repo: str, tmp_path: Path
     assert "exists" in one_line_error(cli(capsys, "--ledger", db, "ledger", "backup", str(copy)))
 
 
-def test_no_command_without_the_app_is_usage(capsys: Any, db: str) -> None:
-    if (ROOT / "tui" / "commands" / "open_cmd.py").exists():
-        pytest.skip("the app's own command handles a bare `gpuopt`")
-    code, _, err = cli(capsys, "--ledger", db)
-    assert code == 2 and "usage: gpuopt" in err
+def test_bare_gpuopt_off_a_terminal_says_so_and_touches_no_ledger(db: str) -> None:
+    # `gpuopt` alone opens the app; from a script or a pipe there is no terminal for it:
+    # one line that points at the subcommands, exit 2, and no ledger created on the way.
+    result = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "--ledger", db], stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        "gpuopt: the full-screen app needs a terminal; use the subcommands (gpuopt --help) "
+        "in scripts"
+    ]
+    assert not Path(db).exists()
 
 
 def test_new_refuses_a_ledger_inside_the_repository(capsys: Any, repo: str) -> None:
