@@ -15,6 +15,7 @@ from session.ledger_port import LedgerLike
 from session.timing import metric_legend
 
 __all__ = [
+    "NEW_HYPOTHESIS",
     "GateRefusal",
     "VariantFacts",
     "check_disposition",
@@ -63,14 +64,23 @@ def check_round_allowed(ledger: LedgerLike, session: m.Session) -> list[str]:
 # ---------------------------------------------------------------------------- one factor
 
 
+# The hypothesis a variant is about to test when it is not written yet (see below).
+NEW_HYPOTHESIS = ""
+
+
 def check_one_factor(variant: m.Variant, hypothesis_id: str | None) -> list[str]:
-    """A variant tests one factor, so it belongs to at most one hypothesis."""
-    if hypothesis_id and variant.hypothesis_id and variant.hypothesis_id != hypothesis_id:
-        return [
-            f"a variant is one factor: {variant.name} already tests hypothesis "
-            f"{variant.hypothesis_id}; make a separate variant for hypothesis {hypothesis_id}"
-        ]
-    return []
+    """A variant tests one factor, so it belongs to at most one hypothesis. `hypothesis_id`
+    None: no link asked for; NEW_HYPOTHESIS: one about to be written, checked first so a
+    refusal leaves nothing behind."""
+    if hypothesis_id is None or not variant.hypothesis_id:
+        return []
+    if variant.hypothesis_id == hypothesis_id:
+        return []
+    this = f"hypothesis {hypothesis_id}" if hypothesis_id else "this one"
+    return [
+        f"a variant is one factor: {variant.name} already tests hypothesis "
+        f"{variant.hypothesis_id}; make a separate variant for {this}"
+    ]
 
 
 # ---------------------------------------------------------------------------- facts

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from session import models as m
 from session.errors import BadInput, GateRefusal
-from session.gates import check_one_factor, require
+from session.gates import NEW_HYPOTHESIS, check_one_factor, require
 from session.ledger_port import LedgerLike
 
 EDITABLE = (
@@ -225,6 +225,14 @@ def set_confidence(
 
 def history(ledger: LedgerLike, h: m.Hypothesis) -> list[m.HypothesisEvent]:
     return list(ledger.list(m.HypothesisEvent, hypothesis_id=h.id, order_by="at, rowid"))
+
+
+def variant_to_link(ledger: LedgerLike, session: m.Session, ref: str) -> m.Variant:
+    """The variant `ref` of the session a new hypothesis will be linked to; GateRefusal,
+    before anything is written, when it already tests another hypothesis."""
+    variant = ledger.variant(session.id, ref)
+    require(check_one_factor(variant, NEW_HYPOTHESIS))
+    return variant
 
 
 def link_variant(ledger: LedgerLike, variant: m.Variant, h: m.Hypothesis) -> m.Variant:

@@ -358,6 +358,10 @@ class Hooks(Model):
     cleanup: str | None = None  # once per round, after
 
 
+# Said by the model's check and by every form that builds a contract: one text.
+NO_WORKLOADS = "at least one workload is needed"
+
+
 class Contract(Model):
     metric: Metric = Field(default_factory=Metric)
     workloads: list[Workload]
@@ -372,7 +376,7 @@ class Contract(Model):
     @classmethod
     def _workloads_ok(cls, value: list[Workload]) -> list[Workload]:
         if not value:
-            raise ValueError("at least one workload is needed")
+            raise ValueError(NO_WORKLOADS)
         names = [w.name for w in value]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -393,6 +397,7 @@ class Session(Model):
     created_at: datetime = Field(default_factory=utcnow)
     bottleneck: BottleneckClass = BottleneckClass.UNKNOWN
     bottleneck_evidence: str = ""
+    archived: bool = False  # set aside: left out of listings unless asked for, kept whole
 
     @field_validator("title")
     @classmethod

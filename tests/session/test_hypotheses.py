@@ -14,6 +14,7 @@ from method_factory import (
 
 from session import concerns
 from session import models as m
+from session.errors import GateRefusal
 from session.hypotheses import (
     HypothesisError,
     add_hypothesis,
@@ -22,6 +23,7 @@ from session.hypotheses import (
     history,
     set_confidence,
     set_status,
+    variant_to_link,
 )
 from session.preflight import set_answer, set_bottleneck
 
@@ -219,3 +221,18 @@ def test_new_evidence_and_residuals_raise_concern_areas(ledger):
     make_audit(ledger, s, v.id, launches=7, peak=100)
     record_residual(ledger, s, v)
     assert A.LIFETIME_AND_ALLOCATION in ledger.get(m.Hypothesis, h.id).concern_areas
+
+
+def test_a_variant_that_tests_a_hypothesis_is_refused_for_a_new_one_before_it_is_written(ledger):
+    s = make_session(ledger)
+    first, _ = add_hypothesis(ledger, s, title="fuse the epilogue")
+    free = make_variant(ledger, s, name="free", vid="7a1a00000002")
+    assert variant_to_link(ledger, s, "free") == free
+    make_variant(ledger, s, name="taken", hypothesis_id=first.id)
+    with pytest.raises(GateRefusal) as refused:
+        variant_to_link(ledger, s, "taken")
+    assert refused.value.reasons == [
+        f"a variant is one factor: taken already tests hypothesis {first.id}; "
+        "make a separate variant for this one"
+    ]
+    assert [h.id for h in ledger.list(m.Hypothesis, session_id=s.id)] == [first.id]

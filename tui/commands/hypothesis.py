@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the command module imports only argparse when run: `--help` stays fast
     from session import models as m
+    from session.ledger_port import LedgerLike
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
@@ -201,35 +202,27 @@ def _print_h(h: m.Hypothesis, history: list[m.HypothesisEvent] | None = None) ->
         )
 
 
-def _precheck_link(ledger: object, session: object, variant: str) -> None:
+def _precheck_link(ledger: LedgerLike, session: m.Session, variant: str) -> None:
     """Refuse before anything is written when the variant already tests a hypothesis."""
-    from session.ledger_access import LedgerError
+    from session.gates import GateRefusal
+    from session.hypotheses import variant_to_link
     from tui.cli import UsageError
 
     try:
-        v = ledger.variant(session.id, variant)  # type: ignore[attr-defined]
-    except LedgerError as exc:
-        raise UsageError(str(exc)) from None
-    if v.hypothesis_id:
-        raise UsageError(
-            f"refused: a variant is one factor: {v.name} already tests hypothesis "
-            f"{v.hypothesis_id}; make a separate variant for this one"
-        )
+        variant_to_link(ledger, session, variant)
+    except GateRefusal as exc:
+        raise UsageError(f"refused: {exc.reason}") from None
 
 
-def _link(ledger: object, session: object, h: object, variant: str | None) -> None:
+def _link(ledger: LedgerLike, session: m.Session, h: m.Hypothesis, variant: str | None) -> None:
     if not variant:
         return
     from session.gates import GateRefusal
     from session.hypotheses import link_variant
-    from session.ledger_access import LedgerError
     from tui.cli import UsageError
 
-    try:
-        v = ledger.variant(session.id, variant)  # type: ignore[attr-defined]
-        link_variant(ledger, v, h)  # type: ignore[arg-type]
-    except LedgerError as exc:
-        raise UsageError(str(exc)) from None
+    try:  # a ledger error (no such variant) is bad input by its root: `tui.cli._run` says it
+        link_variant(ledger, ledger.variant(session.id, variant), h)
     except GateRefusal as exc:
         raise UsageError(f"refused: {exc.reason}") from None
 
