@@ -1,7 +1,7 @@
 """Peak RSS of a torch correctness check against the size of one output.
 
-    .venv/bin/python tests/benchmarks/compare_rss.py            # KernelBench-40 size: 268 MB
-    .venv/bin/python tests/benchmarks/compare_rss.py --mb 100   # a smaller output
+    .venv/bin/python -m tests.benchmarks.compare_rss            # KernelBench-40 size: 268 MB
+    .venv/bin/python -m tests.benchmarks.compare_rss --mb 100   # a smaller output
 
 A LayerNorm problem (KernelBench level 1 #40's shape, batch 16 × 64 × 256 × 256 float32 =
 268 MB of output, written here as a problem of our own) is captured on the baseline side
@@ -21,8 +21,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from measure import harness
 

@@ -1,7 +1,7 @@
 """Overlapping rounds and writers on one ledger; prints each run and the total (a script,
 not a pytest test).
 
-    PYTHONPATH=. python tests/benchmarks/concurrency.py [--runs N] [--blocks B]
+    .venv/bin/python -m tests.benchmarks.concurrency [--runs N] [--blocks B]
 
 Each run is one real `gpuopt round` with telemetry on (its process holds two openings of
 the ledger: the engine's and the telemetry sink's) while a second process writes sessions,
@@ -17,11 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "ledger"))
-
-from overlap import overlap_once, prepare  # noqa: E402
+from tests.ledger.overlap import overlap_once, prepare
 
 
 def main() -> int:

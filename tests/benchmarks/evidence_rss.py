@@ -1,6 +1,6 @@
 """Peak RSS of `gpuopt evidence add` on a large profile (a 200 MB file by default).
 
-    .venv/bin/python tests/benchmarks/evidence_rss.py [MEGABYTES]
+    .venv/bin/python -m tests.benchmarks.evidence_rss [MEGABYTES]
 
 Prints, for an Nsight Compute CSV and a torch.profiler table, the peak RSS of the command
 on a tiny file and on the large one (each in a fresh process, read with getrusage).
@@ -13,12 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path[:0] = [
-    str(Path(__file__).resolve().parents[1]),
-    str(Path(__file__).parents[1] / "session"),
-]
-
-from test_evidence_large import MB, big_ncu_csv, big_torch_table, peak_rss  # noqa: E402
+from tests.session.test_evidence_large import MB, big_ncu_csv, big_torch_table, peak_rss
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """How the ledger holds up at scale; prints its figures (a script, not a pytest test).
 
-    PYTHONPATH=. python tests/benchmarks/ledger_scale.py [--samples N] [--keep DIR]
+    .venv/bin/python -m tests.benchmarks.ledger_scale [--samples N] [--keep DIR]
 
 1. telemetry samples ingested per second, 1,000,000 samples through the tuple fast path of
    `Ledger.insert_samples`, in batches of 1000, and the commit time of one second's worth
@@ -26,13 +26,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from ledger import Ledger
+from ledger.store import TELEMETRY_COLUMNS
+from session import models as m
+from session.record import build_export, to_json, to_markdown
 
-from ledger import Ledger  # noqa: E402
-from ledger.store import TELEMETRY_COLUMNS  # noqa: E402
-from session import models as m  # noqa: E402
-from session.record import build_export, to_json, to_markdown  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
 COLUMNS = ("session_id", *TELEMETRY_COLUMNS)

@@ -6,7 +6,7 @@ Runs the sampler as during a run (4 Hz, following a real child process's tree) f
 ledger through the writer thread. Prints the owner thread's CPU time (sampling: what the
 target is about), the writer thread's, and the whole process's, each as a share of one core.
 
-    PYTHONPATH=. python tests/benchmarks/telemetry_overhead.py [--seconds 60] [--replay clean]
+    .venv/bin/python -m tests.benchmarks.telemetry_overhead [--seconds 60] [--replay clean]
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def main() -> int:

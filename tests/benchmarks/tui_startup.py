@@ -1,6 +1,6 @@
 """Benchmark of the app's own costs, in a real pseudo-terminal.
 
-    PYTHONPATH=. python tests/benchmarks/tui_startup.py [--seconds 20] [--hz 4] [--starts 9]
+    .venv/bin/python -m tests.benchmarks.tui_startup [--seconds 20] [--hz 4] [--starts 9]
 
 Prints: time to first frame (process start to the first screen with the step rail; target
 <= 1 s) as the median and range of several starts, beside the same figure for a bare
@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
 BARE = """
 from textual.app import App
@@ -150,9 +149,7 @@ def main() -> int:
     import psutil
 
     from ledger import Ledger
-
-    sys.path.insert(0, str(ROOT / "tests" / "tui"))
-    from sample_session import SID, build_sample
+    from tests.tui.sample_session import SID, build_sample
 
     tmp = Path(tempfile.mkdtemp())
     db = tmp / "ledger.db"

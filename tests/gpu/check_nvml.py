@@ -2,7 +2,7 @@
 """Check NVML on a GPU machine: read every field on every GPU, time every call, list what
 is unsupported, and write a replay fixture of what was seen.
 
-    python tests/gpu/check_nvml.py --out DIR [--repeat 20] [--busy-seconds 5]
+    python -m tests.gpu.check_nvml --out DIR [--repeat 20] [--busy-seconds 5]
 
 Writes DIR/check_nvml.json (the report) and DIR/replay_<gpu name>.json (a scenario that
 `gpuopt telemetry --replay FILE` and the tests can play). With --busy-seconds, it also
@@ -21,9 +21,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
 
 def timed(fn: Any, *args: Any, repeat: int) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """GPU check of the torch harness: run on a machine with an NVIDIA GPU and CUDA torch.
 
-    PYTHONPATH=. python tests/gpu/check_torch.py
+    python -m tests.gpu.check_torch
 
 It builds a small repository in a temporary directory (a naive softmax and an MLP as the
 baseline; torch.softmax and a fused-bias MLP as the variant), then through the same worker
@@ -17,8 +17,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from measure import harness
 
