@@ -29,6 +29,7 @@ import argparse
 import importlib
 import importlib.util
 import inspect
+import itertools
 import json
 import math
 import os
@@ -794,22 +795,9 @@ def audit_workload(w: Workload, training: bool, seed: int) -> dict[str, Any]:
     result["operators_with_views"] = len(every)
     top = [dict(d, kind="op") for d in _counts(computing)[:12]]
     if w.device.type == "cuda":
-        kernels: list[str] = []
-        copies: list[str] = []
-        for e in events:
-            dt = getattr(e, "device_type", None)
-            if dt is None or not str(dt).endswith("CUDA"):
-                continue
-            # Kineto's activity type tells kernels from copies and from the device-side
-            # mirrors of record_function ranges ("gpu_user_annotation"), which are no launch.
-            activity = str(getattr(e, "activity_type", "") or "")
-            low = e.name.lower()
-            if activity in ("gpu_memcpy", "gpu_memset") or (
-                not activity and low.startswith(("memcpy", "memset"))
-            ):
-                copies.append(e.name)
-            elif activity in ("kernel", "concurrent_kernel", ""):
-                kernels.append(e.name)
+        found_kernels, found_copies = _device_events(events)
+        kernels = [name for name, _ in found_kernels]
+        copies = [name for name, _ in found_copies]
         if not kernels and not copies:
             runtime = [e.name for e in events if "LaunchKernel" in e.name]
             if runtime:
@@ -842,6 +830,633 @@ def audit_workload(w: Workload, training: bool, seed: int) -> dict[str, Any]:
             result["notes"].append("allocation figures not available from this torch")
     result["top_ops"] = top
     return result
+
+
+# ---------------------------------------------------------------------------- profile
+
+PROFILE_ROWS = 25  # rows kept of the operator and kernel tables
+TENSOR_ROWS = 40  # rows kept of the intermediate-tensor table
+SEQUENCE_MAX = 400  # top-level operators kept in call order
+# Ops that move data without arithmetic: bytes, but no FLOPs.
+_MOVING_OPS = frozenset(
+    (
+        "copy_", "clone", "_to_copy", "fill_", "zero_", "cat", "stack", "index", "index_select",
+        "gather", "scatter", "scatter_", "repeat", "constant_pad_nd", "slice_scatter",
+        "select_scatter", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
+        "new_zeros", "new_ones", "new_full", "_unsafe_index", "index_put_", "masked_select",
+    )
+)  # fmt: skip
+_NO_TRAFFIC_OPS = frozenset(("empty", "empty_like", "empty_strided", "new_empty", "set_"))
+
+
+def _metas(value: Any) -> list[Any]:
+    """The tensor metadata among a profiled op's inputs (lists of tensors flattened)."""
+    if isinstance(value, (list, tuple)):
+        return [m for v in value for m in _metas(v)]
+    return [value] if hasattr(value, "allocation_id") and hasattr(value, "sizes") else []
+
+
+def _kind(node: Any) -> str:
+    name = type(node.extra_fields).__name__
+    if name.endswith("TorchOp"):
+        return "op"
+    if name.endswith("Allocation"):
+        return "alloc"
+    return "other"
+
+
+def _meta_bytes(meta: Any) -> int:
+    numel = 1
+    for s in meta.sizes:
+        numel *= int(s)
+    itemsize = getattr(meta.dtype, "itemsize", None)
+    if not itemsize:
+        itemsize = torch.empty((), dtype=meta.dtype).element_size()
+    return numel * int(itemsize)
+
+
+def _node_computes(node: Any) -> bool:
+    """A view op does not compute; a maybe-view op does when something below it does."""
+    name = node.name
+    if name in _VIEW_OPS:
+        return False
+    if name not in _MAYBE_VIEW_OPS:
+        return True
+    for c in node.children:
+        kind = _kind(c)
+        if kind == "alloc" and c.extra_fields.alloc_size > 0:
+            return True
+        if kind == "op" and c.name.startswith("aten::") and _node_computes(c):
+            return True
+    return False
+
+
+def _short_dtype(dtype: Any) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+STEP_RANGE = "gpuopt::step"  # the record_function range around each profiled step
+
+
+def _tree_tables(prof: Any, outputs: list[torch.Tensor]) -> dict[str, Any]:
+    """Top-level operators in call order, and every tensor the last profiled step allocated:
+    its bytes, shape, dtype, producing op, consuming ops and time alive (memory events)."""
+    every = sorted(
+        prof.profiler.kineto_results.experimental_event_tree(), key=lambda n: n.start_time_ns
+    )
+    steps = [n for n in every if n.name == STEP_RANGE]
+    roots = steps[-1:] or every
+    ops: list[dict[str, Any]] = []
+    tensors: dict[int, dict[str, Any]] = {}
+    moves: list[tuple[int, int, int]] = []  # (time ns, bytes, allocation id): the live-bytes walk
+
+    def visit(node: Any, top: int | None) -> None:
+        kind = _kind(node)
+        if kind == "op" and top is None and node.name.startswith("aten::"):
+            top = len(ops)
+            ops.append(
+                {
+                    "name": node.name,
+                    "start": node.start_time_ns,
+                    "end": node.end_time_ns,
+                    "inputs": _metas(list(node.extra_fields.inputs)),
+                    "computes": _node_computes(node),
+                }
+            )
+        elif kind == "alloc":
+            ef = node.extra_fields
+            size, aid = int(ef.alloc_size), int(ef.allocation_id)
+            t = int(node.start_time_ns)
+            if size > 0:
+                tensors[aid] = {
+                    "bytes": size,
+                    "t0": t,
+                    "t1": None,
+                    "producer": top,
+                    "ptr": int(ef.ptr),
+                }
+                moves.append((t, size, aid))
+            elif aid in tensors and tensors[aid]["t1"] is None:
+                tensors[aid]["t1"] = t
+                moves.append((t, size, aid))
+        for child in sorted(node.children, key=lambda n: n.start_time_ns):
+            visit(child, top)
+
+    for r in roots:
+        visit(r, None)
+    end_ns = max([o["end"] for o in ops] + [t for t, _, _ in moves] + [0])
+    computing = [i for i, o in enumerate(ops) if o["computes"]]
+    next_computing = {a: b for a, b in itertools.pairwise(computing)}
+    for i in computing:
+        op = ops[i]
+        seen: set[int] = set()
+        for meta in op["inputs"]:
+            aid = meta.allocation_id
+            rec = tensors.get(int(aid)) if aid is not None else None
+            if rec is None or aid in seen:
+                continue
+            seen.add(aid)
+            rec.setdefault("shape", list(meta.sizes))
+            rec.setdefault("dtype", _short_dtype(meta.dtype))
+            rec.setdefault("view_bytes", _meta_bytes(meta))
+            rec.setdefault("readers", []).append(i)
+            rec.setdefault("read_bytes", []).append(_meta_bytes(meta))
+        # An in-place op (name ending in "_") writes its first input again.
+        if op["name"].endswith("_") and not op["name"].endswith("__") and op["inputs"]:
+            first = op["inputs"][0].allocation_id
+            rec = tensors.get(int(first)) if first is not None else None
+            if rec is not None and rec["producer"] != i:
+                rec["rewritten"] = True
+    by_ptr: dict[int, torch.Tensor] = {}
+    for t in outputs:
+        try:
+            by_ptr.setdefault(int(t.untyped_storage().data_ptr()), t)
+        except Exception:  # a tensor without storage (a subclass): no shape to lend
+            pass
+    rows: list[dict[str, Any]] = []
+    for aid, rec in tensors.items():
+        p = rec["producer"]
+        if rec["t1"] is None and "shape" not in rec and rec["ptr"] in by_ptr:
+            out = by_ptr[rec["ptr"]]
+            rec.update(shape=list(out.shape), dtype=_short_dtype(out.dtype))
+        t1 = rec["t1"]
+        if t1 is None:
+            kind = "output"  # still alive when the step ended: an output, or kept state
+        elif p is not None and t1 <= ops[p]["end"]:
+            kind = "temporary"  # scratch freed inside the op that made it
+        else:
+            kind = "intermediate"
+        readers = rec.get("readers", [])
+        rows.append(
+            {
+                "id": aid,
+                "bytes": rec["bytes"],
+                "shape": rec.get("shape"),
+                "dtype": rec.get("dtype"),
+                "producer": ops[p]["name"] if p is not None else "(outside an operator)",
+                "producer_index": p,
+                "consumers": [ops[c]["name"] for c in readers],
+                "consumer_indices": readers,
+                "alive_us": round(((t1 if t1 is not None else end_ns) - rec["t0"]) / 1e3, 3),
+                "freed": t1 is not None,
+                "kind": kind,
+                "rewritten": bool(rec.get("rewritten")),
+                "_t0": rec["t0"],
+                "_t1": t1,
+                "_read_bytes": rec.get("read_bytes", []),
+            }
+        )
+    rows.sort(key=lambda r: (-r["bytes"], r["_t0"]))
+    return {
+        "ops": ops,
+        "computing": computing,
+        "next": next_computing,
+        "rows": rows,
+        "moves": moves,
+    }
+
+
+def _live_peak(rows: list[dict[str, Any]], moves: list[tuple[int, int, int]]) -> dict[str, Any]:
+    """The peak of the bytes the step itself allocated, and the tensors alive at that peak."""
+    live = top = 0
+    at: int | None = None
+    for t, size, _aid in sorted(moves, key=lambda m: (m[0], m[1] < 0)):
+        live += size
+        if live > top:
+            top, at = live, t
+    overlap = [
+        r for r in rows if at is not None and r["_t0"] <= at and (r["_t1"] is None or r["_t1"] > at)
+    ]
+    return {
+        "bytes": top,
+        "tensors": [
+            {k: r[k] for k in ("id", "bytes", "shape", "dtype", "producer", "kind")}
+            for r in sorted(overlap, key=lambda r: -r["bytes"])[:10]
+        ],
+        "tensor_count": len(overlap),
+    }
+
+
+def _pairs(tables: dict[str, Any]) -> list[dict[str, Any]]:
+    """Full-buffer write/read pairs: an intermediate written once by one op and read once, whole,
+    by the next op. Fusing the pair saves writing it and reading it back: 2 x its bytes."""
+    ops, nxt = tables["ops"], tables["next"]
+    out = []
+    for r in tables["rows"]:
+        p, readers = r["producer_index"], r["consumer_indices"]
+        if r["kind"] != "intermediate" or p is None or r["rewritten"] or len(readers) != 1:
+            continue
+        if nxt.get(p) != readers[0] or not ops[p]["computes"]:
+            continue
+        size = int(r["_read_bytes"][0]) if r["_read_bytes"] else r["bytes"]
+        if size < r["bytes"] // 2:  # a slice of the buffer: not a full-buffer pair
+            continue
+        out.append(
+            {
+                "producer": r["producer"],
+                "consumer": r["consumers"][0],
+                "bytes": size,
+                "saved_bytes": 2 * size,
+                "shape": r["shape"],
+                "dtype": r["dtype"],
+                "tensor": r["id"],
+            }
+        )
+    out.sort(key=lambda d: -d["bytes"])
+    return out
+
+
+def _boundaries(tables: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each pair of consecutive computing ops, how often it occurs, and the bytes that cross it."""
+    ops, computing = tables["ops"], tables["computing"]
+    crossing: dict[tuple[int, int], int] = {}
+    for r in tables["rows"]:
+        p = r["producer_index"]
+        for c in r["consumer_indices"]:
+            if p is not None and tables["next"].get(p) == c:
+                crossing[(p, c)] = crossing.get((p, c), 0) + r["bytes"]
+    tally: dict[tuple[str, str], list[int]] = {}
+    for a, b in itertools.pairwise(computing):
+        entry = tally.setdefault((ops[a]["name"], ops[b]["name"]), [0, 0])
+        entry[0] += 1
+        entry[1] += crossing.get((a, b), 0)
+    found: list[dict[str, Any]] = [
+        {"from": a, "to": b, "count": n, "bytes": nb} for (a, b), (n, nb) in tally.items()
+    ]
+    found.sort(key=lambda d: (-d["count"], -d["bytes"], d["from"], d["to"]))
+    return found
+
+
+def _device_events(events: Any) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """(kernels, copies and sets) on the GPU, each as (name, microseconds), in order."""
+    kernels: list[tuple[str, float]] = []
+    copies: list[tuple[str, float]] = []
+    for e in events:
+        dt = getattr(e, "device_type", None)
+        if dt is None or not str(dt).endswith("CUDA"):
+            continue
+        # Kineto's activity type tells kernels from copies and from the device-side
+        # mirrors of record_function ranges ("gpu_user_annotation"), which are no launch.
+        activity = str(getattr(e, "activity_type", "") or "")
+        low = e.name.lower()
+        us = float(
+            getattr(e, "device_time_total", 0.0) or getattr(e, "self_device_time_total", 0.0) or 0.0
+        )
+        if activity in ("gpu_memcpy", "gpu_memset") or (
+            not activity and low.startswith(("memcpy", "memset"))
+        ):
+            copies.append((e.name, us))
+        elif activity in ("kernel", "concurrent_kernel", ""):
+            kernels.append((e.name, us))
+    return kernels, copies
+
+
+def _per_step(count: int, steps: int) -> int | float:
+    return count // steps if count % steps == 0 else round(count / steps, 3)
+
+
+def _op_tables(prof: Any, device: torch.device, steps: int) -> dict[str, Any]:
+    """The operator table per step (name and input shapes, self time, calls, share of the
+    total) and the same per op name."""
+    gpu = device.type == "cuda"
+    rows = []
+    for e in prof.key_averages(group_by_input_shape=True):
+        if not e.key.startswith("aten::"):
+            continue
+        self_dev = float(getattr(e, "self_device_time_total", 0.0) or 0.0) if gpu else None
+        rows.append(
+            {
+                "name": e.key,
+                "calls": _per_step(int(e.count), steps),
+                "self_us": round(
+                    float(self_dev or 0.0 if gpu else e.self_cpu_time_total) / steps, 3
+                ),
+                "self_cpu_us": round(float(e.self_cpu_time_total) / steps, 3),
+                "total_us": round(float(e.cpu_time_total) / steps, 3),
+                "input_shapes": [
+                    list(x) if isinstance(x, (list, tuple)) else x for x in (e.input_shapes or [])
+                ],
+            }
+        )
+    total = sum(r["self_us"] for r in rows) or 0.0
+    by_name: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        r["share"] = round(r["self_us"] / total, 4) if total else None
+        agg = by_name.setdefault(r["name"], {"name": r["name"], "calls": 0, "self_us": 0.0})
+        agg["calls"] += r["calls"]
+        agg["self_us"] += r["self_us"]
+    names = sorted(by_name.values(), key=lambda d: (-d["self_us"], d["name"]))
+    for d in names:
+        d["self_us"] = round(d["self_us"], 3)
+        d["share"] = round(d["self_us"] / total, 4) if total else None
+    rows.sort(key=lambda r: (-r["self_us"], r["name"]))
+    return {
+        "operators": rows[:PROFILE_ROWS],
+        "operator_rows": len(rows),
+        "ops_by_name": names[:PROFILE_ROWS],
+        "self_total_us": round(total, 3),
+        "time_basis": "self device time" if gpu else "self CPU time",
+    }
+
+
+def _kernel_table(kernels: list[tuple[str, float]], steps: int) -> list[dict[str, Any]]:
+    tally: dict[str, list[float]] = {}
+    for name, us in kernels:
+        entry = tally.setdefault(name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += us
+    total = sum(us for _, us in kernels) or 0.0
+    rows: list[dict[str, Any]] = [
+        {
+            "name": n,
+            "calls": _per_step(int(c), steps),
+            "self_us": round(t / steps, 3),
+            "share": round(t / total, 4) if total else None,
+        }
+        for n, (c, t) in tally.items()
+    ]
+    rows.sort(key=lambda r: (-r["self_us"], r["name"]))
+    return rows[:PROFILE_ROWS]
+
+
+def _numel(t: torch.Tensor) -> int:
+    return int(t.numel())
+
+
+def _tensor_list(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensor_list(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensor_list(v)]
+    return []
+
+
+def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
+    """FLOPs of one step (torch.utils.flop_counter for matmul, convolution and attention; the
+    element count for elementwise ops and reductions) and a lower bound on the bytes it moves
+    (the inputs and outputs of every op that is not a view), seen at the dispatcher."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import FlopCounterMode, flop_registry
+
+    per_op: dict[str, dict[str, Any]] = {}
+
+    class Traffic(TorchDispatchMode):
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            out = func(*args, **(kwargs or {}))
+            base = func.overloadpacket.__name__
+            if getattr(func, "is_view", False) or base in _NO_TRAFFIC_OPS:
+                return out
+            ins = _tensor_list(args) + _tensor_list(kwargs or {})
+            outs = _tensor_list(out)
+            nbytes = sum(_numel(t) * t.element_size() for t in ins + outs)
+            tags = set(getattr(func, "tags", ()) or ())
+            if func.overloadpacket in flop_registry:
+                kind, flops = "matmul", 0  # counted by FlopCounterMode
+            elif base in _MOVING_OPS:
+                kind, flops = "movement", 0
+            elif torch.Tag.pointwise in tags:
+                kind, flops = "elementwise", max((_numel(t) for t in outs), default=0)
+            elif torch.Tag.reduction in tags:
+                kind, flops = "reduction", max((_numel(t) for t in ins), default=0)
+            else:
+                kind, flops = "estimated", max((_numel(t) for t in ins + outs), default=0)
+            name = "aten::" + base
+            entry = per_op.setdefault(
+                name, {"name": name, "calls": 0, "flops": 0, "bytes": 0, "kind": kind}
+            )
+            entry["calls"] += 1
+            entry["flops"] += flops
+            entry["bytes"] += nbytes
+            return out
+
+    with FlopCounterMode(display=False) as counter, Traffic():
+        step(w, training, seed)
+    _sync(w.device)
+    counted = counter.get_flop_counts().get("Global", {})
+    for packet, flops in counted.items():
+        name = "aten::" + getattr(packet, "__name__", str(packet)).split(".")[-1]
+        entry = per_op.setdefault(
+            name, {"name": name, "calls": 0, "flops": 0, "bytes": 0, "kind": "matmul"}
+        )
+        entry["flops"] += int(flops)
+    rows = sorted(per_op.values(), key=lambda d: (-d["bytes"], d["name"]))
+    kinds = ("matmul", "elementwise", "reduction", "estimated")
+    by_kind = {k: sum(r["flops"] for r in rows if r["kind"] == k) for k in kinds}
+    return {
+        "flops": int(sum(r["flops"] for r in rows)),
+        "flops_by_kind": by_kind,
+        "bytes": int(sum(r["bytes"] for r in rows)),
+        "by_op": rows[:PROFILE_ROWS],
+        "source": "torch.utils.flop_counter for matmul/convolution/attention; element counts for "
+        "the rest; bytes: inputs and outputs of every op that is not a view, at the dispatcher",
+    }
+
+
+def _best_seconds(fn: Any, device: torch.device, repeats: int) -> float:
+    fn()
+    _sync(device)
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        _sync(device)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+_PROBES: dict[str, dict[str, Any]] = {}
+
+
+def _copy_seconds(nbytes: int, device: torch.device) -> float:
+    src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
+    dst = torch.empty_like(src)
+    return _best_seconds(lambda: dst.copy_(src), device, 5)
+
+
+def _matmul_seconds(n: int, dtype: torch.dtype, device: torch.device) -> float:
+    a = torch.randn(n, n, device=device).to(dtype)
+    b = torch.randn(n, n, device=device).to(dtype)
+    return _best_seconds(lambda: torch.mm(a, b), device, 3)
+
+
+def machine_probe(device: torch.device, dtype: torch.dtype | None) -> dict[str, Any]:
+    """Quick measured ceilings of this machine: a copy (bandwidth), a large matmul (FLOP/s) and
+    a one-element op (the cost of one launch). Best of a few tries; once per process."""
+    floats = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+    mm_dtype = dtype if dtype in floats else torch.float32
+    key = f"{device}:{mm_dtype}"
+    if key in _PROBES:
+        return _PROBES[key]
+    gpu = device.type == "cuda"
+    nbytes = (512 if gpu else 64) << 20
+    n = 8192 if gpu else 1024
+    copy_s = _copy_seconds(nbytes, device)
+    mm_s = _matmul_seconds(n, mm_dtype, device)
+    tiny = torch.zeros(1, device=device)
+    calls = 200
+
+    def launches() -> None:
+        for _ in range(calls):
+            tiny.add_(1)
+
+    launch_s = _best_seconds(launches, device, 3) / calls
+    found = {
+        "bandwidth_bytes_per_s": 2 * nbytes / copy_s,
+        "flops_per_s": 2.0 * n**3 / mm_s,
+        "flops_dtype": _short_dtype(mm_dtype),
+        "launch_s": launch_s,
+        "copy_bytes": nbytes,
+        "matmul_n": n,
+        "threads": torch.get_num_threads(),
+        "how": f"copy of {nbytes >> 20} MiB (read + write), {n}x{n} matmul in "
+        f"{_short_dtype(mm_dtype)}, {calls} one-element in-place adds; best of a few tries",
+    }
+    _PROBES[key] = found
+    return found
+
+
+def _dynamo_counts() -> dict[str, Any] | None:
+    """Graph breaks and recompilations when the workload used torch.compile."""
+    if "torch._dynamo" not in sys.modules:
+        return None
+    try:
+        from torch._dynamo.utils import counters
+    except Exception:
+        return None
+    frames = dict(counters.get("frames", {}))
+    if not frames:
+        return None
+    breaks = dict(counters.get("graph_break", {}))
+    return {
+        "graph_breaks": int(sum(breaks.values())),
+        "break_reasons": [str(k).splitlines()[0][:200] for k in list(breaks)[:5]],
+        "unique_graphs": int(dict(counters.get("stats", {})).get("unique_graphs", 0)),
+        "frames": int(frames.get("total", 0)),
+        "recompiles": int(sum(dict(counters.get("recompiles", {})).values())),
+    }
+
+
+def _clean_row(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in r.items() if not k.startswith("_")}
+
+
+def profile_workload(
+    w: Workload,
+    training: bool,
+    seed: int,
+    trace: str | None = None,
+    probe: bool = True,
+    steps: int = 3,
+) -> dict[str, Any]:
+    """Where the time and the bytes of one step go, in a pass of its own (profiling distorts
+    timing): operators (and kernels on a GPU), launches, the intermediate tensors, write/read
+    pairs, FLOPs and bytes, and this machine's measured ceilings."""
+    from torch.profiler import ProfilerActivity, profile
+
+    result: dict[str, Any] = {"profile_version": 1, "notes": []}
+    step(w, training, seed)  # warm-up: lazy initialisation is not the workload's cost
+    _sync(w.device)
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        step(w, training, seed)
+        _sync(w.device)
+        times.append((time.perf_counter() - t0) * 1e3)
+    # The fastest call: on a shared CPU the median swings with the neighbours' load.
+    result["step_ms"] = min(times)
+    result["step_ms_median"] = statistics.median(times)
+    result["step_ms_samples"] = [round(t, 6) for t in times]
+    activities = [ProfilerActivity.CPU]
+    gpu = w.device.type == "cuda"
+    if gpu:
+        activities.append(ProfilerActivity.CUDA)
+    history = None
+    recorder = getattr(getattr(torch.cuda, "memory", None), "_record_memory_history", None)
+    if gpu and trace and recorder is not None:
+        try:
+            torch.cuda.memory._record_memory_history(max_entries=100000)
+            history = trace.removesuffix(".json") + ".memory.pickle"
+        except Exception as exc:
+            result["notes"].append(f"no CUDA memory history: {type(exc).__name__}: {exc}")
+    from torch.profiler import record_function
+
+    outs: Any = None
+    with profile(
+        activities=activities, record_shapes=True, profile_memory=True, with_stack=False
+    ) as prof:
+        for _ in range(steps):
+            outs = None  # the last step's outputs stay alive: they are outputs, not temporaries
+            with record_function(STEP_RANGE):
+                outs = step(w, training, seed)
+                _sync(w.device)
+    if history is not None:
+        try:
+            torch.cuda.memory._dump_snapshot(history)
+            torch.cuda.memory._record_memory_history(enabled=None)
+            result["memory_history"] = history
+        except Exception as exc:
+            result["notes"].append(f"no CUDA memory history: {type(exc).__name__}: {exc}")
+    tables = _tree_tables(prof, _tensor_list(list(outs.values())))
+    del outs
+    result["profiled_steps"] = steps
+    computing = [tables["ops"][i]["name"] for i in tables["computing"]]
+    result["operator_count"] = len(computing)
+    result["sequence"] = computing[:SEQUENCE_MAX]
+    result.update(_op_tables(prof, w.device, steps))
+    if gpu:
+        kernels, copies = _device_events(prof.events())
+        result["kernels"] = _kernel_table(kernels, steps)
+        result["launches"] = _per_step(len(kernels), steps)
+        result["memcpy_memset"] = _per_step(len(copies), steps)
+        result["launch_source"] = "CUDA kernels in the profile of one step"
+        ranked = result["kernels"]
+    else:
+        result["launches"] = len(computing)
+        result["launch_source"] = "computing top-level aten ops of one step (CPU)"
+        ranked = result["ops_by_name"]
+    if ranked:
+        head = ranked[0]
+        result["dominant"] = {k: head[k] for k in ("name", "share", "self_us", "calls")}
+    rows = tables["rows"]
+    result["tensor_count"] = len(rows)
+    result["intermediate_count"] = sum(1 for r in rows if r["kind"] == "intermediate")
+    result["intermediates"] = [_clean_row(r) for r in rows[:TENSOR_ROWS]]
+    largest = next((r for r in rows if r["kind"] == "intermediate"), None)
+    result["largest_intermediate"] = _clean_row(largest) if largest else None
+    result["live_peak"] = _live_peak(rows, tables["moves"])
+    result["pairs"] = _pairs(tables)[:TENSOR_ROWS]
+    bounds = _boundaries(tables)
+    result["boundaries"] = bounds[:10]
+    result["most_frequent_boundary"] = bounds[0] if bounds else None
+    if trace:
+        try:
+            prof.export_chrome_trace(trace)
+            result["trace"] = trace
+        except Exception as exc:
+            result["notes"].append(f"the trace could not be written: {type(exc).__name__}: {exc}")
+    del prof
+    try:
+        result["work"] = work_and_traffic(w, training, seed)
+    except Exception as exc:
+        result["work"] = None
+        result["notes"].append(f"FLOPs and bytes not counted: {type(exc).__name__}: {exc}")
+    if probe:
+        result["probe"] = machine_probe(w.device, w.dtype or _first_float_dtype(w.inputs))
+    dynamo = _dynamo_counts()
+    if dynamo is not None:
+        result["dynamo"] = dynamo
+    return result
+
+
+def _first_float_dtype(inputs: list[Any]) -> torch.dtype | None:
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            return t.dtype
+    return None
 
 
 # ---------------------------------------------------------------------------- outputs
@@ -1628,7 +2243,7 @@ def compare_saved(ref_dir: str, new_dir: str, exact: bool) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="torch_worker.py", description=__doc__.split("\n")[0])
-    p.add_argument("mode", choices=("time", "audit", "outputs", "compare", "batch"))
+    p.add_argument("mode", choices=("time", "audit", "profile", "outputs", "compare", "batch"))
     p.add_argument("--kind", choices=("torch", "kernelbench"), default="torch")
     p.add_argument("--spec", default="")
     p.add_argument("--root", default=".", help="the checkout to import from (default: cwd)")
@@ -1682,6 +2297,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--new", help="compare: the variant's saved capture (--compare-to is the ref)")
     p.add_argument("--exact", action="store_true", help="require bit-identical outputs")
     p.add_argument("--jobs", help="batch: a JSON list of jobs (mode, kind, spec, training, …)")
+    p.add_argument("--trace", help="profile: write the Chrome/Perfetto trace here")
+    p.add_argument("--steps", type=int, default=3, help="profile: steps under the profiler")
+    p.add_argument(
+        "--no-probe",
+        dest="probe",
+        action="store_false",
+        default=True,
+        help="profile: do not measure the machine's ceilings",
+    )
     return p
 
 
@@ -1758,6 +2382,18 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             body["options"] = _options(job)
         elif mode == "audit":
             body.update(audit_workload(w, training, seed))
+        elif mode == "profile":
+            trace = job.get("trace")
+            body.update(
+                profile_workload(
+                    w,
+                    training,
+                    seed,
+                    trace=os.path.abspath(trace) if trace else None,
+                    probe=bool(job.get("probe", True)),
+                    steps=max(1, int(job.get("steps", 3))),
+                )
+            )
         else:
             raise WorkloadError(f"unknown mode {mode!r}")
     except Exception as exc:
