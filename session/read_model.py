@@ -8,6 +8,7 @@ or listing a front end needs beyond the models is read here too, so no SQL lives
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,3 +214,65 @@ def disposition_gates(
         )
         out[choice] = check_disposition(ledger, view.session, d)
     return out
+
+
+# ---------------------------------------------------------------------------- the record's reads
+
+
+def record_reads(ledger: Any, view: SessionView) -> RecordReads:
+    """What the decision record reads beyond the view: evidence, each hypothesis's history,
+    per round the medians of every arm, the trust and status counts of its runs."""
+    sid = view.session.id
+    reads = RecordReads(
+        evidence=ledger.list(m.Evidence, session_id=sid, order_by="created_at, rowid"),
+    )
+    for h in view.hypotheses:
+        reads.history[h.id] = ledger.list(
+            m.HypothesisEvent, hypothesis_id=h.id, order_by="at, rowid"
+        )
+    for r in view.rounds:
+        reads.medians[r.id] = arm_medians(ledger, r.id)
+        reads.trust[r.id] = {
+            (row["arm"], row["workload"], row["trust"]): int(row["n"])
+            for row in ledger.query(
+                "SELECT arm, workload, trust, COUNT(*) AS n FROM runs WHERE round_id = ? "
+                "AND warmup = 0 GROUP BY arm, workload, trust ORDER BY trust",
+                (r.id,),
+            )
+        }
+        counts: dict[str, int] = {"total": 0}
+        for row in ledger.query(
+            "SELECT status, trust, COUNT(*) AS n FROM runs WHERE round_id = ? "
+            "GROUP BY status, trust ORDER BY status, trust",
+            (r.id,),
+        ):
+            counts["total"] += row["n"]
+            counts[row["status"]] = counts.get(row["status"], 0) + row["n"]
+            key = f"trust_{row['trust']}"
+            counts[key] = counts.get(key, 0) + row["n"]
+        reads.runs[r.id] = counts
+    return reads
+
+
+@dataclass
+class RecordReads:
+    evidence: list[m.Evidence] = field(default_factory=list)
+    history: dict[str, list[m.HypothesisEvent]] = field(default_factory=dict)
+    # round id -> (arm, workload) -> median value of its measured, kept runs
+    medians: dict[str, dict[tuple[str, str], float]] = field(default_factory=dict)
+    # round id -> (arm, workload, trust) -> runs
+    trust: dict[str, dict[tuple[str, str, str], int]] = field(default_factory=dict)
+    runs: dict[str, dict[str, int]] = field(default_factory=dict)  # round id -> counts
+
+
+def arm_medians(ledger: Any, round_id: str) -> dict[tuple[str, str], float]:
+    """(arm, workload) -> the median value of the round's measured runs that count (ok,
+    not warm-ups: quarantined runs are left out, as the statistics leave them out)."""
+    values: dict[tuple[str, str], list[float]] = {}
+    for row in ledger.query(
+        "SELECT arm, workload, value FROM runs WHERE round_id = ? AND warmup = 0 "
+        "AND status = 'ok' AND value IS NOT NULL",
+        (round_id,),
+    ):
+        values.setdefault((row["arm"], row["workload"]), []).append(float(row["value"]))
+    return {k: statistics.median(v) for k, v in values.items()}

@@ -9,7 +9,7 @@ from typing import Any
 import platformdirs
 
 from session import models as m
-from session.record import build_export, to_json, to_markdown
+from session.record import gather, to_json, to_markdown
 
 
 def default_export_dir() -> Path:
@@ -18,12 +18,12 @@ def default_export_dir() -> Path:
 
 
 def record_markdown(ledger: Any, session: m.Session) -> str:
-    return to_markdown(build_export(ledger, session))
+    return to_markdown(gather(ledger, session))
 
 
 def export_record(ledger: Any, session: m.Session, directory: str | Path) -> Path:
     """Write the decision record (markdown and JSON) beside each other; returns the .md path."""
-    data = build_export(ledger, session)
+    data = gather(ledger, session)
     out = Path(directory).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     stem = f"gpuopt-{session.id}"

@@ -22,6 +22,10 @@ can show FASTER for a variant whose correctness check failed:
 - ``times_text(ratio)``: "4.85× faster" / "1.20× slower" / "no change" (a ratio below 1
   is better: the statistics invert it for higher-is-better metrics);
   ``times_ci_text(low, high)``: the interval in the same words, "4.71–4.99× faster".
+- ``error_headline(stats) -> str``: one output's error statistics in a line that counts
+  NaN/Inf first, so a broken output never reads as tiny errors ("NaN 0→80; finite
+  values: max abs 4.8e-7, max rel 1.1e-6").
+- ``sci(x)``: a small float in 2 significant digits ("3.1e-2").
 - ``bytes_text(n)``: "512 B", "12.0 KiB", "3.4 MiB", "1.25 GiB".
 
 Standard library and ``session.models`` only: every layer may call it cheaply.
@@ -40,8 +44,10 @@ __all__ = [
     "CHECK_COMMAND",
     "ShownVerdict",
     "bytes_text",
+    "error_headline",
     "failure_words",
     "round_untrusted",
+    "sci",
     "shown_verdict",
     "times_ci_text",
     "times_text",
@@ -204,16 +210,34 @@ def _stats_words(s: m.ErrorStats, exact: bool) -> str:
     if nonfinite or not s.nonfinite_positions_match:
         return nonfinite or "NaN/Inf at other positions"
     if exact:
-        return f"not bit-identical (max abs {_sci(s.max_abs)})"
+        return f"not bit-identical (max abs {sci(s.max_abs)})"
     if s.max_rel is not None and s.rtol is not None and s.max_rel > s.rtol:
-        return f"max rel {_sci(s.max_rel)} > {_sci(s.rtol)}"
+        return f"max rel {sci(s.max_rel)} > {sci(s.rtol)}"
     if s.max_abs is not None and s.atol is not None and s.max_abs > s.atol:
-        return f"max abs {_sci(s.max_abs)} > {_sci(s.atol)}"
+        return f"max abs {sci(s.max_abs)} > {sci(s.atol)}"
     if s.mismatches:
         return f"{s.mismatches} mismatched ({s.mismatch_share:.1%})"
     if s.signed_zero_diffs:
         return f"{s.signed_zero_diffs} signed-zero differences"
     return "outside the tolerance"
+
+
+def error_headline(s: m.ErrorStats) -> str:
+    if not s.shape_equal or not s.dtype_equal:
+        return _stats_words(s, exact=False)
+    if s.bit_identical:
+        return "bit-identical"
+    finite = f"max abs {sci(s.max_abs)}, max rel {sci(s.max_rel)}"
+    if s.mismatches:
+        share = s.mismatch_share
+        shown = "<0.01%" if 0 < share < 1e-4 else f"{share:.2%}"
+        finite += f", {s.mismatches} mismatched ({shown})"
+    nonfinite = _nonfinite_words(s.nan_ref, s.nan_new, s.inf_ref, s.inf_new)
+    if nonfinite:
+        return f"{nonfinite}; finite values: {finite}"
+    if not s.nonfinite_positions_match:
+        return f"NaN/Inf at other positions; finite values: {finite}"
+    return finite
 
 
 def _nonfinite_words(nan_ref: int, nan_new: int, inf_ref: int, inf_new: int) -> str:
@@ -234,7 +258,7 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _sci(x: float | None) -> str:
+def sci(x: float | None) -> str:
     """2 significant digits, exponent without padding: 3.1e-2, 1e-5, 0.5."""
     if x is None:
         return "—"

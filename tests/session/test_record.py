@@ -4,14 +4,15 @@ markdown (any unicode in any field) and the JSON round trip."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from method_full import TEXT_KEYS, build_full_session, texts
 
 from ledger import Ledger
@@ -98,12 +99,26 @@ def check_tables(md: str) -> int:
 # ---------------------------------------------------------------------------- golden
 
 
-def test_golden_markdown_of_a_full_session(tmp_path):
+class GoldenMarkdown(SingleFileSnapshotExtension):
+    """syrupy's single-file snapshot, kept as tests/session/golden/full_session.md
+    (update: pytest tests/session/test_record.py --snapshot-update)."""
+
+    _write_mode = WriteMode.TEXT
+    _file_extension = "md"
+
+    @classmethod
+    def dirname(cls, *, test_location: Any) -> str:
+        return str(GOLDEN.parent)
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: Any, index: Any = 0) -> str:
+        return GOLDEN.stem
+
+
+def test_golden_markdown_of_a_full_session(tmp_path, snapshot):
     data = _export(tmp_path, texts())
     md = to_markdown(data)
-    if os.environ.get("GPUOPT_UPDATE_GOLDEN"):
-        GOLDEN.write_text(md, encoding="utf-8")
-    assert md == GOLDEN.read_text(encoding="utf-8")
+    assert md == snapshot(extension_class=GoldenMarkdown)
     assert check_tables(md) > 20
 
 
@@ -111,7 +126,7 @@ def test_full_record_has_every_part(tmp_path):
     data = _export(tmp_path, texts())
     assert set(data) >= GOLDEN_JSON_KEYS
     # the keys the README documents keep their meaning
-    assert data["format"] == "gpuopt-session" and data["version"] == 1
+    assert data["format"] == "gpuopt-session" and data["version"] == 2
     assert {"id", "title", "repo", "metric", "direction", "unit"} <= set(data["session"])
     b = data["baselines"][0]
     assert b["baseline_id"] == "ba5e11000001" and b["reproducible"] is True
@@ -152,12 +167,8 @@ def test_md_cell_escapes_what_breaks_tables():
     assert "|" not in cell and "\n" not in cell and "`" not in cell and "<" not in cell
     assert "\\" not in cell and "\u2028" not in cell and "\x00" not in cell
     assert "&#124;" in cell and "&lt;script&gt;" in cell and "&amp;" in cell
-    assert (
-        md_cell("") == "—"
-        and md_cell(None) == "—"
-        and md_cell("   ") == " &nbsp; "
-        and md_cell(" ") == "&nbsp;"
-    )
+    assert md_cell("") == md_cell(None) == md_cell("   ") == md_cell(" ") == "—"
+    assert md_cell("a  b") == "a b" and "&nbsp;" not in md_cell("  x  ")
 
 
 def test_md_code_fence_outlasts_backticks():

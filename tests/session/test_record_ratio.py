@@ -20,5 +20,5 @@ def test_the_record_explains_the_inverted_ratio_for_a_higher_is_better_metric(tm
     md = to_markdown(data)
     rounds = md.index("## Rounds")
     legend = md.index("ratio = baseline / variant", rounds)
-    assert legend < md.index("| variant | workload |", rounds)
+    assert legend < md.index("| round | variant | workload |", rounds)
     assert "variant / baseline" not in md

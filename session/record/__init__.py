@@ -1,0 +1,50 @@
+"""The decision record: everything a session decided, as one model and one exporter per
+format over one shared table layer (as hyperfine's exporters are).
+
+- `gather(ledger, session) -> SessionExport` (model.py): the record read once, through
+  `session.read_model`; every verdict in it from `session.verdicts`.
+- `build_export(ledger, session) -> dict`: its JSON dump, the "gpuopt-session" format
+  (docs/decision_record.md). Later versions only add keys: the documented ones keep their
+  meaning.
+- `to_json(data)`, `to_markdown(data)`: the exporters; each takes the model or its dump.
+- The markdown: summary.py first, hypotheses.py, then the details (contract.py,
+  baselines.py, preflight.py, rounds.py, checks.py, decisions.py, evidence.py, plan_md.py),
+  all through table.py (cells, tables, code blocks, words for stored values).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from session import models as m
+from session.record.markdown import to_markdown
+from session.record.model import FORMAT, FORMAT_VERSION, SessionExport, gather
+from session.record.plan import measurement_plan
+from session.record.table import md_cell, md_code, md_table, md_text, visible_controls
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "SessionExport",
+    "build_export",
+    "gather",
+    "md_cell",
+    "md_code",
+    "md_table",
+    "md_text",
+    "measurement_plan",
+    "to_json",
+    "to_markdown",
+    "visible_controls",
+]
+
+
+def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
+    """The record of a session as the JSON format's plain dict."""
+    return gather(ledger, session).dump()
+
+
+def to_json(data: SessionExport | dict[str, Any]) -> str:
+    plain = data.dump() if isinstance(data, SessionExport) else data
+    return json.dumps(plain, ensure_ascii=False, indent=2, default=str) + "\n"

@@ -1,0 +1,77 @@
+"""The baseline the rounds rest on, earlier attempts one line each, and the environment
+once (then only what changed from one baseline to the next)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from session.record.model import SessionExport
+from session.record.table import md_cell, md_table, section, words, yes
+
+
+def _env_rows(env: dict[str, Any]) -> list[list[Any]]:
+    gpus = "; ".join(
+        f"{g.get('name') or '?'} (driver {g.get('driver') or '?'}, "
+        f"max SM {g.get('max_sm_clock_mhz') or '?'} MHz, MIG {yes(g.get('mig_mode'))})"
+        for g in env.get("gpus", [])
+    )
+    return [
+        ["GPU", gpus or env.get("gpu_note") or "none"],
+        ["CUDA runtime / nvcc", f"{env.get('cuda_runtime') or '—'} / {env.get('nvcc') or '—'}"],
+        ["torch (CUDA)", f"{env.get('torch') or '—'} ({env.get('torch_cuda') or '—'})"],
+        ["Python", env.get("python")],
+        ["OS / kernel", f"{env.get('os') or '—'} / {env.get('kernel') or '—'}"],
+        ["CPU", f"{env.get('cpu_model') or '—'} × {env.get('cpu_count') or '?'}"],
+        ["host", env.get("hostname")],
+        ["variables",
+         ", ".join(f"{k}={v}" for k, v in sorted((env.get("variables") or {}).items()))],
+    ]  # fmt: skip
+
+
+def _reproducibility(b: dict[str, Any]) -> str:
+    return f"{words(b['reproducibility'])} {b.get('reproducibility_detail') or ''}".strip()
+
+
+def baseline_lines(x: SessionExport) -> list[str]:
+    lines: list[str] = []
+    section(lines, "Baseline")
+    if not x.baselines:
+        return [*lines, "No baseline recorded yet."]
+    main_id = x.summary.baseline_id or x.baselines[-1]["baseline_id"]
+    b = next((b for b in x.baselines if b["baseline_id"] == main_id), x.baselines[-1])
+    lines += md_table(
+        ["field", "value"],
+        [
+            ["Baseline ID", b["baseline_id"]],
+            ["snapshot", f"{b['snapshot']['commit']} ({b['snapshot']['ref']})"],
+            ["uncommitted changes included", yes(b["snapshot"]["dirty"])],
+            ["reproducibility", _reproducibility(b)],
+            ["reference medians", ", ".join(f"{k} {v:.6g}" for k, v in b["reference"].items())],
+            ["runs per workload", b.get("runs_per_workload")],
+            ["reset procedure", b.get("reset_procedure")],
+            ["recorded", b.get("created_at")],
+        ],
+    )
+    others = [o for o in x.baselines if o is not b]
+    if others:
+        lines += ["", "Other baseline attempts:", ""]
+        for o in others:
+            lines.append(
+                f"- {md_cell(o['baseline_id'])} ({md_cell(o['created_at'])}, commit "
+                f"{md_cell(o['snapshot']['commit'][:12])}): {md_cell(_reproducibility(o))}"
+            )
+    section(lines, "Environment", 3)
+    first = x.baselines[0]
+    lines.append(f"As recorded with baseline {md_cell(first['baseline_id'])}:")
+    lines.append("")
+    lines += md_table(["field", "value"], _env_rows(first["environment"]))
+    before = _env_rows(first["environment"])
+    for o in x.baselines[1:]:
+        now = _env_rows(o["environment"])
+        changed = [[a[0], f"{a[1]} → {n[1]}"] for a, n in zip(before, now, strict=True)
+                   if a[1] != n[1]]  # fmt: skip
+        if changed:
+            lines += ["", f"Changed with baseline {md_cell(o['baseline_id'])}:", ""]
+            lines += md_table(["field", "before → now"], changed)
+        before = now
+    return lines

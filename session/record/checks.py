@@ -1,0 +1,100 @@
+"""Correctness and audits, each row labelled with its round: the checks, their error
+statistics (NaN/Inf counted in the headline), what each check tried, the audits' figures."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from session.record.model import CheckRow, SessionExport
+from session.record.table import md_cell, md_code, md_table, round_label, section, yes
+from session.verdicts import bytes_text, sci
+
+
+def correctness_lines(x: SessionExport) -> list[str]:
+    lines: list[str] = []
+    section(lines, "Correctness")
+    if not x.correctness:
+        return [*lines, "No correctness results yet."]
+    lines += md_table(
+        ["round", "variant", "workload", "result", "exact", "trials", "seeds", "suggested class"],
+        [
+            [round_label(c.round), c.variant, c.workload,
+             "passes" if c.passed else f"FAILS: {c.failure or 'check failed'}", yes(c.exact),
+             c.trials, ", ".join(str(s) for s in c.seeds), c.suggested_class]
+            for c in x.correctness
+        ],
+    )  # fmt: skip
+    stats = [(c, st) for c in x.correctness for st in c.stats]
+    if stats:
+        lines += ["", "Error statistics (the headline counts NaN/Inf first):", ""]
+        lines += md_table(
+            ["round", "variant", "workload", "output", "headline", "mean abs",
+             "ULP max / p50 / p99", "NaN ref→new", "Inf ref→new", "±0 diffs", "worst index"],
+            [
+                [round_label(c.round), c.variant, c.workload, st["output"], st.get("headline"),
+                 sci(st["mean_abs"]),
+                 f"{sci(st['ulp_max'])} / {sci(st['ulp_p50'])} / {sci(st['ulp_p99'])}",
+                 f"{st['nan_ref']}→{st['nan_new']}", f"{st['inf_ref']}→{st['inf_new']}",
+                 st["signed_zero_diffs"], st["worst_index"]]
+                for c, st in stats
+            ],
+        )  # fmt: skip
+    for c in x.correctness:
+        lines += _check_details(c)
+    return lines
+
+
+def _check_details(c: CheckRow) -> list[str]:
+    """What one check did and did not try, what it warned of, and why it failed."""
+    out: list[str] = []
+    rows: list[list[Any]] = [[k.replace("_", " "), v if isinstance(v, str) else json.dumps(v)]
+                             for k, v in c.options.items()]  # fmt: skip
+    rows += [["warning", w] for w in c.warnings]
+    for s in c.stress:
+        rows.append([f"stress {s.get('kind')}", "passes" if s.get("passed") else
+                     f"FAILS: {s.get('mismatches')} mismatched, NaN {s.get('nan_ref')}→"
+                     f"{s.get('nan_new')}, Inf {s.get('inf_ref')}→{s.get('inf_new')}"])  # fmt: skip
+    for side in ("baseline", "variant"):
+        if c.nondeterminism.get(side):
+            rows.append([f"nondeterministic ({side})", json.dumps(c.nondeterminism[side])])
+    if c.class_reason:
+        rows.append(["class reason", c.class_reason])
+    who = f"{md_cell(c.variant)}/{md_cell(c.workload)} ({round_label(c.round)})"
+    if rows:
+        out += ["", f"Check of {who}:", ""]
+        out += md_table(["what", "value"], rows)
+    if c.error:
+        out += ["", f"{who} failed:", ""]
+        out += md_code(c.error.splitlines())
+    return out
+
+
+def audits_lines(x: SessionExport) -> list[str]:
+    lines: list[str] = []
+    section(lines, "Audits")
+    if not x.audits:
+        return [*lines, "No audits recorded."]
+    base: dict[tuple[Any, str], dict[str, Any]] = {
+        (a.get("round"), a["workload"]): a for a in x.audits if a["arm_id"] == "baseline"
+    }
+    lines += md_table(
+        ["round", "arm", "workload", "device", "dtype", "kernel launches", "operators",
+         "allocations", "peak"],
+        [
+            [round_label(a.get("round")), a["arm"], a["workload"], a["device"], a["dtype"],
+             *(_delta(a, base.get((a.get("round"), a["workload"])), k, f)
+               for k, f in (("kernel_launches", None), ("operator_count", None),
+                            ("allocation_count", None), ("peak_bytes", bytes_text)))]
+            for a in x.audits
+        ],
+    )  # fmt: skip
+    return lines
+
+
+def _delta(a: dict[str, Any], base: dict[str, Any] | None, key: str, fmt: Any = None) -> str:
+    show = fmt or (lambda v: "—" if v is None else str(v))
+    value = a.get(key)
+    if base is None or a["arm_id"] == "baseline" or value is None or base.get(key) is None:
+        return str(show(value))
+    return f"{show(base[key])} → {show(value)}"

@@ -1,0 +1,58 @@
+"""The contract: the session's target metric, its checks and hooks, the workloads, the steps."""
+
+from __future__ import annotations
+
+from session.record.model import SessionExport
+from session.record.table import join, md_table, section, words, yes
+
+
+def contract_lines(x: SessionExport) -> list[str]:
+    s = x.session
+    hooks = s.get("hooks") or {}
+    plain = f"{s['metric']} ({s['unit'] or 'no unit'})"
+    figures = {k: v for k, v in (s.get("metrics") or {}).items() if v != plain}
+    lines: list[str] = []
+    section(lines, "Contract")
+    lines += md_table(
+        ["field", "value"],
+        [
+            ["session", s["id"]],
+            ["repository", s["repo"]],
+            ["created", s.get("created_at")],
+            ["target metric", f"{plain}, {s['direction']} is better"],
+            ["metric source", f"{words(s.get('metric_source'))} {s.get('metric_pattern') or ''}"],
+            *(
+                [["figure per workload", join([f"{k}: {v}" for k, v in figures.items()])]]
+                if figures
+                else []
+            ),
+            ["noise threshold", f"±{s['threshold'] * 100:.1f}%"],
+            ["correctness check", s["check"]],
+            [
+                "setup / prepare / cleanup",
+                " / ".join(hooks.get(k) or "—" for k in ("setup", "prepare", "cleanup")),
+            ],
+            ["launcher", s.get("launcher")],
+            ["timeout per run", f"{s.get('timeout_s', 0):g} s"],
+        ],
+    )
+    section(lines, "Workloads", 3)
+    lines += md_table(
+        ["name", "kind", "scope", "training", "command", "environment"],
+        [
+            [w["name"], words(w["kind"]), words(w["scope"]), yes(w.get("training")),
+             w["command"], ", ".join(f"{k}={v}" for k, v in sorted((w.get("env") or {}).items()))]
+            for w in x.workloads
+        ],
+    )  # fmt: skip
+    section(lines, "Steps", 3)
+    lines += md_table(
+        ["step", "state", "detail"],
+        [[words(st["step"]), words(st["state"]), _step_detail(st, s["id"])] for st in x.steps],
+    )
+    return lines
+
+
+def _step_detail(step: dict[str, str], sid: str) -> str:
+    # the step texts name the command with a placeholder: the record names this session
+    return step["reason"].replace("gpuopt export SESSION", f"gpuopt export {sid}")

@@ -1,0 +1,45 @@
+"""Evidence attached to the session, each row generically: its kind, title and summary.
+
+The hook for richer evidence: `RENDERERS` maps an evidence kind to a function returning
+markdown lines for one row (e.g. a profile's operator table from `gpuopt profile`); a kind
+without one gets only its generic row, plus the top kernels when its summary has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from session.record.model import SessionExport
+from session.record.table import fixed, md_cell, md_table, section, words
+
+# evidence kind (its stored value) -> markdown lines for one evidence row
+RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {}
+
+
+def evidence_lines(x: SessionExport) -> list[str]:
+    lines: list[str] = []
+    section(lines, "Evidence")
+    if not x.evidence:
+        return [*lines, "No evidence attached."]
+    lines += md_table(
+        ["id", "kind", "hypothesis", "variant", "title", "summary"],
+        [[e["id"], words(e["kind"]), e.get("hypothesis_id"), e.get("variant"), e["title"],
+          e.get("description")] for e in x.evidence],
+    )  # fmt: skip
+    for e in x.evidence:
+        render = RENDERERS.get(str(e["kind"]))
+        if render is not None:
+            lines += ["", *render(e)]
+            continue
+        tops = (e.get("summary") or {}).get("top_kernels") or []
+        if tops:
+            lines += ["", f"Top kernels of {md_cell(e['id'])}:", ""]
+            lines += md_table(
+                ["kernel", "launches", "time (µs)", "share", "throughput %"],
+                [[k.get("name"), k.get("launches"), fixed(k.get("time_us"), 1),
+                  "—" if k.get("share") is None else f"{k['share'] * 100:.1f}%",
+                  ", ".join(f"{n}={v:g}" for n, v in (k.get("percent") or {}).items())]
+                 for k in tops],
+            )  # fmt: skip
+    return lines

@@ -1,0 +1,75 @@
+"""The hypotheses: status, the confidence change the evidence made, what would falsify them;
+then each one in full with its history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from session.record.model import SessionExport
+from session.record.table import md_cell, md_table, section, words
+
+
+def _confidence_change(x: SessionExport, h: dict[str, Any]) -> str:
+    moves = [
+        f"{r['confidence_from']} → {r['confidence_to']} (round {r['round']})"
+        if r.get("round")
+        else f"{r['confidence_from']} → {r['confidence_to']}"
+        for r in x.residuals
+        if r.get("hypothesis_id") == h["id"] and r.get("confidence_from") and r.get("confidence_to")
+    ]
+    if not moves:
+        moves = [
+            f"{e['from_value']} → {e['to_value']}"
+            for e in h.get("history", [])
+            if e["field"] == "confidence" and e.get("from_value")
+        ]
+    return "; ".join(dict.fromkeys(moves)) or f"{h['confidence']} (unchanged)"
+
+
+def hypotheses_lines(x: SessionExport) -> list[str]:
+    lines: list[str] = []
+    section(lines, "Hypotheses")
+    if not x.hypotheses:
+        return [*lines, "No hypotheses recorded."]
+    lines += md_table(
+        ["id", "title", "status", "confidence", "variants", "cheapest falsifier"],
+        [
+            [h["id"], h["title"], words(h["status"]), _confidence_change(x, h),
+             ", ".join(h.get("variants", [])), h.get("falsifier")]
+            for h in x.hypotheses
+        ],
+    )  # fmt: skip
+    return lines
+
+
+def hypothesis_details(x: SessionExport) -> list[str]:
+    lines: list[str] = []
+    for h in x.hypotheses:
+        section(lines, f"Hypothesis {md_cell(h['id'])}: {md_cell(h['title'])}", 3)
+        lines += md_table(
+            ["field", "value"],
+            [
+                ["observed symptom", h["symptom"]],
+                ["proposed mechanism", h["mechanism"]],
+                ["required preconditions", h["preconditions"]],
+                ["predicted effect on the target metric", h["predicted_effect"]],
+                ["predicted direction", words(h.get("predicted_direction"))],
+                ["predicted independent evidence", h["predicted_evidence"]],
+                ["cheapest falsifying experiment", h["falsifier"]],
+                ["confounders", h["confounders"]],
+                ["cost and risk", h["cost"]],
+                ["confidence", h["confidence"]],
+                ["what would change the confidence", h.get("confidence_update")],
+                ["status", words(h["status"])],
+                ["reopen when", h["reopen_when"]],
+                ["concern areas", ", ".join(words(a) for a in h.get("concern_areas", []))],
+            ],
+        )
+        if h.get("history"):
+            lines += ["", "History:", ""]
+            lines += md_table(
+                ["when", "what", "from", "to", "why"],
+                [[e["at"], e["field"], e["from_value"], e["to_value"], e["why"]]
+                 for e in h["history"]],
+            )  # fmt: skip
+    return lines

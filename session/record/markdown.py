@@ -1,0 +1,66 @@
+"""The markdown exporter: the summary first, then the hypotheses, then the details, one
+module per section over the one model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from session.record.baselines import baseline_lines
+from session.record.checks import audits_lines, correctness_lines
+from session.record.contract import contract_lines
+from session.record.decisions import dispositions_lines, residuals_lines
+from session.record.evidence import evidence_lines
+from session.record.hypotheses import hypotheses_lines, hypothesis_details
+from session.record.model import SessionExport
+from session.record.plan_md import plan_lines
+from session.record.preflight import preflight_lines
+from session.record.rounds import rounds_lines
+from session.record.summary import summary_lines
+from session.record.table import md_table, section, words
+
+SECTIONS = (
+    summary_lines,
+    hypotheses_lines,
+    lambda x: ["---", "", "# Details"],
+    contract_lines,
+    baseline_lines,
+    preflight_lines,
+    rounds_lines,
+    correctness_lines,
+    audits_lines,
+    residuals_lines,
+    dispositions_lines,
+    evidence_lines,
+    lambda x: _variants(x),
+    lambda x: _hypotheses_in_full(x),
+    plan_lines,
+)
+
+
+def to_markdown(data: SessionExport | dict[str, Any]) -> str:
+    x = data if isinstance(data, SessionExport) else SessionExport.model_validate(data)
+    parts = ["\n".join(part(x)).strip("\n") for part in SECTIONS]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _variants(x: SessionExport) -> list[str]:
+    lines: list[str] = []
+    section(lines, "Variants")
+    if not x.variants:
+        return [*lines, "No variants recorded."]
+    lines += md_table(
+        ["name", "kind", "hypothesis", "snapshot", "ref", "source", "diff stat"],
+        [[v["name"], words(v.get("kind", "probe" if v["probe"] else "change")),
+          v["hypothesis_id"], v["snapshot"]["commit"][:12], v["snapshot"]["ref"],
+          v.get("source"), v.get("diff_stat")] for v in x.variants],
+    )  # fmt: skip
+    return lines
+
+
+def _hypotheses_in_full(x: SessionExport) -> list[str]:
+    if not x.hypotheses:
+        return []
+    lines: list[str] = []
+    section(lines, "Hypotheses in full")
+    lines.pop()
+    return lines + hypothesis_details(x)

@@ -1,0 +1,624 @@
+"""The decision record as one model, gathered once from the ledger.
+
+`gather(ledger, session)` reads the session through `session.read_model` (`load_view` and
+`record_reads`) and returns a `SessionExport`. Its JSON dump is the "gpuopt-session" format
+(docs/decision_record.md); the markdown renderer and the review screens read the same
+model, and every verdict in it comes from `session.verdicts`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from session import models as m
+from session import verdicts as vd
+from session.read_model import RecordReads, SessionView, load_view, record_reads
+from session.timing import metric_label, metric_text
+
+FORMAT = "gpuopt-session"
+# 2: comparisons carry the verdict a reviewer sees (BROKEN when the check failed) with
+# speed_verdict, correct, trusted apart; rows carry their round; a summary block.
+FORMAT_VERSION = 2
+
+
+class Row(BaseModel):
+    """Rows keep keys this version does not model (a newer export read by an older one)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class SummaryRow(Row):
+    variant: str
+    variant_id: str
+    workload: str
+    round: int | None = None
+    round_trusted: bool = True
+    verdict: str = ""  # the shown verdict's text ("BROKEN (NaN 0→80) · untrusted")
+    verdict_word: str = ""
+    ratio: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    times: str = "—"  # "4.85× faster"
+    times_ci: str = "—"
+    baseline_median: float | None = None
+    variant_median: float | None = None
+    unit: str = ""
+    correctness: str = "not checked"
+    optimization_class: str | None = None
+    disposition: str = "not decided"
+
+
+class Summary(Row):
+    what: str = ""
+    machine: str = ""
+    baseline_id: str | None = None
+    baseline_commit: str | None = None
+    baseline_medians: dict[str, float] = Field(default_factory=dict)
+    units: dict[str, str] = Field(default_factory=dict)
+    attempts: int = 0  # baselines recorded before the one the rounds rest on
+    rows: list[SummaryRow] = Field(default_factory=list)
+
+
+class ComparisonRow(Row):
+    variant: str
+    variant_id: str
+    workload: str
+    scope: str | None = None
+    ratio: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    verdict: str  # the verdict a reviewer sees: BROKEN when the check failed
+    speed_verdict: str
+    correct: bool | None = None
+    trusted: bool = True
+    failure: str = ""
+    untrusted_why: str = ""
+    n: int = 0
+    blocks_needed: int | None = None
+    untrusted_runs: int = 0
+    failed_runs: int = 0
+    error: str = ""
+    note: str = ""
+    trust: dict[str, int] = Field(default_factory=dict)
+    baseline_median: float | None = None
+    variant_median: float | None = None
+
+    @property
+    def shown(self) -> str:
+        out = self.verdict + (f" ({self.failure})" if self.failure else "")
+        return out + ("" if self.trusted else " · untrusted")
+
+
+class RoundRow(Row):
+    id: str
+    number: int
+    baseline_id: str
+    status: str
+    blocks: int
+    min_blocks: int
+    max_blocks: int
+    seed: int
+    threshold: float
+    budget_s: float | None = None
+    variants: list[str] = Field(default_factory=list)
+    baseline_check: float | None = None
+    baseline_reproduced: bool | None = None
+    trusted: bool = True
+    untrusted_why: str = ""
+    summary: dict[str, Any] = Field(default_factory=dict)
+    search_round: dict[str, Any] = Field(default_factory=dict)
+    started_at: str
+    ended_at: str | None = None
+    comparisons: list[ComparisonRow] = Field(default_factory=list)
+    runs: dict[str, int] = Field(default_factory=dict)
+
+
+class CheckRow(Row):
+    id: str
+    variant: str
+    variant_id: str
+    workload: str
+    round: int | None = None
+    passed: bool
+    failure: str = ""  # in a few words, when it failed
+    exact: bool = False
+    trials: int = 1
+    seeds: list[int] = Field(default_factory=list)
+    suggested_class: str | None = None
+    exit_code: int | None = None
+    error: str = ""
+    warnings: list[str] = Field(default_factory=list)
+    options: dict[str, Any] = Field(default_factory=dict)
+    stress: list[dict[str, Any]] = Field(default_factory=list)
+    nondeterminism: dict[str, Any] = Field(default_factory=dict)
+    class_reason: str = ""
+    artifact_bytes: int | None = None
+    stats: list[dict[str, Any]] = Field(default_factory=list)
+    created_at: str
+
+
+class DispositionRow(Row):
+    id: str
+    variant: str
+    variant_id: str
+    round: int | None = None
+    choice: str
+    choice_words: str = ""
+    # "class" is a keyword: the field is named for Python, the key for the format
+    optimization_class: str | None = Field(default=None, alias="class")
+    accepted_semantics: bool = False
+    guards: list[str] = Field(default_factory=list)
+    fallback: str = ""
+    failure_cases: list[str] = Field(default_factory=list)
+    remaining_bottlenecks: list[str] = Field(default_factory=list)
+    reason: str = ""
+    reopen_when: str = ""
+    open_questions: list[str] = Field(default_factory=list)
+    created_at: str
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class PlanItem(Row):
+    figure: str
+    refs: list[str] = Field(default_factory=list)
+    commands: list[str] = Field(default_factory=list)
+    note: str = ""
+
+
+class SessionExport(Row):
+    format: str = FORMAT
+    version: int = FORMAT_VERSION
+    session: dict[str, Any]
+    summary: Summary = Field(default_factory=Summary)
+    contract: dict[str, Any] = Field(default_factory=dict)
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+    workloads: list[dict[str, Any]] = Field(default_factory=list)
+    baselines: list[dict[str, Any]] = Field(default_factory=list)
+    preflight: list[dict[str, Any]] = Field(default_factory=list)
+    checklist: list[dict[str, Any]] = Field(default_factory=list)
+    hypotheses: list[dict[str, Any]] = Field(default_factory=list)
+    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    variants: list[dict[str, Any]] = Field(default_factory=list)
+    rounds: list[RoundRow] = Field(default_factory=list)
+    correctness: list[CheckRow] = Field(default_factory=list)
+    audits: list[dict[str, Any]] = Field(default_factory=list)
+    residuals: list[dict[str, Any]] = Field(default_factory=list)
+    dispositions: list[DispositionRow] = Field(default_factory=list)
+    measurement_plan: list[PlanItem] = Field(default_factory=list)
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON format: plain types, documented keys ("class", not the field name)."""
+        out: dict[str, Any] = self.model_dump(mode="json", by_alias=True)
+        return out
+
+    def round_number(self, round_id: str) -> int | None:
+        return next((r.number for r in self.rounds if r.id == round_id), None)
+
+
+# ---------------------------------------------------------------------------- gathering
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    out: dict[str, Any] = model.model_dump(mode="json")
+    return out
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def round_at(rounds: list[m.Round], at: datetime) -> m.Round | None:
+    """The round a row made at `at` belongs to: the last one started by then."""
+    found = None
+    for r in rounds:
+        if r.started_at <= at:
+            found = r
+    return found
+
+
+def unit_of(contract: m.Contract, w: m.Workload) -> str:
+    return metric_label(contract, w)[1] or ""
+
+
+def gather(ledger: Any, session: m.Session, view: SessionView | None = None) -> SessionExport:
+    """The whole record of a session, read once."""
+    from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+    from session.evidence import describe
+    from session.preflight import CHECKLIST, QUESTIONS
+    from session.preflight import checklist as checklist_items
+    from session.record.plan import measurement_plan
+    from session.residuals import DESCRIPTIONS as RESIDUAL_WORDS
+    from session.residuals import draft_round_summary
+
+    view = view or load_view(ledger, session.id)
+    reads = record_reads(ledger, view)
+    session = view.session
+    contract = session.contract
+    names = {v.id: v.name for v in view.variants}
+    scopes = {w.name: w.scope.value for w in contract.workloads}
+    rounds = view.rounds
+    correctness = sorted(view.correctness, key=lambda c: c.created_at)
+    audits = sorted(view.audits, key=lambda a: a.created_at)
+    residuals = sorted(view.residuals, key=lambda r: r.created_at)
+    answers = {p.question: p for p in view.preflight}
+
+    def number_at(at: datetime) -> int | None:
+        r = round_at(rounds, at)
+        return r.number if r else None
+
+    out = SessionExport(
+        session={
+            "id": session.id,
+            "title": session.title,
+            "repo": session.repo,
+            "created_at": session.created_at.isoformat(),
+            "metric": contract.metric.name,
+            "metric_source": contract.metric.source.value,
+            "metric_pattern": contract.metric.pattern,
+            "direction": contract.metric.direction.value,
+            "unit": contract.metric.unit,
+            "metrics": {w.name: metric_text(contract, w) for w in contract.workloads},
+            "threshold": contract.threshold,
+            "check": contract.check,
+            "hooks": _dump(contract.hooks),
+            "launcher": contract.launcher,
+            "timeout_s": contract.timeout_s,
+            "bottleneck": session.bottleneck.value,
+            "bottleneck_evidence": session.bottleneck_evidence,
+        },
+        contract=_dump(contract),
+        steps=[_dump(s) for s in view.steps],
+        workloads=[{**_dump(w), "metric": metric_text(contract, w)} for w in contract.workloads],
+        baselines=[_baseline_row(b) for b in view.baselines],
+        preflight=[
+            {
+                "session_id": session.id,
+                "question": q.value,
+                "prompt": QUESTIONS[q],
+                "kind": a.kind.value if a else m.PreflightAnswerKind.UNKNOWN.value,
+                "text": a.text if a else "",
+                "evidence_id": a.evidence_id if a else None,
+                "concern_area": a.concern_area.value if a and a.concern_area else None,
+                "answered": a is not None,
+                "updated_at": _iso(a.updated_at) if a else None,
+            }
+            for q in m.PreflightQuestion
+            for a in [answers.get(q)]
+        ],
+        checklist=[
+            {"number": c.number, "item": CHECKLIST[c.number], "done": c.done, "note": c.note}
+            for c in checklist_items(ledger, session)
+        ],
+        hypotheses=[
+            {
+                **_dump(h),
+                "variants": [v.name for v in view.variants if v.hypothesis_id == h.id],
+                "history": [_dump(e) for e in reads.history.get(h.id, [])],
+            }
+            for h in view.hypotheses
+        ],
+        evidence=[
+            {
+                **_dump(e),
+                "variant": names.get(e.variant_id, e.variant_id) if e.variant_id else None,
+                "description": describe(e),
+            }
+            for e in reads.evidence
+        ],
+        variants=[
+            {
+                "id": v.id,
+                "name": v.name,
+                "hypothesis_id": v.hypothesis_id,
+                "snapshot": {
+                    "commit": v.snapshot.commit,
+                    "ref": v.snapshot.ref,
+                    "dirty": v.snapshot.dirty,
+                },
+                "probe": v.probe,
+                "kind": v.kind.value,
+                "source": v.source,
+                "diff_stat": v.diff_stat,
+                "files_changed": v.files_changed,
+                "created_at": v.created_at.isoformat(),
+            }
+            for v in view.variants
+        ],
+        rounds=[
+            _round_row(ledger, view, reads, r, names, scopes, draft_round_summary) for r in rounds
+        ],
+        correctness=[
+            CheckRow(
+                id=c.id,
+                variant=names.get(c.variant_id, c.variant_id),
+                variant_id=c.variant_id,
+                workload=c.workload,
+                round=number_at(c.created_at),
+                passed=c.passed,
+                failure=vd.failure_words(c),
+                exact=c.exact,
+                trials=c.trials,
+                seeds=c.seeds,
+                suggested_class=c.suggested_class.value if c.suggested_class else None,
+                exit_code=c.exit_code,
+                error=c.error,
+                warnings=c.warnings,
+                options=c.options,
+                stress=c.stress,
+                nondeterminism=c.nondeterminism,
+                class_reason=c.class_reason,
+                artifact_bytes=c.artifact_bytes,
+                stats=[{**_dump(s), "headline": vd.error_headline(s)} for s in c.stats],
+                created_at=c.created_at.isoformat(),
+            )
+            for c in correctness
+        ],
+        audits=[
+            {
+                **_dump(a),
+                "arm": names.get(a.arm, a.arm),
+                "arm_id": a.arm,
+                "round": number_at(a.created_at),
+            }
+            for a in audits
+        ],
+        residuals=[
+            {
+                **_dump(r),
+                "variant": names.get(r.variant_id, r.variant_id),
+                "description": RESIDUAL_WORDS[r.confirmed or r.suggested],
+                "round": next((x.number for x in rounds if x.id == r.round_id), None),
+            }
+            for r in residuals
+        ],
+        dispositions=[
+            DispositionRow(
+                id=d.id,
+                variant=names.get(d.variant_id, d.variant_id),
+                variant_id=d.variant_id,
+                round=_resting_round(view, d.variant_id, d.created_at),
+                choice=d.choice.value,
+                choice_words=CHOICE_WORDS[d.choice],
+                **{"class": d.optimization_class.value if d.optimization_class else None},
+                accepted_semantics=d.accepted_semantics,
+                guards=d.guards,
+                fallback=d.fallback,
+                failure_cases=d.failure_cases,
+                remaining_bottlenecks=d.remaining_bottlenecks,
+                reason=d.reason,
+                reopen_when=d.reopen_when,
+                open_questions=d.open_questions,
+                created_at=d.created_at.isoformat(),
+            )
+            for d in view.dispositions
+        ],
+        measurement_plan=[
+            PlanItem(**p)
+            for p in measurement_plan(
+                session, view.baselines, view.variants, rounds, reads.evidence
+            )
+        ],
+    )
+    out.summary = _summary(view, out, CHOICE_WORDS)
+    return out
+
+
+def _baseline_row(b: m.Baseline) -> dict[str, Any]:
+    return {
+        "baseline_id": b.id,
+        "snapshot": {
+            "id": b.snapshot.id,
+            "commit": b.snapshot.commit,
+            "ref": b.snapshot.ref,
+            "dirty": b.snapshot.dirty,
+            "head": b.snapshot.head,
+            "warnings": b.snapshot.warnings,
+        },
+        "environment": _dump(b.environment),
+        "contract_hash": b.contract_hash,
+        "reproducible": b.reproducibility is m.Reproducibility.REPRODUCIBLE,
+        "reproducibility": b.reproducibility.value,
+        "reproducibility_detail": b.reproducibility_detail,
+        "reference": b.reference,
+        "runs_per_workload": b.runs_per_workload,
+        "reset_procedure": b.reset_procedure,
+        "created_at": b.created_at.isoformat(),
+    }
+
+
+def _round_row(
+    ledger: Any,
+    view: SessionView,
+    reads: RecordReads,
+    r: m.Round,
+    names: dict[str, str],
+    scopes: dict[str, str],
+    draft: Any,
+) -> RoundRow:
+    medians = reads.medians.get(r.id, {})
+    trust = reads.trust.get(r.id, {})
+    rows = []
+    for c in view.comparisons.get(r.id, []):
+        shown = vd.shown_verdict(c, view.correctness, r)
+        rows.append(
+            ComparisonRow(
+                variant=names.get(c.variant_id, c.variant_id),
+                variant_id=c.variant_id,
+                workload=c.workload,
+                scope=scopes.get(c.workload),
+                ratio=c.ratio,
+                ci_low=c.ci_low,
+                ci_high=c.ci_high,
+                **shown.fields(),
+                failure=shown.failure,
+                untrusted_why=shown.untrusted_why,
+                n=c.n,
+                blocks_needed=c.blocks_needed,
+                untrusted_runs=c.untrusted_runs,
+                failed_runs=c.failed_runs,
+                error=c.error,
+                note=c.note,
+                trust={
+                    t: n
+                    for (arm, w, t), n in trust.items()
+                    if arm == c.variant_id and w == c.workload
+                },
+                baseline_median=medians.get(("baseline", c.workload)),
+                variant_median=medians.get((c.variant_id, c.workload)),
+            )
+        )
+    search = dict(draft(ledger, r))
+    stored = r.summary or {}
+    # The drafted lines use the verdicts and words of this record unless the person wrote them.
+    if not stored.get("results"):
+        search["results"] = "; ".join(
+            f"{x.variant}/{x.workload}: "
+            + (f"{x.ratio:.3f} " if x.ratio is not None else "")
+            + x.shown
+            for x in rows
+        )
+    if not stored.get("hypotheses"):
+        hyps = [view.hypothesis(v.hypothesis_id) for v in view.variants if v.id in r.variant_ids]
+        search["hypotheses"] = "; ".join(
+            dict.fromkeys(
+                f"{h.id} {h.title} (cheapest falsifier: {h.falsifier or 'none written'})"
+                for h in hyps
+                if h is not None
+            )
+        )
+    why = vd.round_untrusted(r)
+    return RoundRow(
+        id=r.id,
+        number=r.number,
+        baseline_id=r.baseline_id,
+        status=r.status.value,
+        blocks=r.blocks,
+        min_blocks=r.min_blocks,
+        max_blocks=r.max_blocks,
+        seed=r.seed,
+        threshold=r.threshold,
+        budget_s=r.budget_s,
+        variants=[names.get(v, v) for v in r.variant_ids],
+        baseline_check=r.baseline_check,
+        baseline_reproduced=r.baseline_reproduced,
+        trusted=not why,
+        untrusted_why=why,
+        summary=r.summary,
+        search_round=search,
+        started_at=r.started_at.isoformat(),
+        ended_at=_iso(r.ended_at),
+        comparisons=rows,
+        runs=reads.runs.get(r.id, {"total": 0}),
+    )
+
+
+def _resting_round(view: SessionView, vid: str, at: datetime | None) -> int | None:
+    """The round a decision on a variant rests on: the last one that compared it before
+    the decision (the last one at all, for no time)."""
+    found = None
+    for r in view.rounds:
+        if at is not None and r.started_at > at:
+            continue
+        if any(c.variant_id == vid for c in view.comparisons.get(r.id, [])):
+            found = r.number
+    return found
+
+
+def _machine(env: dict[str, Any]) -> str:
+    gpus = env.get("gpus") or []
+    gpu = ", ".join(dict.fromkeys(g.get("name") or "?" for g in gpus)) if gpus else ""
+    what = gpu or (f"no GPU ({env['gpu_note']})" if env.get("gpu_note") else "no GPU")
+    cpu = env.get("cpu_model") or ""
+    parts = [what, f"{cpu} × {env.get('cpu_count') or '?'}" if cpu else "", env.get("hostname")]
+    return " · ".join(p for p in parts if p)
+
+
+def _summary(view: SessionView, out: SessionExport, choice_words: Any) -> Summary:
+    session = view.session
+    contract = session.contract
+    units = {w.name: unit_of(contract, w) for w in contract.workloads}
+    last = view.last_round
+    base_id = last.baseline_id if last else (view.baseline.id if view.baseline else None)
+    base = next((b for b in out.baselines if b["baseline_id"] == base_id), None)
+    attempts = sum(1 for b in out.baselines if b["created_at"] < base["created_at"]) if base else 0
+    figure = "; ".join(dict.fromkeys(metric_text(contract, w) for w in contract.workloads))
+    summary = Summary(
+        what=f"{session.title}: {figure}, {contract.metric.direction.value} is better",
+        machine=_machine(base["environment"]) if base else "",
+        baseline_id=base_id,
+        baseline_commit=base["snapshot"]["commit"] if base else None,
+        baseline_medians=dict(base["reference"]) if base else {},
+        units=units,
+        attempts=attempts,
+    )
+    checks = {c.id: c for c in out.correctness}
+    for v in view.variants:
+        d = next((x for x in reversed(out.dispositions) if x.variant_id == v.id), None)
+        number = d.round if d else None
+        if number is None:
+            number = next(
+                (r.number for r in reversed(out.rounds)
+                 if any(c.variant_id == v.id for c in r.comparisons)),
+                None,
+            )  # fmt: skip
+        rnd = next((r for r in out.rounds if r.number == number), None)
+        comps = [c for c in rnd.comparisons if c.variant_id == v.id] if rnd else []
+        mine = [c for c in checks.values() if c.variant_id == v.id]
+        suggested = next((c.suggested_class for c in reversed(mine) if c.suggested_class), None)
+        for c in comps or [None]:  # type: ignore[list-item]
+            workload = c.workload if c else "—"
+            row = SummaryRow(
+                variant=v.name,
+                variant_id=v.id,
+                workload=workload,
+                round=number,
+                round_trusted=rnd.trusted if rnd else True,
+                optimization_class=(d.optimization_class if d else None) or suggested,
+                disposition=choice_words[m.DispositionChoice(d.choice)] if d else "not decided",
+                unit=units.get(workload, ""),
+                correctness=_correct_words(mine, workload, rnd),
+            )
+            if c is not None:
+                row.verdict = c.shown
+                row.verdict_word = c.verdict
+                row.ratio, row.ci_low, row.ci_high = c.ratio, c.ci_low, c.ci_high
+                row.times = vd.times_text(c.ratio)
+                row.times_ci = vd.times_ci_text(c.ci_low, c.ci_high)
+                row.baseline_median = c.baseline_median
+                row.variant_median = c.variant_median
+            summary.rows.append(row)
+    return summary
+
+
+def _correct_words(checks: list[CheckRow], workload: str, rnd: RoundRow | None) -> str:
+    """The check of one variant on one workload (or the check command) in words."""
+    mine = [c for c in checks if c.workload in (workload, vd.CHECK_COMMAND)]
+    if rnd is not None and rnd.ended_at:
+        before = [c for c in mine if c.created_at <= rnd.ended_at]
+        mine = before or mine
+    latest: dict[str, CheckRow] = {}
+    for c in mine:
+        latest[c.workload] = c
+    if not latest:
+        return "not checked"
+    failed = [c for c in latest.values() if not c.passed]
+    if failed:
+        return "fails: " + "; ".join(dict.fromkeys(c.failure or "check failed" for c in failed))
+    parts = []
+    for c in latest.values():
+        if c.workload == vd.CHECK_COMMAND:
+            parts.append("check command passes")
+        elif c.exact:
+            parts.append(f"bit-identical ({c.trials} trials)")
+        else:
+            worst = max(
+                (s.get("max_rel") or 0.0 for s in c.stats if s.get("max_rel") is not None),
+                default=None,
+            )
+            tail = f", max rel {vd.sci(worst)}" if worst is not None else ""
+            parts.append(f"passes ({c.trials} trials{tail})")
+    return "; ".join(parts)

@@ -1,0 +1,66 @@
+"""The first screen of the record: what, where, against which baseline, and per variant
+the verdict, by how much, whether it is correct, what was decided and on which round."""
+
+from __future__ import annotations
+
+from session.record.model import SessionExport
+from session.record.table import figure, md_cell, md_table, round_label
+
+
+def summary_lines(x: SessionExport) -> list[str]:
+    s = x.summary
+    lines = [f"# Decision record: {md_cell(x.session['title'])}", ""]
+    lines.append(f"- **What:** {md_cell(s.what)}")
+    if s.machine:
+        lines.append(f"- **Machine:** {md_cell(s.machine)}")
+    if s.baseline_id:
+        medians = ", ".join(
+            f"{k} {figure(v, s.units.get(k, ''))}" for k, v in s.baseline_medians.items()
+        )
+        head = f"- **Baseline:** {md_cell(s.baseline_id)} at commit "
+        head += md_cell((s.baseline_commit or "")[:12])
+        head += f", median {md_cell(medians)}" if medians else ""
+        if s.attempts:
+            head += f" ({s.attempts} earlier attempt{'s' if s.attempts > 1 else ''}, below)"
+        lines.append(head)
+    else:
+        lines.append("- **Baseline:** none recorded yet")
+    lines.append("")
+    if not s.rows:
+        lines.append("No variant yet.")
+        return lines
+    lines += md_table(
+        ["variant", "workload", "verdict", "× faster (95% CI)", "median baseline → variant",
+         "correctness", "class", "disposition", "round"],
+        [
+            [
+                r.variant,
+                r.workload,
+                r.verdict or "not measured",
+                f"{r.times} ({r.times_ci})" if r.ratio is not None else "—",
+                f"{figure(r.baseline_median)} → {figure(r.variant_median, r.unit)}"
+                if r.baseline_median is not None or r.variant_median is not None
+                else "—",
+                r.correctness,
+                r.optimization_class,
+                r.disposition,
+                round_label(r.round) + ("" if r.round_trusted else " (untrusted)"),
+            ]
+            for r in s.rows
+        ],
+    )  # fmt: skip
+    lines += ["", legend(x) + " BROKEN: the variant failed its correctness check on that "
+              "workload, whatever its speed."]
+    return lines
+
+
+def legend(x: SessionExport) -> str:
+    """How to read a ratio, for the metric's direction."""
+    figures = set((x.session.get("metrics") or {}).values())
+    metric = md_cell(figures.pop() if len(figures) == 1 else x.session["metric"])
+    if x.session["direction"] == "higher":
+        return (
+            f"ratio = baseline / variant of {metric} (higher is better, so the ratio is "
+            "inverted): below 1 means better, as for every metric."
+        )
+    return f"ratio = variant / baseline of {metric} (lower is better): below 1 means better."

@@ -1,0 +1,142 @@
+"""The shared table and escaping layer of the markdown record: every exporter's cells,
+tables, code blocks and section heads go through here.
+
+Every piece of text a person typed reaches the markdown through `md_cell` (one line:
+newlines, pipes, backticks, backslashes, brackets, HTML and autolink triggers escaped) or
+through a code fence longer than any run of backticks inside it, so no input can break a
+table, become HTML or a link on GitHub, or act on the terminal that shows it.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Any
+
+# Characters a terminal or a code review acts on: C0 (tab and newline aside), DEL, C1, the
+# line separators, bidi embeddings, overrides and isolates ("trojan source"), BOM.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+
+# Escapes of the characters GFM acts on inside a table cell, HTML and links included.
+_CELL = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "|": "&#124;",
+        "`": "&#96;",
+        "\\": "&#92;",
+        "[": "&#91;",
+        "]": "&#93;",
+    }
+)
+# GFM's extended autolinks start at `scheme://`, `www.` and `user@host`: breaking the
+# trigger with an entity keeps the text as it reads and makes no link of it.
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=www)(\.)|(@)(?=[a-z0-9])")
+_AUTOLINK_WORDS = {":": "&#58;", ".": "&#46;", "@": "&#64;"}
+
+
+def visible_controls(text: str) -> str:
+    """Stored text with its control characters written as escapes (`\\x1b`): a reader
+    sees what is there, and nothing acts on the terminal or the page that shows it."""
+    return _CONTROL.sub(_visible, text)
+
+
+def _visible(hit: re.Match[str]) -> str:
+    code = ord(hit.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def md_cell(value: Any) -> str:
+    """Any value, made safe for one markdown table cell (always one line; runs of spaces
+    collapse, as the page would collapse them anyway)."""
+    if isinstance(value, Enum):
+        value = words(value)
+    text = "" if value is None else str(value)
+    text = " ".join(visible_controls(text.replace("\t", " ")).split())
+    if not text:
+        return "—"
+    text = text.translate(_CELL)
+    return _AUTOLINK.sub(lambda hit: _AUTOLINK_WORDS[hit.group(0)], text)
+
+
+def md_table(headers: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(md_cell(h) for h in headers) + " |"]
+    out.append("|" + "|".join(" --- " for _ in headers) + "|")
+    for row in rows:
+        out.append("| " + " | ".join(md_cell(c) for c in row) + " |")
+    return out
+
+
+def md_code(lines: list[str]) -> list[str]:
+    """A fenced code block that no backtick run inside it can close."""
+    body = "\n".join(visible_controls(line) for line in lines)
+    body = " ".join(body.split("\r"))
+    longest = max((len(x) for x in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "sh", *body.split("\n"), fence]
+
+
+def md_text(value: Any) -> str:
+    """Free text as one line of a paragraph: escaped as a cell is."""
+    return md_cell(value)
+
+
+def section(lines: list[str], title: str, level: int = 2) -> None:
+    """A section head, with exactly one blank line before and after it."""
+    while lines and lines[-1] == "":
+        lines.pop()
+    if lines:
+        lines.append("")
+    lines += ["#" * level + " " + title, ""]
+
+
+# ---------------------------------------------------------------------------- words
+
+# Stored values a person reads as words (everything else: underscores become spaces).
+_WORDS: dict[str, str] = {
+    "not_reproducible": "not reproducible",
+    "unjudged": "not judged",
+    "end_to_end": "end to end",
+    "as_predicted": "as predicted",
+    "nothing_moved": "nothing moved",
+    "mechanism_only": "mechanism moved, metric did not",
+    "metric_only": "metric moved, mechanism did not",
+    "opposite_sign": "opposite sign",
+    "not_started": "not started",
+    "in_progress": "in progress",
+    "no_metric": "no metric in the output",
+    "N/A": "N/A (no floating-point effect)",
+}
+
+
+def words(value: Any) -> str:
+    """A stored (enum) value as words: `not_reproducible` → "not reproducible"."""
+    raw = value.value if isinstance(value, Enum) else value
+    if raw is None:
+        return "—"
+    text = str(raw)
+    return _WORDS.get(text, text.replace("_", " "))
+
+
+def yes(flag: Any) -> str:
+    return "—" if flag is None else ("yes" if flag else "no")
+
+
+def fixed(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def figure(x: float | None, unit: str = "") -> str:
+    """An absolute figure with 4 significant digits and its unit."""
+    if x is None:
+        return "—"
+    return f"{x:.4g} {unit}".strip()
+
+
+def join(items: list[Any] | None, sep: str = "; ") -> str:
+    return sep.join(str(x) for x in items or [])
+
+
+def round_label(number: int | None) -> str:
+    return "—" if number is None else f"round {number}"
