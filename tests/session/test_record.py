@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from method_full import TEXT_KEYS, build_full_session, texts
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from ledger import Ledger
 from session.record import build_export, md_cell, md_code, to_json, to_markdown
