@@ -10,6 +10,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,16 @@ def _wal_in_use(path: Path) -> bool:
         return False
 
 
+def _open_elsewhere(path: Path) -> bool:
+    """A -wal or -shm beside the file: a connection has it open in WAL mode (or crashed).
+
+    Its last close checkpoints, copying WAL pages into the main file, so the main file
+    alone (`immutable`, no locks) may be half copied: read such a ledger through SQLite's
+    locks. Both side files exist already, so a locking read-only connection creates none.
+    """
+    return any(p.exists() for p in ledger_files(path)[1:])
+
+
 def _can_write(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
@@ -111,6 +122,34 @@ def _connect_readonly(path: Path, *, leave_no_files: bool) -> sqlite3.Connection
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+def _inspection_connection(path: Path) -> sqlite3.Connection:
+    """A read-only connection that sees a consistent ledger and creates no file: through
+    SQLite's locks when another connection has the file open, else the main file alone."""
+    if _open_elsewhere(path):
+        try:
+            return _connect_readonly(path, leave_no_files=False)
+        except sqlite3.Error:
+            pass  # side files we may not open: the main file alone is all there is to read
+    return _connect(path, readonly=True, immutable=True)
+
+
+# A read of the main file alone can meet a checkpoint that starts after we looked for side
+# files; such a read is retried (through the locks, now that the side files exist) before
+# the file is called damaged.
+INSPECTION_ATTEMPTS = 3
+
+
+def _read_header(path: Path) -> tuple[int, int]:
+    conn = _inspection_connection(path)
+    try:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        # The header's page count when its change counter says it is valid, else the size.
+        page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+        return page_size, page_count
+    finally:
+        conn.close()
+
+
 def _header_problem(path: Path) -> str | None:
     """What the header says is wrong with the file: not a SQLite file at all, or shorter
     than the page count it records (a truncated copy).
@@ -120,23 +159,24 @@ def _header_problem(path: Path) -> str | None:
     locks of a connection already open to the ledger (SQLite's own file layer keeps such a
     descriptor open until its last lock is gone).
     """
-    try:
-        size = path.stat().st_size
-        conn = _connect(path, readonly=True, immutable=True)
-    except (OSError, sqlite3.Error) as exc:
-        return f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
-    try:
-        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        # The header's page count when its change counter says it is valid, else the size.
-        page_count = conn.execute("PRAGMA page_count").fetchone()[0]
-    except sqlite3.DatabaseError:
-        return "the file is not a SQLite database"
-    finally:
-        conn.close()
+    for attempt in range(INSPECTION_ATTEMPTS):
+        try:
+            size = path.stat().st_size
+            page_size, page_count = _read_header(path)
+            break
+        except OSError as exc:
+            return f"cannot be read ({exc.strerror or exc})"
+        except sqlite3.DatabaseError as exc:
+            if attempt + 1 < INSPECTION_ATTEMPTS and _open_elsewhere(path):
+                time.sleep(0.05 * (attempt + 1))
+                continue
+            if isinstance(exc, sqlite3.OperationalError) and "not a database" not in str(exc):
+                return f"cannot be read ({exc})"
+            return "the file is not a SQLite database"
     if size < 100:
         return "the file is not a SQLite database"
     expected = page_count * page_size
-    if page_count and not _wal_in_use(path) and size < expected:
+    if page_count and not _open_elsewhere(path) and size < expected:
         return f"the file is truncated ({size} bytes of {expected})"
     return None
 
@@ -247,41 +287,49 @@ def _inspect(path: Path) -> tuple[bool, set[str], list[str]]:
         raise CorruptLedgerError(
             f"{path}: not a usable gpuopt ledger: {problem}; it was left untouched"
         )
-    try:
-        conn = _connect_readonly(path, leave_no_files=True)
-    except sqlite3.Error as exc:
-        raise CorruptLedgerError(
-            f"{path}: cannot be opened as a ledger ({exc}); it was left untouched"
-        ) from None
-    try:
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-        # Empty and unmarked: ours to set up, unless another program numbered its schema.
-        user_version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if not tables and app_id == 0 and user_version == 0:
-            return True, set(), []
-        if app_id != APPLICATION_ID:
-            raise NotALedgerError(
-                f"{path}: not a gpuopt ledger (a SQLite file of another program); "
+    for attempt in range(INSPECTION_ATTEMPTS):
+        try:
+            conn = _inspection_connection(path)
+        except sqlite3.Error as exc:
+            raise CorruptLedgerError(
+                f"{path}: cannot be opened as a ledger ({exc}); it was left untouched"
+            ) from None
+        try:
+            return _read_inspection(path, conn)
+        except sqlite3.DatabaseError as exc:
+            if attempt + 1 < INSPECTION_ATTEMPTS and _open_elsewhere(path):
+                time.sleep(0.05 * (attempt + 1))
+                continue  # a checkpoint met a read of the main file alone: see above
+            raise CorruptLedgerError(
+                f"{path}: not a usable gpuopt ledger: the file is damaged ({exc}); "
                 "it was left untouched"
+            ) from None
+        finally:
+            conn.close()
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _read_inspection(path: Path, conn: sqlite3.Connection) -> tuple[bool, set[str], list[str]]:
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    # Empty and unmarked: ours to set up, unless another program numbered its schema.
+    user_version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if not tables and app_id == 0 and user_version == 0:
+        return True, set(), []
+    if app_id != APPLICATION_ID:
+        raise NotALedgerError(
+            f"{path}: not a gpuopt ledger (a SQLite file of another program); it was left untouched"
+        )
+    applied: set[str] = set()
+    if "_sqlite_migrations" in tables:
+        applied = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM _sqlite_migrations WHERE migration_set = ?",
+                (MIGRATION_SET,),
             )
-        applied: set[str] = set()
-        if "_sqlite_migrations" in tables:
-            applied = {
-                r[0]
-                for r in conn.execute(
-                    "SELECT name FROM _sqlite_migrations WHERE migration_set = ?",
-                    (MIGRATION_SET,),
-                )
-            }
-        return False, applied, foreign_triggers(conn)
-    except sqlite3.DatabaseError as exc:
-        raise CorruptLedgerError(
-            f"{path}: not a usable gpuopt ledger: the file is damaged ({exc}); "
-            "it was left untouched"
-        ) from None
-    finally:
-        conn.close()
+        }
+    return False, applied, foreign_triggers(conn)
 
 
 class _Shared:
