@@ -64,6 +64,12 @@ def _counts(ledger: Ledger) -> dict[str, int]:
     return {t: ledger.query(f"SELECT COUNT(*) AS n FROM {t}")[0]["n"] for t in TABLES}
 
 
+def _stored(ledger: Ledger, sid: str) -> m.Session:
+    found = ledger.get(m.Session, sid)
+    assert found is not None
+    return found
+
+
 def _snapshot_refs(repo: Path) -> set[str]:
     return {r for r in list_refs(repo) if r.startswith(SNAPSHOT_REF_PREFIX)}
 
@@ -75,11 +81,11 @@ def test_rename_changes_the_title_and_refuses_a_blank_one(ledger: Ledger) -> Non
     s = make_session(ledger)
     renamed = rename_session(ledger, s.id, "softmax, fused at last")
     assert renamed.title == "softmax, fused at last"
-    assert ledger.get(m.Session, s.id).title == "softmax, fused at last"
+    assert _stored(ledger, s.id).title == "softmax, fused at last"
     assert ledger.session_rows()[0]["title"] == "softmax, fused at last"  # the listed column
     with pytest.raises(BadInput, match="title"):
         rename_session(ledger, s.id, "   ")
-    assert ledger.get(m.Session, s.id).title == "softmax, fused at last"
+    assert _stored(ledger, s.id).title == "softmax, fused at last"
     with pytest.raises(BadInput, match="no session"):
         rename_session(ledger, "nope", "x")
 
@@ -89,10 +95,10 @@ def test_archive_sets_aside_and_brings_back_keeping_everything(ledger: Ledger) -
     make_baseline(ledger, s)
     before = _counts(ledger)
     assert archive_session(ledger, s.id).archived is True
-    assert ledger.get(m.Session, s.id).archived is True
+    assert _stored(ledger, s.id).archived is True
     assert _counts(ledger) == before
     assert archive_session(ledger, s.id, archived=False).archived is False
-    assert ledger.get(m.Session, s.id).archived is False
+    assert _stored(ledger, s.id).archived is False
 
 
 # ---------------------------------------------------------------------------- delete
