@@ -33,23 +33,20 @@ from pathlib import Path
 
 from measure import orphans
 from measure.redact import Redactor
+from measure.vocabulary import RunStatus
 
 TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 1.0  # between SIGTERM to the group and SIGKILL
 DRAIN_GRACE_S = 0.05  # how long to wait for pipes held open by leftovers after the exit
 
-STATUS_OK = "ok"
-STATUS_FAILED = "failed"
-STATUS_TIMEOUT = "timeout"
-STATUS_NO_METRIC = "no_metric"
 
 METRIC_SOURCES = ("wall", "regex", "json")
 
 
 @dataclass
 class RunResult:
-    status: str  # "ok" | "failed" | "timeout" | "no_metric"
-    value: float | None  # the metric (None unless status == "ok")
+    status: RunStatus  # OK, FAILED, TIMEOUT or NO_METRIC (the session quarantines)
+    value: float | None  # the metric (None unless the status is OK)
     exit_code: int | None
     wall_s: float
     user_s: float | None
@@ -66,7 +63,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == STATUS_OK
+        return self.status == RunStatus.OK
 
 
 class _Tail:
@@ -234,7 +231,7 @@ def run_command(
     except OSError as exc:
         now = time.perf_counter()
         return RunResult(
-            status=STATUS_FAILED,
+            status=RunStatus.FAILED,
             value=None,
             exit_code=None,
             wall_s=now - t0,
@@ -404,10 +401,10 @@ def finish(
     value: float | None = None
     error = ""
     if timed_out:
-        status = STATUS_TIMEOUT
+        status = RunStatus.TIMEOUT
         error = f"timed out after {timeout_s:g} s; the process group was killed"
     elif exit_code != 0:
-        status = STATUS_FAILED
+        status = RunStatus.FAILED
         if exit_code < 0:
             error = f"killed by signal {-exit_code}"
         else:
@@ -416,10 +413,10 @@ def finish(
         if last:
             error += f": {hide(last[0])}"
     elif metric_source == "wall":
-        status, value = STATUS_OK, wall_s
+        status, value = RunStatus.OK, wall_s
     else:
         value, error = extract_metric(stdout_tail, metric_source, metric_pattern)
-        status = STATUS_OK if value is not None else STATUS_NO_METRIC
+        status = RunStatus.OK if value is not None else RunStatus.NO_METRIC
     return RunResult(
         status=status,
         value=value,

@@ -1,4 +1,7 @@
-"""The order of runs within a block, when to stop a round, and how long it still takes."""
+"""The order of runs within a block, when to stop a round, and how long it still takes.
+
+A round stops early only at the looks of its sequential design (measure.sequential); the
+rule here says what ends it otherwise: the block limit or the time budget."""
 
 from __future__ import annotations
 
@@ -19,13 +22,6 @@ def block_order(arms: Sequence[str], rng: random.Random) -> list[str]:
 
 def _undecided(estimates: Sequence[PairedEstimate]) -> list[PairedEstimate]:
     return [e for e in estimates if e.verdict == INCONCLUSIVE]
-
-
-# Looking at the data after every block and stopping at the first decisive 95% interval
-# raises the false-alarm rate above 5% on a noisy machine (simulated: 7.9% at 20% per-block
-# noise). A round therefore ends early only once every comparison is decided at this
-# stricter confidence; the intervals and verdicts it reports stay the 95% ones.
-EARLY_STOP_CONFIDENCE = 0.99
 
 
 def stop_reason(
@@ -51,13 +47,22 @@ def stop_reason(
         return STOP_DECIDED
     if blocks >= max_blocks:
         return STOP_MAX_BLOCKS
-    if budget_s is not None:
-        if elapsed_s >= budget_s:
-            return STOP_BUDGET
-        per_block = max(0.0, elapsed_s - overhead_s) / blocks if blocks > 0 else 0.0
-        if blocks > 0 and elapsed_s + per_block > budget_s:
-            return STOP_BUDGET
+    if budget_spent(blocks, elapsed_s, budget_s, overhead_s):
+        return STOP_BUDGET
     return None
+
+
+def budget_spent(
+    blocks: int, elapsed_s: float, budget_s: float | None, overhead_s: float = 0.0
+) -> bool:
+    """The time is spent, or one more block, at the mean block time so far, would run past
+    the budget (`overhead_s`: the part of elapsed_s spent once, before the first block)."""
+    if budget_s is None:
+        return False
+    if elapsed_s >= budget_s:
+        return True
+    per_block = max(0.0, elapsed_s - overhead_s) / blocks if blocks > 0 else 0.0
+    return blocks > 0 and elapsed_s + per_block > budget_s
 
 
 def eta_s(

@@ -28,10 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-FASTER = "FASTER"
-SLOWER = "SLOWER"
-SAME = "SAME"
-INCONCLUSIVE = "INCONCLUSIVE"
+from measure.vocabulary import Verdict
+
+# The four verdicts of the paired statistics (measure.vocabulary spells them).
+FASTER = Verdict.FASTER
+SLOWER = Verdict.SLOWER
+SAME = Verdict.SAME
+INCONCLUSIVE = Verdict.INCONCLUSIVE
 
 EXACT_MAX_N = 50  # signed rank: exact null distribution up to this many blocks
 EXACT_MAX_MN = 2500  # Mann–Whitney: exact up to this product of the two sizes
@@ -44,7 +47,7 @@ class PairedEstimate:
     ratio: float | None  # exp(Hodges-Lehmann of d); < 1 means better, whatever the direction
     ci_low: float | None
     ci_high: float | None
-    verdict: str  # "FASTER" | "SLOWER" | "SAME" | "INCONCLUSIVE"
+    verdict: Verdict  # FASTER, SLOWER, SAME or INCONCLUSIVE
     blocks_needed: int | None  # for INCONCLUSIVE: estimated further blocks to decide
 
     @property
@@ -235,7 +238,7 @@ def _min_half_mann_whitney(confidence: float) -> int:
 # ---------------------------------------------------------------- verdicts
 
 
-def verdict_for(ci_low: float | None, ci_high: float | None, threshold: float) -> str:
+def verdict_for(ci_low: float | None, ci_high: float | None, threshold: float) -> Verdict:
     """FASTER / SLOWER / SAME / INCONCLUSIVE for a CI given as ratios."""
     if ci_low is None or ci_high is None:
         return INCONCLUSIVE
@@ -439,3 +442,27 @@ def separation(split: ModeSplit, covariate: Sequence[float | None]) -> float | N
             assert a is not None and b is not None
             wins += 1.0 if a > b else 0.5 if a == b else 0.0
     return wins / (len(hi) * len(lo))
+
+
+# ---------------------------------------------------------------------------- noise
+
+
+def noise(values: Sequence[float]) -> tuple[float, float] | None:
+    """Run-to-run noise of replicate values, as fractions: (coefficient of variation,
+    median absolute deviation over the median). The CV follows every outlier, the MAD
+    ignores them: together they say whether noise is spread or comes in spells."""
+    xs = [float(v) for v in values if _usable(v)]
+    if len(xs) < 2:
+        return None
+    mean = statistics.fmean(xs)
+    med = statistics.median(xs)
+    mad = statistics.median(abs(x - med) for x in xs)
+    return statistics.stdev(xs) / mean, mad / med
+
+
+def narrowest_band(ci_low: float | None, ci_high: float | None) -> float | None:
+    """The narrowest noise band within which an interval (as ratios) lies: the threshold
+    at which it would read SAME."""
+    if ci_low is None or ci_high is None:
+        return None
+    return max(1.0 - ci_low, ci_high - 1.0, 0.0)

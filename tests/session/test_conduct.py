@@ -87,7 +87,8 @@ def test_baseline_records_reference_runs_and_reset_procedure(ledger, repo, tmp_p
         hooks=m.Hooks(prepare="true"),
     )
     seen: list[c.Progress] = []
-    b = c.record_baseline(ledger, session, runs=8, warmup=1, progress=seen.append)
+    # identical values: decided at the first look, so the minimum is all that runs
+    b = c.record_baseline(ledger, session, runs=10, warmup=1, progress=seen.append)
     assert b.reference == {"read": 2.5, "twice": 5.0}
     assert b.reproducibility is m.Reproducibility.REPRODUCIBLE, b.reproducibility_detail
     assert b.environment.variables == {"OMP_NUM_THREADS": "3"}
@@ -95,13 +96,13 @@ def test_baseline_records_reference_runs_and_reset_procedure(ledger, repo, tmp_p
     assert "# before every run:\ntrue" in b.reset_procedure  # pasteable (session.commands)
     assert ledger.get(m.Baseline, b.id) == b
     runs = ledger.list(m.Run, baseline_id=b.id)
-    assert len(runs) == 2 * (8 + 1)
+    assert len(runs) == 2 * (10 + 1)
     assert sum(r.warmup for r in runs) == 2
     assert [r.workload for r in runs[:4]] == ["read", "twice", "read", "twice"]  # interleaved
     assert all(r.status is m.RunStatus.OK and r.round_id is None for r in runs)
     hooks = ledger.list(m.HookRecord, session_id=session.id)
-    assert len(hooks) == 18 and {h.kind for h in hooks} == {m.HookKind.PREPARE}
-    assert seen[-1].phase == "done" and seen[-1].runs_done == 18
+    assert len(hooks) == 22 and {h.kind for h in hooks} == {m.HookKind.PREPARE}
+    assert seen[-1].phase == "done" and seen[-1].runs_done == 22
     assert list_worktrees(repo) == [repo]
     ledger.close()
     blob = b"".join(p.read_bytes() for p in tmp_path.glob("ledger.db*"))
@@ -121,25 +122,37 @@ def test_baseline_id_is_stable_for_code_machine_and_contract(ledger, repo):
     assert b.id == c.baseline_id(b.snapshot.commit, b.environment, session.contract.stable_hash())
 
 
-def test_drifting_or_failing_baseline_is_not_reproducible(ledger, repo, tmp_path):
+def test_drifting_baseline_is_not_reproducible_and_blocks_a_round(ledger, repo, tmp_path):
     counter = tmp_path / "n"
     drift = f"n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; echo $n"
+    session = make_session(ledger, repo, workloads=[m.Workload(name="drift", command=drift)])
+    b = c.record_baseline(ledger, session, runs=10, warmup=0)
+    assert b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE
+    assert b.reproducibility_detail.startswith("drifting")
+    assert "drift: drifting" in b.reproducibility_detail
+    assert "the later half was slower" in b.reproducibility_detail
+    assert len(ledger.list(m.Run, baseline_id=b.id)) == 10  # decided at the first look
+    with pytest.raises(c.GateRefused, match="not reproducible at ±2%: drift: drifting"):
+        c.run_round(ledger, session)
+
+
+def test_a_workload_that_fails_its_warm_up_stops_the_baseline_at_once(ledger, repo):
     session = make_session(
         ledger,
         repo,
         workloads=[
-            m.Workload(name="drift", command=drift),
-            m.Workload(name="broken", command="echo oops; exit 3"),
+            m.Workload(name="read", command="cat value.txt"),
+            m.Workload(name="broken", command="echo no such file >&2; exit 3"),
         ],
     )
-    b = c.record_baseline(ledger, session, runs=10, warmup=0)
-    assert b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE
-    assert (
-        "drift: split halves" in b.reproducibility_detail and "SAME" not in b.reproducibility_detail
-    )
-    assert "broken: 10 of 10 runs gave no value" in b.reproducibility_detail
-    with pytest.raises(c.GateRefused, match="not reproducible"):
-        c.run_round(ledger, session)
+    with pytest.raises(c.WorkloadBroken, match=r"broken: its warm-up run failed \(exit 3\)") as e:
+        c.record_baseline(ledger, session, runs=10)
+    assert "not noisy" in str(e.value) and "no such file" in str(e.value)
+    assert isinstance(e.value, c.ConductError)  # failed work, exit 1
+    (b,) = ledger.list(m.Baseline, session_id=session.id)
+    assert len(ledger.list(m.Run, baseline_id=b.id)) == 2  # the two warm-ups, nothing more
+    assert b.reproducibility is m.Reproducibility.UNJUDGED
+    assert "broken" in b.reproducibility_detail and "repair the noise" not in str(e.value)
 
 
 def test_baseline_errors_are_one_line(ledger, tmp_path):
@@ -148,7 +161,7 @@ def test_baseline_errors_are_one_line(ledger, tmp_path):
     session = make_session(ledger, plain)
     with pytest.raises(c.ConductError, match="not inside a git repository"):
         c.record_baseline(ledger, session, runs=2)
-    with pytest.raises(c.ConductError, match="at least 2 runs"):
+    with pytest.raises(c.BadInput, match="at least 2 runs"):
         c.record_baseline(ledger, session, runs=1)
 
 
@@ -166,7 +179,7 @@ def test_stopped_baseline_is_unjudged(ledger, repo):
         and "interrupted" in b.reproducibility_detail
     )
     assert len(ledger.list(m.Run, baseline_id=b.id)) == 3
-    with pytest.raises(c.GateRefused, match=r"was not judged \(interrupted after 3 of 11 runs"):
+    with pytest.raises(c.GateRefused, match=r"\(interrupted after 3 of at least 11 runs"):
         c.run_round(ledger, session)
 
 
@@ -195,20 +208,20 @@ def test_variants_from_a_ref_and_from_a_patch(ledger, repo, tmp_path):
     assert {v.name for v in ledger.list(m.Variant, session_id=session.id)} == {"extra", "slow"}
     assert list_worktrees(repo) == [repo]
 
-    with pytest.raises(c.ConductError, match="already has a variant named"):
+    with pytest.raises(c.BadInput, match="already has a variant named"):
         c.add_variant(ledger, session, "slow", patch=patch)
-    with pytest.raises(c.ConductError, match="exactly one"):
+    with pytest.raises(c.BadInput, match="exactly one"):
         c.add_variant(ledger, session, "x", ref="other", patch=patch)
-    with pytest.raises(c.ConductError, match="no hypothesis"):
+    with pytest.raises(c.BadInput, match="no hypothesis"):
         c.add_variant(ledger, session, "x", ref="other", hypothesis_id="nope")
-    with pytest.raises(c.ConductError, match="names no commit"):
+    with pytest.raises(c.BadInput, match="names no commit"):
         c.add_variant(ledger, session, "x", ref="nope")
     stale = tmp_path / "stale.diff"
     stale.write_text(patch.read_text().replace("-1.00", "-3.00"))
-    with pytest.raises(c.ConductError, match="does not apply"):
+    with pytest.raises(c.BadInput, match="does not apply"):
         c.add_variant(ledger, session, "again", patch=stale)
     assert list_worktrees(repo) == [repo]
-    with pytest.raises(c.ConductError, match="variant name"):
+    with pytest.raises(c.BadInput, match="variant name"):
         c.add_variant(ledger, session, "baseline", ref="other")
     hyp = m.Hypothesis(session_id=session.id, title="cache the value")
     ledger.put(hyp)
@@ -267,7 +280,7 @@ def test_round_measures_interleaved_blocks_and_decides(ledger, repo, tmp_path):
 
     again = c.run_round(ledger, session, variants=["slow"], min_blocks=6, max_blocks=6, seed=7)
     assert again.number == 2 and again.variant_ids == [slow.id]
-    with pytest.raises(c.ConductError, match="no variant"):
+    with pytest.raises(c.BadInput, match="no variant"):
         c.run_round(ledger, session, variants=["nope"])
 
 
@@ -336,7 +349,11 @@ def test_baseline_drift_makes_verdicts_untrusted(ledger, repo, tmp_path):
     outside.write_text("1.2\n")  # the machine changed since the baseline
     rnd = c.run_round(ledger, session, min_blocks=6, max_blocks=6, seed=3)
     assert rnd.baseline_check == pytest.approx(1.2) and rnd.baseline_reproduced is False
-    assert any("not trusted" in n for n in rnd.summary["notes"])
+    (note,) = [n for n in rnd.summary["notes"] if "baseline not reproduced" in n]
+    assert "in round 1" in note and "1.200× its reference" in note
+    assert "do not use the reference" in note  # what it means for the paired verdicts
+    assert f"record the baseline again (gpuopt baseline {session.id})" in note
+    assert f"re-run the round (gpuopt round {session.id})" in note
 
 
 def test_failed_setup_fails_the_round_cleanly(ledger, repo):

@@ -1,0 +1,81 @@
+"""Conducting measurements: a baseline, variants, and interleaved rounds.
+
+What the command line, the full-screen app and the demo call. Every run happens in a
+detached worktree outside the person's repository; every result lands in the ledger as
+soon as it exists, so an interruption keeps what was measured.
+
+- `executor`: the executor interface, and the one that runs real processes;
+- `baseline`: the adaptive baseline and its split-half check (three outcomes);
+- `variant`: one-factor variants from a revision or a patch;
+- `loop` and `round`: the round loop over an executor, and the round around it;
+- `recovery`: live and stale rounds, and opening a round as this process's.
+
+The names callers use are re-exported here (`from session import conduct`).
+"""
+
+from __future__ import annotations
+
+from session.conduct.baseline import (
+    DEFAULT_MAX_RUNS,
+    DEFAULT_RUNS,
+    Judgement,
+    Outcome,
+    baseline_id,
+    judge_baseline,
+    record_baseline,
+    reset_procedure,
+)
+from session.conduct.common import (
+    BASELINE_ARM,
+    BadInput,
+    ConductError,
+    GateRefused,
+    Progress,
+    ProgressFn,
+    WorkloadBroken,
+    cleanup_stale_worktrees,
+)
+from session.conduct.executor import Executor, ProcessExecutor, check_workloads
+from session.conduct.loop import MAX_ATTEMPTS
+from session.conduct.recovery import RoundBusy, live_round, recover_stale_rounds
+from session.conduct.round import gate_round, run_round
+from session.conduct.variant import (
+    MANY_FILES,
+    add_variant,
+    many_files,
+    missing_uncommitted,
+    resolve_variants,
+)
+
+__all__ = [
+    "BASELINE_ARM",
+    "DEFAULT_MAX_RUNS",
+    "DEFAULT_RUNS",
+    "MANY_FILES",
+    "MAX_ATTEMPTS",
+    "BadInput",
+    "ConductError",
+    "Executor",
+    "GateRefused",
+    "Judgement",
+    "Outcome",
+    "ProcessExecutor",
+    "Progress",
+    "ProgressFn",
+    "RoundBusy",
+    "WorkloadBroken",
+    "add_variant",
+    "baseline_id",
+    "check_workloads",
+    "cleanup_stale_worktrees",
+    "gate_round",
+    "judge_baseline",
+    "live_round",
+    "many_files",
+    "missing_uncommitted",
+    "record_baseline",
+    "recover_stale_rounds",
+    "reset_procedure",
+    "resolve_variants",
+    "run_round",
+]

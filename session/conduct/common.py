@@ -1,0 +1,107 @@
+"""What every part of conducting shares: progress reports, the errors, small helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from session import errors
+from session import models as m
+from session.ledger_port import LedgerLike
+
+BASELINE_ARM = "baseline"
+OUTPUT_TAIL = 4096
+
+# The families of session.errors: one root, a front end maps each to what it does.
+BadInput = errors.BadInput
+GateRefused = errors.GateRefusal
+ConductError = errors.ConductError
+
+
+class WorkloadBroken(errors.ConductError):
+    """A workload that cannot run at all (its first run failed): broken, not noisy."""
+
+
+@dataclass
+class Progress:
+    phase: str  # "snapshot" | "baseline" | "setup" | "round" | "check" | "cleanup" | "done"
+    message: str
+    block: int = 0
+    max_blocks: int = 0
+    runs_done: int = 0
+    runs_total: int = 0
+    eta_s: float | None = None
+    comparisons: list[m.Comparison] = field(default_factory=list)
+
+
+ProgressFn = Callable[[Progress], None] | None
+
+
+def say(progress: ProgressFn, p: Progress) -> None:
+    if progress is not None:
+        progress(p)
+
+
+def cleanup_stale_worktrees(repo: str | Path) -> int:
+    """Remove worktrees a crashed gpuopt left behind for this repository, after killing
+    what it left running (in them, most likely)."""
+    from measure import orphans
+    from measure.git import GitError
+    from measure.worktrees import cleanup_stale_worktrees as clean
+
+    orphans.sweep_dead_owners()
+    try:
+        return clean(repo)
+    except GitError:
+        return 0
+
+
+def subdir(session: m.Session) -> Path:
+    """Where in the checkout the session's repository path lies (runs start there)."""
+    from measure.git import repo_root
+
+    here = Path(session.repo).expanduser().resolve()
+    try:
+        return here.relative_to(repo_root(here).resolve())
+    except ValueError:
+        return Path()
+
+
+def snapshot_model(info: Any) -> m.Snapshot:
+    return m.Snapshot(
+        id=info.id,
+        commit=info.commit,
+        ref=info.ref,
+        head=info.head,
+        dirty=info.dirty,
+        warnings=list(info.warnings),
+    )
+
+
+def tail(text: str, limit: int = OUTPUT_TAIL) -> str:
+    return text[-limit:]
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's first line, as stored: no secret of the environment in it."""
+    from measure.redact import redact
+
+    text = str(exc).strip().splitlines()
+    return redact(text[0]) if text else type(exc).__name__
+
+
+def put_closing(ledger: LedgerLike, item: Any) -> None:
+    """Record how a baseline or round ended, while an error is on its way out. When the
+    ledger itself is what failed, the error says more than a second one would; a round
+    left "running" is closed as stale by the next start."""
+    try:
+        ledger.put(item)
+    except Exception:
+        pass
+
+
+def band(threshold: float) -> str:
+    """A noise band in words: ±2%, ±2.5%."""
+    return f"±{threshold * 100:.3g}%"

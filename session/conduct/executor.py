@@ -1,0 +1,294 @@
+"""Who runs a workload: the executor interface, and the one that starts real processes.
+
+The baseline and the round loops ask an `Executor` for one run at a time; the process
+executor runs it in a worktree with its prepare hook and telemetry and stores it. A test
+can give the loops a scripted executor instead (no processes, values chosen per run).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from session import models as m
+from session.conduct.common import BASELINE_ARM, BadInput, one_line, tail
+from session.ledger_port import LedgerLike
+
+if TYPE_CHECKING:
+    from measure.monitor import RunMonitor
+    from measure.runner import RunResult
+
+__all__ = ["Executor", "ProcessExecutor", "check_workloads", "needs_torch"]
+
+
+class Executor(Protocol):
+    """Runs one workload of one arm and stores it; the returned run has its status, value
+    and trust set. `notes` collects what the person should read at the end."""
+
+    notes: list[str]
+
+    def run(self, run: m.Run, cwd: Path) -> m.Run: ...
+
+    def hook(
+        self,
+        kind: m.HookKind,
+        command: str,
+        cwd: Path,
+        *,
+        round_id: str | None,
+        variant_id: str | None,
+    ) -> m.HookRecord: ...
+
+    def env(self, workload: str | None) -> dict[str, str]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class _Command:
+    command: str
+    metric_source: str
+    metric_pattern: str | None
+    script_args: list[str] | None = None  # a torch replicate: the worker and its arguments
+
+
+def _commands(session: m.Session) -> dict[str, _Command]:
+    """The shell command each workload runs, with where its metric comes from."""
+    contract = session.contract
+    out: dict[str, _Command] = {}
+    for w in contract.workloads:
+        if w.kind is m.WorkloadKind.COMMAND:
+            out[w.name] = _Command(w.command, contract.metric.source.value, contract.metric.pattern)
+        else:
+            from measure.harness import worker_script_args, workload_command
+
+            try:
+                cmd, source, pattern = workload_command(
+                    w.kind.value, w.command, python=contract.python, training=w.training
+                )
+                args = worker_script_args("time", w.kind.value, w.command, w.training)
+            except Exception as exc:  # a malformed spec: say which workload, in one line
+                raise BadInput(f"workload {w.name}: {one_line(exc)}") from None
+            out[w.name] = _Command(cmd, source, pattern, args)
+    return out
+
+
+def check_workloads(session: m.Session) -> None:
+    """BadInput when a workload cannot be turned into a command (e.g. a malformed spec)."""
+    _commands(session)
+
+
+def needs_torch(session: m.Session) -> bool:
+    return any(w.kind is not m.WorkloadKind.COMMAND for w in session.contract.workloads)
+
+
+class ProcessExecutor:
+    """Runs one workload of one arm in a worktree and records it (with its prepare hook)."""
+
+    def __init__(self, ledger: LedgerLike, session: m.Session, monitor: RunMonitor | None):
+        from measure.monitor import NullMonitor
+
+        self.ledger = ledger
+        self.session = session
+        self.contract = session.contract
+        self.monitor: RunMonitor = monitor or NullMonitor()
+        self.commands = _commands(session)
+        self.workloads = {w.name: w for w in self.contract.workloads}
+        self._preloaded: dict[str, Any] = {}  # workload -> PreloadedPython, or None: spawn
+        self.notes: list[str] = []
+        self.job = m.new_id()  # marks every process of this baseline or round
+
+    def close(self) -> None:
+        """Stop the preloaded interpreters, and what the hooks left running (a setup
+        hook's server lives as long as the job, not longer)."""
+        from measure import orphans
+
+        try:
+            for server in self._preloaded.values():
+                if server is not None:
+                    server.close()
+            self._preloaded.clear()
+        finally:
+            orphans.sweep(orphans.JOB_VAR, self.job)
+
+    def _server(self, workload: str) -> Any:
+        """The preloaded interpreter of a torch workload, or None to spawn each run."""
+        if workload in self._preloaded:
+            return self._preloaded[workload]
+        from measure.preload import PreloadedPython, PreloadError, preload_ok
+
+        server = None
+        w = self.workloads[workload]
+        env = self.env(workload)
+        if w.kind is not m.WorkloadKind.COMMAND and preload_ok(
+            self.contract.python, self.contract.launcher, env
+        ):
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            try:
+                server = PreloadedPython(self.contract.python or sys.executable, ["torch"], env=env)
+            except PreloadError as exc:
+                self.notes.append(
+                    f"{workload}: each run imports torch anew "
+                    f"(the preloaded interpreter did not start: {exc})"
+                )
+        self._preloaded[workload] = server
+        return server
+
+    def hook(
+        self,
+        kind: m.HookKind,
+        command: str,
+        cwd: Path,
+        *,
+        round_id: str | None,
+        variant_id: str | None,
+    ) -> m.HookRecord:
+        from measure.runner import run_hook
+
+        res = run_hook(command, cwd, env=self.env(None), timeout_s=self.contract.timeout_s)
+        rec = m.HookRecord(
+            session_id=self.session.id,
+            round_id=round_id,
+            variant_id=variant_id,
+            kind=kind,
+            command=command,
+            exit_code=res.exit_code if res.status is not m.RunStatus.TIMEOUT else None,
+            output_tail=tail((res.stdout_tail + res.stderr_tail) or res.error),
+        )
+        self.ledger.put(rec)
+        return rec
+
+    def env(self, workload: str | None) -> dict[str, str]:
+        from measure import orphans
+
+        env = dict(os.environ)
+        if workload is not None:
+            env.update(self.workloads[workload].env)
+        env[orphans.JOB_VAR] = self.job
+        return env
+
+    def run(self, run: m.Run, cwd: Path) -> m.Run:
+        """Execute and store one run; the returned run has status, value and trust set."""
+        from measure.runner import run_command
+
+        prepare = self.contract.hooks.prepare
+        if prepare:
+            rec = self.hook(
+                m.HookKind.PREPARE,
+                prepare,
+                cwd,
+                round_id=run.round_id,
+                variant_id=None if run.arm == BASELINE_ARM else run.arm,
+            )
+            if rec.exit_code != 0:
+                run.status = m.RunStatus.FAILED
+                run.error = f"the prepare command failed (exit {rec.exit_code})"
+                run.trust_reasons = ["not run: the prepare command failed"]
+                self.ledger.put(run)
+                return run
+        cmd = self.commands[run.workload]
+        started = False
+
+        def on_start(pid: int) -> None:
+            nonlocal started
+            started = True
+            self.monitor.run_started(run.id, pid)
+
+        try:
+            res = self._preloaded_run(run, cwd, cmd, on_start)
+            if res is None:
+                res = run_command(
+                    cmd.command,
+                    cwd,
+                    env=self.env(run.workload),
+                    timeout_s=self.contract.timeout_s,
+                    launcher=self.contract.launcher,
+                    metric_source=cmd.metric_source,
+                    metric_pattern=cmd.metric_pattern,
+                    on_start=on_start,
+                )
+        finally:
+            if not started:
+                self.monitor.run_started(run.id, None)
+            obs = self.monitor.run_finished(run.id)
+        _fill(run, res)
+        if cmd.script_args is not None:
+            _fill_worker(run)
+        run.trust = _trust(obs.trust)
+        run.trust_reasons = list(obs.reasons)
+        run.telemetry = dict(obs.deltas)
+        if res.containment:  # how the run's descendants were collected (measure.orphans)
+            run.containment = res.containment
+        if run.trust is m.Trust.UNTRUSTED:
+            run.status = m.RunStatus.QUARANTINED
+        self.ledger.put(run)
+        return run
+
+    def _preloaded_run(
+        self, run: m.Run, cwd: Path, cmd: _Command, on_start: Callable[[int], None]
+    ) -> RunResult | None:
+        """The run forked from the workload's preloaded interpreter; None to spawn it."""
+        server = self._server(run.workload)
+        if server is None or cmd.script_args is None:
+            return None
+        from measure.preload import PreloadError
+
+        env = self.env(run.workload)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        try:
+            res: RunResult = server.run(
+                cmd.script_args,
+                cwd,
+                env=env,
+                timeout_s=self.contract.timeout_s,
+                metric_source=cmd.metric_source,
+                metric_pattern=cmd.metric_pattern,
+                on_start=on_start,
+            )
+        except PreloadError as exc:
+            server.close()
+            self._preloaded[run.workload] = None
+            # Nothing of this attempt was recorded: it runs again the ordinary way.
+            self.notes.append(f"{run.workload}: the preloaded interpreter broke ({exc})")
+            return None
+        run.launch = m.RunLaunch.PRELOADED
+        return res
+
+
+def _fill(run: m.Run, res: RunResult) -> None:
+    run.status = m.RunStatus(res.status)
+    run.value = res.value if res.status is m.RunStatus.OK else None
+    run.exit_code = res.exit_code
+    run.wall_s = res.wall_s
+    run.user_s = res.user_s
+    run.sys_s = res.sys_s
+    run.peak_rss_bytes = res.peak_rss_bytes
+    run.stdout_tail = res.stdout_tail
+    run.stderr_tail = res.stderr_tail
+    run.started_us = res.started_us
+    run.ended_us = res.ended_us
+    run.error = res.error
+    run.minor_faults = res.minor_faults
+    run.major_faults = res.major_faults
+
+
+def _fill_worker(run: m.Run) -> None:
+    """A torch replicate: keep the worker's report (metric, options, faults, warm-up), and
+    say the workload's own exception rather than "exited with status 1"."""
+    from session.timing import worker_report, worker_summary
+
+    report = worker_report(run.stdout_tail)
+    run.worker = worker_summary(report)
+    if report.get("error") and run.status is not m.RunStatus.OK:
+        run.error = f"the workload failed: {report['error']}"[:500]
+
+
+def _trust(value: str) -> m.Trust:
+    try:
+        return m.Trust(value)
+    except ValueError:
+        return m.Trust.UNKNOWN

@@ -1,0 +1,388 @@
+"""The round loop: warm-ups, then interleaved blocks until the design says stop.
+
+It drives an `Executor` (session.conduct.executor) and keeps the paired estimates: after
+each block it updates and stores the comparisons; it may stop only at the planned looks
+of the sequential design (measure.sequential), at the block limit, or when the budget or
+a stop request ends it. Nothing here starts a process itself, so a scripted executor
+tests the round's logic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from measure import schedule, sequential
+from measure.stats import PairedEstimate, paired_estimate, paired_log_ratios
+from session import models as m
+from session.conduct.common import BASELINE_ARM, Progress, ProgressFn, say
+from session.conduct.executor import Executor
+from session.ledger_port import LedgerLike
+
+MAX_ATTEMPTS = 3
+Key = tuple[str, str]  # (arm, workload)
+_NO_VALUE = (m.RunStatus.FAILED, m.RunStatus.TIMEOUT, m.RunStatus.NO_METRIC)
+
+
+@dataclass
+class RoundState:
+    """Values per (arm, workload) per completed block."""
+
+    values: dict[tuple[str, str], dict[int, float]] = field(default_factory=dict)
+    failed: dict[tuple[str, str], int] = field(default_factory=dict)
+    untrusted: dict[tuple[str, str], int] = field(default_factory=dict)
+    counted: dict[tuple[str, str], int] = field(default_factory=dict)  # runs of counted blocks
+    last_error: dict[tuple[str, str], str] = field(default_factory=dict)
+    fail_text: dict[tuple[str, str], str] = field(default_factory=dict)  # exception's last lines
+
+    def add(self, run: m.Run, block: int) -> None:
+        key = (run.arm, run.workload)
+        self.counted[key] = self.counted.get(key, 0) + 1
+        if run.status is m.RunStatus.OK and run.value is not None:
+            self.values.setdefault(key, {})[block] = run.value
+        elif run.status is m.RunStatus.QUARANTINED:
+            self.untrusted[key] = self.untrusted.get(key, 0) + 1
+        else:
+            self.failed[key] = self.failed.get(key, 0) + 1
+            why = run.error or f"{run.status.value}, exit {run.exit_code}"
+            self.last_error[key] = why.strip().splitlines()[0] if why.strip() else why
+
+    def never_ran(self, arm: str, workload: str) -> bool:
+        """Every counted run of this arm and workload failed: no value will come."""
+        key = (arm, workload)
+        return self.counted.get(key, 0) > 0 and self.failed.get(key, 0) == self.counted[key]
+
+    def failure_notes(self, label: dict[str, str]) -> list[str]:
+        notes = []
+        for (arm, workload), failed in self.failed.items():
+            total = self.counted.get((arm, workload), 0)
+            last = self.last_error.get((arm, workload), "")
+            notes.append(
+                f"{label.get(arm, arm)}/{workload}: {failed} of {total} runs gave no value"
+                + (f" (last: {last})" if last else "")
+                + (
+                    "; every run failed: try its command by hand on that snapshot"
+                    if failed == total
+                    else ""
+                )
+            )
+        return notes
+
+
+@dataclass
+class Plan:
+    """What one round measures, and how."""
+
+    session: m.Session
+    rnd: m.Round
+    baseline: m.Baseline
+    variants: Sequence[m.Variant]
+    trees: dict[str, Path]  # arm -> where it runs
+    seed: int
+    threshold: float
+    min_blocks: int
+    max_blocks: int
+    budget_s: float | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [w.name for w in self.session.contract.workloads]
+
+    @property
+    def arms(self) -> list[str]:
+        return [BASELINE_ARM, *(v.id for v in self.variants)]
+
+    @property
+    def label(self) -> dict[str, str]:
+        return {BASELINE_ARM: BASELINE_ARM, **{v.id: v.name for v in self.variants}}
+
+    @property
+    def higher(self) -> bool:
+        return self.session.contract.metric.direction is m.Direction.HIGHER
+
+    @property
+    def harnessed(self) -> set[str]:
+        """Torch workloads: an arm that cannot give a value is dropped early."""
+        return {
+            w.name for w in self.session.contract.workloads if w.kind is not m.WorkloadKind.COMMAND
+        }
+
+
+@dataclass
+class _Block:
+    runs: list[m.Run]
+    untrusted: bool = False
+    interrupted: bool = False
+
+
+class RoundLoop:
+    """Runs a plan's warm-ups and blocks through an executor; the results stay on it."""
+
+    def __init__(
+        self,
+        ledger: LedgerLike,
+        executor: Executor,
+        plan: Plan,
+        *,
+        progress: ProgressFn = None,
+        stopped: Callable[[], bool] = lambda: False,
+    ):
+        self.ledger, self.executor, self.plan = ledger, executor, plan
+        self.progress, self.stopped = progress, stopped
+        self.rng = random.Random(plan.seed)
+        self.design = sequential.Design.plan(plan.min_blocks, plan.max_blocks)
+        self.state = RoundState()
+        self.comparisons: dict[tuple[str, str], m.Comparison] = {}
+        self.looks: dict[tuple[str, str], sequential.Look] = {}
+        self.dropped: dict[tuple[str, str], str] = {}  # (variant arm, workload) -> why
+        self.checks: dict[str, bool] = {}
+        self.notes: list[str] = []
+        self.skipped: list[int] = []
+        self.completed = 0
+        self.runs_done = 0
+        self.stop_why: str | None = None
+        self.t0 = time.monotonic()
+        self.overhead = 0.0
+
+    def _new_run(self, arm: str, workload: str, block: int, attempt: int, warm: bool) -> m.Run:
+        p = self.plan
+        return m.Run(
+            session_id=p.session.id,
+            round_id=p.rnd.id,
+            baseline_id=p.baseline.id,
+            arm=arm,
+            workload=workload,
+            block=block,
+            attempt=attempt,
+            warmup=warm,
+        )
+
+    def warm_up(self) -> None:
+        """One excluded warm-up run per arm and workload."""
+        p = self.plan
+        for name in p.names:
+            for arm in schedule.block_order(p.arms, self.rng):
+                if self.stopped():
+                    break
+                warm = self.executor.run(self._new_run(arm, name, 0, 0, True), p.trees[arm])
+                if arm != BASELINE_ARM and warm.status in _NO_VALUE and name in p.harnessed:
+                    self.dropped[(arm, name)] = "its warm-up failed"
+                    self.state.fail_text[(arm, name)] = _failure(warm)
+        self.overhead = time.monotonic() - self.t0  # once per round: not a block's cost
+
+    def blocks(self) -> str | None:
+        """Run blocks until the round stops; the reason (None when stopped from outside)."""
+        p = self.plan
+        block = 0
+        while block < p.max_blocks and not self.stopped():
+            block += 1
+            done = self._block(block)
+            if self.stopped() and not done:
+                break
+            if not done:
+                self.skipped.append(block)
+                self.notes.append(
+                    f"block {block}: untrusted runs in {MAX_ATTEMPTS} attempts; left out"
+                )
+            else:
+                self.completed += 1
+            self.stop_why = self._after_block(block)
+            if self.stop_why is not None:
+                break
+        return self.stop_why
+
+    def _block(self, block: int) -> bool:
+        """One block, attempted again after an untrusted run; whether it counts."""
+        p = self.plan
+        for attempt in range(MAX_ATTEMPTS):
+            result = self._attempt(block, attempt)
+            self.runs_done += len(result.runs)
+            if result.interrupted:
+                return False
+            if not result.untrusted:
+                for run in result.runs:
+                    self.state.add(run, block)
+                    if run.status in _NO_VALUE:
+                        self.state.fail_text[(run.arm, run.workload)] = _failure(run)
+                for v in p.variants:
+                    for name in p.names:
+                        key = (v.id, name)
+                        if (
+                            name in p.harnessed
+                            and key not in self.dropped
+                            and self.state.never_ran(*key)
+                        ):
+                            self.dropped[key] = "every run failed"
+                return True
+            _discard(self.ledger, result.runs)
+            for run in result.runs:
+                if run.trust is m.Trust.UNTRUSTED:
+                    key = (run.arm, run.workload)
+                    self.state.untrusted[key] = self.state.untrusted.get(key, 0) + 1
+        return False
+
+    def _attempt(self, block: int, attempt: int) -> _Block:
+        p = self.plan
+        out = _Block(runs=[])
+        for name in p.names:
+            for arm in schedule.block_order(p.arms, self.rng):
+                if (arm, name) in self.dropped:
+                    continue  # a FAILED arm: dropped from the later blocks (said in the notes)
+                if self.stopped():
+                    out.interrupted = True
+                    return out
+                run = self.executor.run(
+                    self._new_run(arm, name, block, attempt, False), p.trees[arm]
+                )
+                out.runs.append(run)
+                if run.trust is m.Trust.UNTRUSTED:
+                    out.untrusted = True
+                    return out  # the block is run again: no point finishing this attempt
+        return out
+
+    def update(self, final: bool = False) -> tuple[list[Key], list[Key]]:
+        """Update every comparison; the keys that can still get values, and those of them
+        still waiting for a verdict."""
+        p = self.plan
+        live: list[Key] = []
+        waiting: list[Key] = []
+        for v in p.variants:
+            for name in p.names:
+                key = (v.id, name)
+                base = self.state.values.get((BASELINE_ARM, name), {})
+                var = self.state.values.get(key, {})
+                blocks = sorted(set(base) & set(var))
+                d = paired_log_ratios([base[b] for b in blocks], [var[b] for b in blocks], p.higher)
+                shown = paired_estimate(d, threshold=p.threshold)  # the reported numbers
+                look = sequential.judge(d, p.threshold, self.design)
+                self.looks[key] = look
+                c = self.comparisons.get(key) or m.Comparison(
+                    round_id=p.rnd.id, variant_id=v.id, workload=name, n=0
+                )
+                c.n = shown.n
+                c.ratio, c.ci_low, c.ci_high = shown.ratio, shown.ci_low, shown.ci_high
+                c.verdict = look.verdict
+                c.blocks_needed = None if final else look.blocks_needed
+                c.note = "" if look.decided else undecided_words(look, shown, self.design, final)
+                c.untrusted_runs = self.state.untrusted.get(key, 0)
+                c.failed_runs = self.state.failed.get(key, 0)
+                self.comparisons[key] = c
+                no_values = shown.n == 0 and (
+                    self.state.never_ran(*key) or self.state.never_ran(BASELINE_ARM, name)
+                )
+                if key not in self.dropped and not no_values:
+                    live.append(key)
+                    if not look.decided:
+                        waiting.append(key)
+        self._mark_failed()
+        return live, waiting
+
+    def _after_block(self, block: int) -> str | None:
+        p = self.plan
+        live_keys, waiting = self.update()
+        p.rnd.blocks = self.completed
+        with self.ledger.write():
+            self.ledger.put(p.rnd, *self.comparisons.values())
+        elapsed = time.monotonic() - self.t0
+        live = [
+            dataclasses.replace(
+                self.looks[k].estimate,
+                verdict=self.looks[k].verdict,
+                blocks_needed=self.looks[k].blocks_needed,
+            )
+            for k in waiting
+        ]
+        eta = schedule.eta_s(
+            self.completed,
+            p.max_blocks,
+            elapsed - self.overhead,
+            live,
+            self.design.next_look(self.completed) if live else p.min_blocks,
+        )
+        say(
+            self.progress,
+            Progress(
+                "round",
+                f"block {block} of at most {p.max_blocks}",
+                block=block,
+                max_blocks=p.max_blocks,
+                runs_done=self.runs_done,
+                runs_total=p.max_blocks * len(p.arms) * len(p.names),
+                eta_s=eta,
+                comparisons=[c.model_copy() for c in self.comparisons.values()],
+            ),
+        )
+        if self.completed >= p.min_blocks:
+            if self.comparisons and not live_keys:
+                return "no values: every comparison's runs failed"
+            if not waiting and (self.design.is_look(self.completed) or not live_keys):
+                return schedule.STOP_DECIDED
+        if block >= p.max_blocks:
+            return "block limit reached"
+        if schedule.budget_spent(self.completed, elapsed, p.budget_s, self.overhead):
+            return schedule.STOP_BUDGET
+        return None
+
+    def _mark_failed(self) -> None:
+        """A dropped arm's comparison is FAILED (BROKEN when its check failed too), with the
+        last lines of its exception."""
+        label = self.plan.label
+        for key, why in self.dropped.items():
+            c = self.comparisons.get(key)
+            if c is None:
+                continue
+            broken = self.checks.get(label.get(key[0], key[0])) is False
+            c.verdict = m.Verdict.BROKEN if broken else m.Verdict.FAILED
+            c.error = self.state.fail_text.get(key, "")[-4000:]
+            c.note = f"{why}: dropped from later blocks of the round"
+            c.blocks_needed = None
+
+    def dropped_notes(self) -> list[str]:
+        label = self.plan.label
+        notes = []
+        for (arm, name), why in self.dropped.items():
+            text = self.state.fail_text.get((arm, name), "").strip().splitlines()
+            last = f" (last: {text[-1].strip()[:300]})" if text else ""
+            notes.append(
+                f"{label.get(arm, arm)}/{name}: FAILED, {why}{last}; dropped from later blocks"
+            )
+        return notes
+
+
+def undecided_words(
+    look: sequential.Look, shown: PairedEstimate, design: sequential.Design, final: bool
+) -> str:
+    """What an INCONCLUSIVE comparison would need, in words, with the smallest effect the
+    round can resolve at this noise."""
+    limit = design.max_blocks
+    if look.min_effect is None:
+        return f"too few blocks to judge yet (at least {design.looks[0]})"
+    effect = f"the smallest effect this round can resolve is {look.min_effect:.1%}"
+    if final or look.blocks_needed is None:
+        return f"not decidable at this noise within {limit} blocks; {effect}"
+    return f"about {look.blocks_needed} more blocks would decide; {effect}"
+
+
+def _failure(run: m.Run) -> str:
+    from session.timing import failure_text
+
+    return failure_text(run)
+
+
+def _discard(ledger: LedgerLike, runs: list[m.Run]) -> None:
+    """Keep the runs of an abandoned block attempt, but out of the statistics."""
+    changed = []
+    for run in runs:
+        if run.status is m.RunStatus.OK:
+            run.status = m.RunStatus.QUARANTINED
+            run.trust_reasons = [
+                *run.trust_reasons,
+                "its block was run again after an untrusted run",
+            ]
+            changed.append(run)
+    if changed:
+        ledger.put(*changed)
