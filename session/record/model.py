@@ -586,8 +586,9 @@ def _summary(view: SessionView, out: SessionExport, choice_words: Any) -> Summar
                 row.verdict = c.shown
                 row.verdict_word = c.verdict
                 row.ratio, row.ci_low, row.ci_high = c.ratio, c.ci_low, c.ci_high
-                row.times = vd.times_text(c.ratio)
-                row.times_ci = vd.times_ci_text(c.ci_low, c.ci_high)
+                if c.verdict != m.Verdict.BROKEN.value:  # a broken variant's speed is moot
+                    row.times = vd.times_text(c.ratio)
+                    row.times_ci = vd.times_ci_text(c.ci_low, c.ci_high)
                 row.baseline_median = c.baseline_median
                 row.variant_median = c.variant_median
             summary.rows.append(row)

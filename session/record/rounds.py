@@ -63,7 +63,8 @@ def _round(r: RoundRow, units: dict[str, str]) -> list[str]:
         [
             [f"round {r.number}", c.variant, c.workload, words(c.scope) if c.scope else "—",
              c.shown + (f" (~{c.blocks_needed} more blocks)" if c.blocks_needed else ""),
-             f"{fixed(c.ratio)} [{fixed(c.ci_low)}, {fixed(c.ci_high)}]", times_text(c.ratio),
+             f"{fixed(c.ratio)} [{fixed(c.ci_low)}, {fixed(c.ci_high)}]",
+             "—" if c.verdict == "BROKEN" else times_text(c.ratio),
              f"{figure(c.baseline_median)} → {figure(c.variant_median, units.get(c.workload, ''))}",
              c.n, _trust_text(c.trust, c.untrusted_runs, c.failed_runs)]
             for c in r.comparisons

@@ -37,7 +37,7 @@ def summary_lines(x: SessionExport) -> list[str]:
                 r.variant,
                 r.workload,
                 r.verdict or "not measured",
-                f"{r.times} ({r.times_ci})" if r.ratio is not None else "—",
+                f"{r.times} ({r.times_ci})" if r.times != "—" else "—",
                 f"{figure(r.baseline_median)} → {figure(r.variant_median, r.unit)}"
                 if r.baseline_median is not None or r.variant_median is not None
                 else "—",
@@ -49,8 +49,11 @@ def summary_lines(x: SessionExport) -> list[str]:
             for r in s.rows
         ],
     )  # fmt: skip
-    lines += ["", legend(x) + " BROKEN: the variant failed its correctness check on that "
-              "workload, whatever its speed."]
+    lines += [
+        "",
+        legend(x) + " BROKEN: the variant failed its correctness check on that "
+        "workload, whatever its speed.",
+    ]
     return lines
 
 
