@@ -560,9 +560,55 @@ def import_torch_profile(
     )  # fmt: skip
 
 
+def add_profile(
+    ledger: LedgerLike,
+    session: m.Session,
+    summary: dict[str, Any],
+    *,
+    title: str,
+    path: str | None = None,
+    variant_id: str | None = None,
+    hypothesis_id: str | None = None,
+) -> m.Evidence:
+    """A profile pass's result (session.profile.summarize), stored whole: its tables are
+    already summaries, and the trace it points at stays beside the ledger."""
+    return _record(
+        ledger,
+        session,
+        kind=m.EvidenceKind.TORCH_PROFILE,
+        title=title,
+        path=path,
+        summary=summary,
+        hypothesis_id=hypothesis_id,
+        variant_id=variant_id,
+    )
+
+
+def _describe_profile(s: dict[str, Any]) -> str:
+    from measure.numerics import format_bytes
+
+    head = s.get("dominant") or {}
+    share = head.get("share")
+    parts = [f"{s.get('launches')} launch(es) per step"]
+    if head:
+        parts.append(
+            f"dominant {head.get('name')}"
+            + (f" {share * 100:.0f}%" if isinstance(share, (int, float)) else "")
+        )
+    largest = s.get("largest_intermediate")
+    if largest:
+        parts.append(f"largest intermediate {format_bytes(largest['bytes'])}")
+    suggested = (s.get("roofline") or {}).get("suggested")
+    if suggested:
+        parts.append(f"suggests {suggested}")
+    return "; ".join(parts)
+
+
 def describe(ev: m.Evidence) -> str:
     """One line saying what a piece of evidence holds."""
     s = ev.summary
+    if ev.kind is m.EvidenceKind.TORCH_PROFILE and s.get("profile_version"):
+        return _describe_profile(s)
     if ev.kind is m.EvidenceKind.MEASUREMENT:
         return f"{s.get('name', ev.title)} = {s.get('value')} {s.get('unit', '')}".strip()
     if ev.kind in (m.EvidenceKind.NCU_CSV, m.EvidenceKind.TORCH_PROFILE):

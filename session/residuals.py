@@ -1,10 +1,11 @@
 """Residuals: how what was observed differs from what the hypothesis predicted.
 
 Two observations are read: did the target metric move (the comparisons' verdicts) and did
-the mechanism move (the audits of baseline and variant, or the person's own reading of
-other evidence). Together with the prediction they give one of five residual classes. The
-suggestion is only a suggestion: the person confirms it, and the confidence change that
-follows is written to the hypothesis's history.
+the mechanism move (the profiles of baseline and variant from `gpuopt profile`, else their
+audits; the person's own reading overrides both and is recorded as an override). Together
+with the prediction they give one of five residual classes. The suggestion is only a
+suggestion: the person confirms it, and the confidence change that follows is written to the
+hypothesis's history.
 
 Also here: the round summary, the short executable account of a round. The person's text
 is kept in `Round.summary["search_round"]` under the keys of `ROUND_SUMMARY_FIELDS` (the
@@ -14,13 +15,15 @@ engine keeps its own keys beside it: seed, stop reason, notes, baseline check ra
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from session import models as m
 
 R = m.ResidualClass
+# Per workload, the profile summaries of the baseline and of the variant (session.profile).
+ProfilePair = tuple[Mapping[str, Mapping[str, Any]], Mapping[str, Mapping[str, Any]]]
 
 DESCRIPTIONS: dict[m.ResidualClass, str] = {
     R.AS_PREDICTED: "the target metric and the mechanism evidence both moved as predicted: "
@@ -165,21 +168,26 @@ def _fmt_move(name: str, moves: list[tuple[str, float, float]]) -> str:
     return f"{AUDIT_FIELDS[name]} " + ", ".join(f"{w} {value(o)} → {value(n)}" for w, o, n in moves)
 
 
-def _mechanism_movement(
+def _measured_movement(
     predicted_evidence: str,
     audits: Sequence[m.Audit],
     variant_id: str,
-    mechanism_moved: bool | None,
+    profiles: ProfilePair | None,
 ) -> tuple[str, str]:
-    if mechanism_moved is not None:
-        return (
-            ("as_predicted", "you report that the mechanism evidence moved as predicted")
-            if mechanism_moved
-            else ("unmoved", "you report that the mechanism evidence did not move")
-        )
+    """The mechanism movement measured: from the profiles of both arms when there are, else
+    from the audits."""
+    if profiles is not None:
+        from session.profile_check import mechanism
+
+        found = mechanism(predicted_evidence, profiles[0], profiles[1])
+        if found is not None:
+            return found[0], found[1]
     arms = {a.arm for a in audits}
     if "baseline" not in arms or variant_id not in arms:
-        return "unknown", "no audit of both baseline and variant: mechanism treated as unmoved"
+        return (
+            "unknown",
+            "no audit or profile of both baseline and variant: mechanism treated as unmoved",
+        )
     moved = audit_deltas(audits, variant_id)
     predicted = predicted_audit_moves(predicted_evidence)
     if predicted:
@@ -206,6 +214,37 @@ def _mechanism_movement(
     return "unmoved", "the audits did not move"
 
 
+_STATE_WORDS = {
+    "as_predicted": "moved as predicted",
+    "opposite": "moved the other way",
+    "unmoved": "did not move",
+    "unknown": "not measured",
+}
+OVERRIDE = "override"  # the word that marks a person's reading in a residual's reasons
+
+
+def _mechanism_movement(
+    predicted_evidence: str,
+    audits: Sequence[m.Audit],
+    variant_id: str,
+    mechanism_moved: bool | None,
+    profiles: ProfilePair | None = None,
+) -> tuple[str, str]:
+    measured, why = _measured_movement(predicted_evidence, audits, variant_id, profiles)
+    if mechanism_moved is None:
+        return measured, why
+    # The person's reading wins, and says so: the measured movement stays beside it.
+    state = "as_predicted" if mechanism_moved else "unmoved"
+    said = "moved as predicted" if mechanism_moved else "did not move"
+    if measured == "unknown":
+        return state, f"your {OVERRIDE}: the mechanism evidence {said} (nothing measured)"
+    agree = " (the measurement agrees)" if measured == state else ""
+    return state, (
+        f"your {OVERRIDE}: the mechanism evidence {said}{agree}; measured, it "
+        f"{_STATE_WORDS[measured]}: {why}"
+    )
+
+
 def classify(
     *,
     improve: bool,
@@ -214,10 +253,16 @@ def classify(
     variant_id: str = "",
     predicted_evidence: str = "",
     mechanism_moved: bool | None = None,
+    profiles: ProfilePair | None = None,
 ) -> ResidualSuggestion:
-    """The residual class for one variant, with the reasons read from the observations."""
+    """The residual class for one variant, with the reasons read from the observations.
+
+    The mechanism is read from the profiles of both arms (per workload summaries) when given,
+    else from the audits; `mechanism_moved` is the person's override, recorded as such."""
     metric, why_metric = _metric_movement(comparisons, improve)
-    mech, why_mech = _mechanism_movement(predicted_evidence, audits, variant_id, mechanism_moved)
+    mech, why_mech = _mechanism_movement(
+        predicted_evidence, audits, variant_id, mechanism_moved, profiles
+    )
     reasons = [why_metric, why_mech]
     if metric == "opposite" or mech == "opposite":
         cls = R.OPPOSITE_SIGN
@@ -247,6 +292,12 @@ def suggest_residual(
     audits = [
         a for a in ledger.list(m.Audit, session_id=session.id) if a.arm in ("baseline", variant.id)
     ]
+    from session.profile import latest_profiles
+
+    profiles = (
+        {w: e.summary for w, e in latest_profiles(ledger, session.id, "baseline").items()},
+        {w: e.summary for w, e in latest_profiles(ledger, session.id, variant.id).items()},
+    )
     found = classify(
         improve=predicts_improvement(h, session.contract.metric),
         comparisons=comps,
@@ -254,6 +305,7 @@ def suggest_residual(
         variant_id=variant.id,
         predicted_evidence=h.predicted_evidence if h else "",
         mechanism_moved=mechanism_moved,
+        profiles=profiles,
     )
     from session.gates import latest_correctness
 

@@ -1,0 +1,217 @@
+"""A stored profile in words and tables: one place for the command line, the app's profile
+screen and the decision record's markdown (`profile_markdown`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from measure.numerics import format_bytes
+
+OP_HEAD = ("operator", "calls", "self time", "share", "input shapes")
+TENSOR_HEAD = ("bytes", "shape", "dtype", "made by", "read by", "alive", "kind")
+PAIR_HEAD = ("written by", "read by", "bytes", "a fusion saves")
+_KIND_WORDS = {
+    "intermediate": "intermediate",
+    "temporary": "scratch inside one op",
+    "output": "output (alive at the end)",
+}
+
+
+def _us(x: Any) -> str:
+    if not isinstance(x, (int, float)):
+        return "—"
+    return f"{x / 1e3:.3g} ms" if x >= 1000 else f"{x:.3g} µs"
+
+
+def _pct(x: Any) -> str:
+    return f"{x * 100:.1f}%" if isinstance(x, (int, float)) else "—"
+
+
+def _si(x: Any, unit: str) -> str:
+    if not isinstance(x, (int, float)):
+        return "—"
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {prefix}{unit}"
+    return f"{x:.3g} {unit}"
+
+
+def _shape(s: Any) -> str:
+    return (
+        "×".join(str(d) for d in s) if isinstance(s, list) and s else ("scalar" if s == [] else "—")
+    )
+
+
+def op_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, ...]]:
+    """The operator table (or, on a GPU, the kernel table) as text cells."""
+    rows = summary.get("kernels") or summary.get("operators") or []
+    out: list[tuple[str, ...]] = []
+    for r in rows[:limit]:
+        shapes = r.get("input_shapes") or []
+        out.append(
+            (
+                str(r.get("name")),
+                f"{r.get('calls')}",
+                _us(r.get("self_us")),
+                _pct(r.get("share")),
+                ", ".join(_shape(s) for s in shapes if s) or "—",
+            )
+        )
+    return out
+
+
+def tensor_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for r in (summary.get("intermediates") or [])[:limit]:
+        out.append(
+            (
+                format_bytes(r.get("bytes") or 0),
+                _shape(r.get("shape")),
+                str(r.get("dtype") or "—"),
+                str(r.get("producer")),
+                ", ".join(r.get("consumers") or []) or "—",
+                _us(r.get("alive_us")),
+                _KIND_WORDS.get(str(r.get("kind")), str(r.get("kind"))),
+            )
+        )
+    return out
+
+
+def pair_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, ...]]:
+    return [
+        (p["producer"], p["consumer"], format_bytes(p["bytes"]), format_bytes(p["saved_bytes"]))
+        for p in (summary.get("pairs") or [])[:limit]
+    ]
+
+
+def fact_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The method's quick checklist, answered from one profile."""
+    out = [
+        f"device {summary.get('device')}"
+        + (f" ({summary['device_name']})" if summary.get("device_name") else "")
+        + f", dtype {summary.get('dtype') or '—'}, "
+        f"{summary.get('profiled_steps', 1)} step(s) profiled",
+        f"time per step {summary.get('step_ms', 0):.4g} ms (fastest of 5, in the profile pass: "
+        "not the timing's figure)",
+        f"launches per step {summary.get('launches')} ({summary.get('launch_source')})",
+    ]
+    head = summary.get("dominant")
+    if head:
+        out.append(f"dominant operation {head['name']}: {_pct(head.get('share'))} of the time")
+    bound = summary.get("most_frequent_boundary")
+    if bound:
+        out.append(
+            f"most frequent operator boundary {bound['from']} → {bound['to']} "
+            f"({bound['count']}×, {format_bytes(bound['bytes'])} across it)"
+        )
+    largest = summary.get("largest_intermediate")
+    if largest:
+        out.append(
+            f"largest intermediate {format_bytes(largest['bytes'])} {_shape(largest.get('shape'))} "
+            f"{largest.get('dtype') or ''} from {largest['producer']}, read by "
+            f"{', '.join(largest.get('consumers') or []) or 'nothing'}"
+        )
+    peak = summary.get("live_peak") or {}
+    if peak:
+        names = ", ".join(
+            f"{format_bytes(t['bytes'])} from {t['producer']}" for t in peak.get("tensors", [])[:4]
+        )
+        out.append(
+            f"peak of live bytes {format_bytes(peak.get('bytes') or 0)}: "
+            f"{peak.get('tensor_count', 0)} tensor(s) overlap ({names or 'none'})"
+        )
+    pairs = summary.get("pairs") or []
+    if pairs:
+        saved = sum(int(p["saved_bytes"]) for p in pairs)
+        out.append(
+            f"{len(pairs)} write/read pair(s); fusing them all would save about "
+            f"{format_bytes(saved)} per step"
+        )
+    dyn = summary.get("dynamo")
+    if dyn:
+        out.append(
+            f"torch.compile: {dyn['graph_breaks']} graph break(s), {dyn['recompiles']} "
+            f"recompilation(s), {dyn['unique_graphs']} graph(s); the launches above are what ran"
+        )
+    return out
+
+
+def roofline_lines(summary: Mapping[str, Any]) -> list[str]:
+    work = summary.get("work") or {}
+    pos = summary.get("roofline") or {}
+    out = [
+        f"work {_si(work.get('flops'), 'FLOP')} and at least "
+        f"{format_bytes(work.get('bytes') or 0)} "
+        f"moved per step: intensity {pos.get('intensity') or 0:.3g} FLOP/byte"
+    ]
+    ceil = pos.get("ceilings") or {}
+    if ceil:
+        out.append(
+            f"ceilings {_si(ceil.get('flops'), 'FLOP/s')}, {_si(ceil.get('bandwidth'), 'B/s')}"
+            + (f", {ceil['launch_s'] * 1e6:.3g} µs a launch" if ceil.get("launch_s") else "")
+            + f" — {ceil.get('source')}"
+        )
+    vendor = pos.get("vendor")
+    if vendor:
+        out.append(
+            f"of the vendor peak ({vendor['source']}): {_pct(vendor.get('bandwidth_fraction'))} "
+            f"of the bandwidth, {_pct(vendor.get('flops_fraction'))} of the FLOP/s"
+        )
+    if pos.get("suggested"):
+        out.append(
+            f"suggested class: {pos['suggested']}"
+            + (" (borderline)" if pos.get("borderline") else "")
+            + " — a suggestion to confirm, not a finding"
+        )
+    out += [f"  {r}" for r in pos.get("reasons") or []]
+    return out
+
+
+def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def cell(x: str) -> str:
+        return str(x).replace("|", "\\|").replace("\n", " ")
+
+    return [
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join("---" for _ in head) + "|",
+        *("| " + " | ".join(cell(c) for c in r) + " |" for r in rows),
+    ]
+
+
+def profile_markdown(
+    profiles: Sequence[tuple[str, Mapping[str, Any]]],
+    checks: Sequence[tuple[str, Sequence[str]]] = (),
+    picture: str | None = None,
+) -> list[str]:
+    """The record's profile section: per (label, summary) its facts, operator, tensor and pair
+    tables and roofline numbers; then, per variant, predicted against observed mechanism
+    evidence (label, lines); `picture` is a roofline PNG beside the record, when one was made."""
+    if not profiles:
+        return []
+    out = ["## Profiles", ""]
+    for label, s in profiles:
+        out += [f"### {label}: {s.get('workload', '')}", ""]
+        out += [f"- {line}" for line in fact_lines(s)]
+        out += [f"- {line.strip()}" for line in roofline_lines(s)]
+        out.append("")
+        ops = op_rows(s)
+        if ops:
+            out += [*_md_table(OP_HEAD, ops), ""]
+        tensors = tensor_rows(s)
+        if tensors:
+            out += [*_md_table(TENSOR_HEAD, tensors), ""]
+        pairs = pair_rows(s)
+        if pairs:
+            out += [*_md_table(PAIR_HEAD, pairs), ""]
+        if s.get("trace"):
+            out += [f"Trace: `{s['trace']}` (open it in ui.perfetto.dev or chrome://tracing)", ""]
+    if picture:
+        out += [f"![roofline]({picture})", ""]
+    if checks:
+        out += ["### Mechanism: predicted against observed", ""]
+        for label, lines in checks:
+            out.append(f"- {label}")
+            out += [f"  - {line}" for line in lines]
+        out.append("")
+    return out
