@@ -34,6 +34,7 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("gfm-like")  # tables, strikethrough, linkify (linkify-it-py)
     # GFM links `www.` and `scheme://` (and e-mail addresses), not every `name.tld`
     # (bench.py is a file, not Paraguay)
+    assert md.linkify is not None
     md.linkify.set({"fuzzy_link": False})
     return md
 
