@@ -1,0 +1,131 @@
+"""`gpuopt profile SESSION [--arm baseline|VARIANT] [--workload NAME]`: where the time and the
+bytes of each workload go, in a pass apart from timing, stored as evidence."""
+
+from __future__ import annotations
+
+import argparse
+
+# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
+# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
+# what it uses.
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "profile",
+        help="profile an arm's workloads: operators, launches, intermediates, roofline class",
+        description=(
+            "Run torch.profiler over a few steps of each torch or KernelBench workload in a "
+            "worktree of the arm's snapshot (a pass apart from timing: profiling distorts it), "
+            "and store what it shows as evidence: the operator table (kernels on a GPU), "
+            "launches per step, the most frequent operator boundary, the dominant op, the "
+            "intermediate tensors with their write/read pairs, FLOPs and bytes against the "
+            "machine's ceilings, and a suggested bottleneck class. A variant's profile is "
+            "compared with the baseline's and with its hypothesis's predicted evidence. The "
+            "Chrome trace is kept beside the ledger."
+        ),
+    )
+    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    p.add_argument(
+        "--arm", default="baseline", metavar="ARM", help="baseline (default) or a variant's name"
+    )
+    p.add_argument("--workload", metavar="NAME", help="only this workload of the contract")
+    p.add_argument("--steps", type=int, default=3, metavar="N", help="steps profiled (default 3)")
+    p.add_argument("--json", action="store_true", help="print the stored summaries as JSON")
+    p.set_defaults(handler=run)
+
+
+def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    from tui.display import plain
+
+    if not rows:
+        return
+    widths = [max(len(h), *(len(plain(r[i])) for r in rows)) for i, h in enumerate(head)]
+    print("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
+    for r in rows:
+        print("  " + "  ".join(plain(c).ljust(w) for c, w in zip(r, widths, strict=True)))
+
+
+def run(args: argparse.Namespace) -> int:
+    from session import profile as prof
+    from session import profile_text as text
+    from session.profile_check import check_predictions, compare
+    from tui.cli import UsageError
+    from tui.commands.common import open_ledger, print_json, session_of
+    from tui.display import plain
+
+    if args.steps < 1:
+        raise UsageError("--steps must be at least 1")
+    with open_ledger(args) as ledger:
+        session = session_of(ledger, args.session)
+        try:
+            runs, others = prof.profile_arm(
+                ledger, session, args.arm, args.workload, steps=args.steps,
+                progress=lambda line: print(f"· {plain(line)}", flush=True),
+            )  # fmt: skip
+        except prof.ProfileError as exc:
+            raise UsageError(str(exc)) from None
+        key = runs[0].arm if runs else ""
+        base = prof.latest_profiles(ledger, session.id, prof.BASELINE) if key != "baseline" else {}
+        variant = ledger.variant(session.id, args.arm) if key and key != "baseline" else None
+        hyp = None
+        if variant is not None and variant.hypothesis_id:
+            from session import models as m
+
+            hyp = ledger.get(m.Hypothesis, variant.hypothesis_id)
+    if args.json:
+        print_json([r.evidence.model_dump(mode="json") for r in runs if r.evidence])
+    failed = 0
+    for r in runs:
+        if r.evidence is None:
+            failed += 1
+            print(f"{plain(r.workload)}: the profile failed: {plain(r.error)}")
+            if r.output_tail:
+                print(plain(r.output_tail[-2000:], 2000))
+            continue
+        if args.json:
+            continue
+        s = r.evidence.summary
+        print(f"\n{plain(r.workload)} — {plain(r.evidence.title)} (evidence {r.evidence.id})")
+        for line in text.fact_lines(s):
+            print(f"  {plain(line, 400)}")
+        _table(text.OP_HEAD, text.op_rows(s, 8))
+        _table(text.TENSOR_HEAD, text.tensor_rows(s, 8))
+        _table(text.PAIR_HEAD, text.pair_rows(s, 5))
+        for line in text.roofline_lines(s):
+            print(f"  {plain(line, 600)}")
+        if s.get("trace"):
+            print(f"  trace: {plain(prof.open_hint(s['trace']), 600)}")
+        if s.get("memory_history"):
+            print(f"  CUDA memory history: {plain(s['memory_history'], 600)}")
+        if variant is not None:
+            b = base.get(r.workload)
+            if b is None:
+                print("  no baseline profile yet: run `gpuopt profile SESSION` to compare")
+                continue
+            mv = compare(b.summary, s)
+            print("  against the baseline:")
+            for line in mv.lines():
+                print(f"    {plain(line, 400)}")
+            if hyp is not None and hyp.predicted_evidence.strip():
+                print(f"  predicted evidence: {plain(hyp.predicted_evidence, 400)}")
+                checks = check_predictions(hyp.predicted_evidence, mv, s)
+                for c in checks:
+                    print(f"    {plain(c.line(), 400)}")
+                if not checks:
+                    print("    no claim about launches, operators, bytes or intermediates to check")
+    if others:
+        from measure.profiling import nsys
+
+        names = ", ".join(w.name for w in others)
+        found = nsys.tools()
+        if not any(found.values()):
+            print(f"\n{plain(names)}: shell workload(s): {nsys.MISSING}")
+        else:
+            for w in others:
+                print(f"\n{plain(w.name)}: to profile this shell workload under Nsight, run:")
+                for cmd in nsys.profile_commands(w.command, f"{w.name}-profile"):
+                    print(f"  {plain(cmd, 1000)}")
+                print(f"  {plain(nsys.ncu_command(w.command), 1000)}")
+                print("  then attach the output with `gpuopt evidence add SESSION --ncu-csv FILE`")
+    return 1 if failed else 0
