@@ -26,6 +26,7 @@ from session.errors import BadInput, GpuoptError, WorkFailed
 # Order is the order of `gpuopt --help`: the session's own path first.
 COMMAND_MODULES = (
     "sessions",
+    "session_cmd",
     "new",
     "open_cmd",
     "baseline",
@@ -34,6 +35,7 @@ COMMAND_MODULES = (
     "hypothesis",
     "preflight",
     "evidence",
+    "profile",
     "dispose",
     "export",
     "telemetry",

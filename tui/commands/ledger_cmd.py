@@ -1,5 +1,5 @@
-"""`gpuopt ledger check|backup|path|prune-artifacts`: the health of the ledger file and
-of the correctness artifacts kept beside it."""
+"""`gpuopt ledger check|backup|path|prune-artifacts|prune-refs`: the health of the ledger
+file, of the correctness artifacts kept beside it, and of the snapshot refs it pinned."""
 
 from __future__ import annotations
 
@@ -33,6 +33,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--all", action="store_true", help="delete every artifact folder")
     a.add_argument("--dry-run", action="store_true", help="say what would go; delete nothing")
     a.set_defaults(handler=prune_artifacts)
+    r = lsub.add_parser(
+        "prune-refs",
+        help="delete snapshot refs no session of the ledger uses",
+        description="List the snapshot refs (refs/gpuopt/snapshots/) of a repository that "
+        "no baseline or variant of this ledger names, then delete them; each is printed "
+        "with its commit, so `git update-ref REF COMMIT` puts it back. Refs pinned in the "
+        "last 15 minutes are kept: their baseline or variant may be being recorded. A ref "
+        "another ledger's session uses looks unused here: prune with every ledger in mind.",
+    )
+    r.add_argument(
+        "--repo", metavar="PATH", default=".", help="the repository (default: this directory)"
+    )
+    r.add_argument("--dry-run", action="store_true", help="list them; delete nothing")
+    r.add_argument("--json", action="store_true", help="print JSON")
+    r.set_defaults(handler=prune_refs)
 
 
 CORRECTNESS_TABLE = "correctness"
@@ -137,6 +152,31 @@ def prune_artifacts(args: argparse.Namespace) -> int:
         f"{verb} {len(doomed)} folder(s), {'would free' if args.dry_run else 'freed'} {size} "
         f"in {plain(artifacts_root(ledger_file))}"
         + (f"; kept {len(kept_recent)} written in the last 15 minutes" if kept_recent else "")
+    )
+    return 0
+
+
+def prune_refs(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from session import manage
+    from tui.commands.common import open_ledger, print_json
+    from tui.display import plain
+
+    with open_ledger(args, readonly=True) as ledger:
+        report = manage.prune_refs(ledger, args.repo, dry_run=args.dry_run)
+    if args.json:
+        print_json({**asdict(report), "repo": str(report.repo), "dry_run": args.dry_run})
+        return 0
+    verb = "would delete" if args.dry_run else "deleted"
+    for line in report.unused:
+        print(f"{verb} {plain(line.ref)} {line.commit}")
+    for line in report.recent:
+        print(f"kept {plain(line.ref)} {line.commit} (pinned in the last 15 minutes)")
+    print(
+        f"{verb} {len(report.unused)} snapshot ref(s) in {plain(report.repo)}; "
+        f"{report.in_use} in use by the ledger"
+        + (f", {len(report.recent)} recent kept" if report.recent else "")
     )
     return 0
 
