@@ -6,7 +6,7 @@ from pathlib import Path
 
 PROBLEMS = {
     # The demo's softmax written out step by step, and the same as one library call.
-    "naive.py": '''
+    "naive.py": """
 import torch
 from torch import nn
 
@@ -25,8 +25,8 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-''',
-    "fused.py": '''
+""",
+    "fused.py": """
 import torch
 from torch import nn
 
@@ -42,9 +42,9 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-''',
+""",
     # A matmul followed by three elementwise ops: three full-buffer write/read pairs.
-    "mm3.py": '''
+    "mm3.py": """
 import torch
 from torch import nn
 
@@ -65,8 +65,8 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-''',
-    "matmul.py": '''
+""",
+    "matmul.py": """
 import torch
 from torch import nn
 
@@ -82,8 +82,8 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-''',
-    "add.py": '''
+""",
+    "add.py": """
 import torch
 from torch import nn
 
@@ -99,7 +99,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-''',
+""",
 }
 
 

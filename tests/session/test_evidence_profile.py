@@ -1,0 +1,28 @@
+"""A profile stored as evidence: one line that says what it holds."""
+
+from __future__ import annotations
+
+from method_factory import make_session, open_ledger
+
+from session import evidence as ev
+from session import models as m
+from session.profile import PROFILE_SOURCE, latest_profiles
+
+
+def test_profile_evidence_is_described_and_found(tmp_path):
+    with open_ledger(tmp_path) as ledger:
+        s = make_session(ledger)
+        summary = {
+            "profile_version": 1, "source": PROFILE_SOURCE, "arm": "baseline", "workload": "e2e",
+            "launches": 5, "dominant": {"name": "aten::exp", "share": 0.58},
+            "largest_intermediate": {"bytes": 524288}, "roofline": {"suggested": "memory-bound"},
+        }  # fmt: skip
+        e = ev.add_profile(ledger, s, summary, title="profile of e2e (baseline)")
+        assert e.kind is m.EvidenceKind.TORCH_PROFILE
+        line = ev.describe(e)
+        assert line == (
+            "5 launch(es) per step; dominant aten::exp 58%; largest intermediate 512 KiB; "
+            "suggests memory-bound"
+        )
+        assert latest_profiles(ledger, s.id, "baseline")["e2e"].id == e.id
+        assert latest_profiles(ledger, s.id, "other") == {}
