@@ -17,13 +17,17 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
 from session import models as m
+from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.ledger_access import LedgerError
 from session.read_model import SessionView, kept_per_session, load_view
+from session.record import SessionExport, gather
+from session.record.table import words
 from session.record_files import default_export_dir, export_record
 from session.timing import error_tail, metric_legend
+from session.verdicts import verdict_for
 from tui.display import LIMIT, cell, home_short, plain, shown
 from tui.screens.session import SessionScreen
-from tui.widgets.ratio import fmt_ci, fmt_ratio, verdict_text
+from tui.widgets.ratio import VERDICT_STYLE, fmt_ci, fmt_ratio
 
 SORT_KEYS = ("created_at", "title", "repo", "rounds", "variants")
 
@@ -182,8 +186,16 @@ class ReviewScreen(Screen[None]):
         except LedgerError as exc:  # its own row does not read back: say which, go on
             box.update(Text(plain(exc, 1000), style="yellow"))
         else:
-            box.update(session_summary(view))
+            box.update(session_summary(view, self.record_of(view)))
         self.show_unreadable()
+
+    def record_of(self, view: SessionView) -> SessionExport | None:
+        """The record model of a session (the verdicts a reviewer sees); None, said in the
+        list's own words, when it cannot be gathered."""
+        try:
+            return gather(self.ledger, view.session, view)
+        except (LedgerError, LookupError, ValueError):
+            return None
 
     def show_unreadable(self) -> None:
         """Every row met so far that does not read back, by table and rowid."""
@@ -275,7 +287,9 @@ def failure_lines(view: SessionView) -> list[Text]:
     return out
 
 
-def session_summary(view: SessionView) -> Group:
+def session_summary(view: SessionView, record: SessionExport | None = None) -> Group:
+    """The session in the review list. Its verdicts are the record's (`record`, gathered
+    from the ledger by the screen), else the same rule applied to the view."""
     s = view.session
     head = Text()
     head.append(shown(s.title, style="bold"))
@@ -289,7 +303,7 @@ def session_summary(view: SessionView) -> Group:
     if b is not None:
         parts.append(
             Text(
-                f"baseline {plain(b.id[:8])} · {b.reproducibility.value.replace('_', ' ')} · "
+                f"baseline {plain(b.id[:8])} · {words(b.reproducibility)} · "
                 + plain(", ".join(f"{k}={v:.4g}" for k, v in b.reference.items()), LIMIT * 4),
                 style="dim",
             )
@@ -297,9 +311,26 @@ def session_summary(view: SessionView) -> Group:
     rounds = Table(box=None, padding=(0, 1), header_style="bold", show_edge=False)
     for col in ("round", "variant", "workload", "ratio", "95% CI", "verdict", "decision"):
         rounds.add_column(col, no_wrap=True)
+    # (round, variant, workload) -> (verdict, failure, trusted), as the record says them
+    said = {
+        (r.id, c.variant_id, c.workload): (c.verdict, c.failure, c.trusted)
+        for r in (record.rounds if record else [])
+        for c in r.comparisons
+    }
+    # a decision shows on the round it rests on, not on the rounds before it
+    rests = {x.variant_id: x.round for x in (record.dispositions if record else [])}
     for r in view.rounds:
         for c in view.comparisons.get(r.id, []):
-            d = view.disposition_of(c.variant_id)
+            rests.setdefault(c.variant_id, None)
+            if record is None:
+                rests[c.variant_id] = r.number
+    for r in view.rounds:
+        for c in view.comparisons.get(r.id, []):
+            d = view.disposition_of(c.variant_id) if rests.get(c.variant_id) == r.number else None
+            key = (r.id, c.variant_id, c.workload)
+            if key not in said:  # no record: the same rule, on the view
+                v = verdict_for(view, c)
+                said[key] = (v.word, v.failure, v.trusted)
             rounds.add_row(
                 str(r.number)
                 if r.status is m.RoundStatus.COMPLETED
@@ -308,8 +339,8 @@ def session_summary(view: SessionView) -> Group:
                 shown(c.workload),
                 fmt_ratio(c.ratio),
                 fmt_ci(c.ci_low, c.ci_high),
-                verdict_text(c.verdict),
-                d.choice.value if d else "—",
+                shown_verdict_text(*said[key]),
+                CHOICE_WORDS[d.choice] if d else "—",
             )
     if view.rounds:
         parts.append(rounds)
@@ -324,3 +355,13 @@ def session_summary(view: SessionView) -> Group:
             Text("variants not yet measured: " + ", ".join(plain(u) for u in untested), style="dim")
         )
     return Group(*parts)
+
+
+def shown_verdict_text(word: str, failure: str, trusted: bool) -> Text:
+    """The verdict a reviewer sees: BROKEN with its failure, the untrusted mark."""
+    out = Text(word, style=VERDICT_STYLE.get(word, "bold"))
+    if failure:
+        out.append(f" {plain(failure, 60)}", style="magenta")
+    if not trusted:
+        out.append(" untrusted", style="yellow")
+    return out
