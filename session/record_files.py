@@ -17,8 +17,9 @@ def default_export_dir() -> Path:
     return Path(platformdirs.user_data_dir("gpuopt", appauthor=False)) / "records"
 
 
-def record_markdown(ledger: Any, session: m.Session) -> str:
-    return to_markdown(gather(ledger, session))
+def record_markdown(ledger: Any, session: m.Session, view: Any = None) -> str:
+    """The markdown record; with `view` (a SessionView already read) it is not read again."""
+    return to_markdown(gather(ledger, session, view))
 
 
 def export_record(ledger: Any, session: m.Session, directory: str | Path) -> Path:

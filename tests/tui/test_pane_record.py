@@ -24,3 +24,20 @@ async def test_record_pane_shows_the_record_and_asks_for_its_export(tmp_path: Pa
         await pilot.pause()
         assert [type(msg) for msg in app.holder.got] == [ExportRecord]
     ledger.close()
+
+
+@sync
+async def test_record_pane_reads_the_records_model(tmp_path: Path) -> None:
+    """The pane shows the record of the same model the export writes: summary first."""
+    from session.record import gather, to_markdown
+
+    ledger = sample(tmp_path / "l.db")
+    app = PaneApp(RecordPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        view = app.pane.view
+        assert view is not None
+        shown = app.pane.record_markdown()
+        assert shown == to_markdown(gather(ledger, view.session))
+        assert shown.splitlines()[2].startswith("- **What:**")
+    ledger.close()

@@ -51,7 +51,7 @@ class RecordPane(StepPane):
         if self._record_of is not view:
             self._record_of = view
             try:
-                self._record_md = record_markdown(self.context.ledger, view.session)
+                self._record_md = record_markdown(self.context.ledger, view.session, view)
             except Exception as exc:  # shown in the pane, in words: the rest of the app lives
                 self._record_md = f"The record could not be built: {exc}"
         return self._record_md
