@@ -18,7 +18,9 @@ async def test_record_pane_shows_the_record_and_asks_for_its_export(tmp_path: Pa
     app = PaneApp(RecordPane, ledger)
     async with app.run_test(size=(120, 40)) as pilot:
         await built(pilot, app.pane)
-        assert "5e551011a7c1" in app.pane.record_markdown()
+        pane = app.pane
+        assert isinstance(pane, RecordPane)
+        assert "5e551011a7c1" in pane.record_markdown()
         assert app.pane.query_one("#record-md", Markdown).source
         await pilot.press("x")
         await pilot.pause()
@@ -35,9 +37,10 @@ async def test_record_pane_reads_the_records_model(tmp_path: Path) -> None:
     app = PaneApp(RecordPane, ledger)
     async with app.run_test(size=(120, 40)) as pilot:
         await built(pilot, app.pane)
-        view = app.pane.view
-        assert view is not None
-        shown = app.pane.record_markdown()
+        pane = app.pane
+        assert isinstance(pane, RecordPane) and pane.view is not None
+        view = pane.view
+        shown = pane.record_markdown()
         assert shown == to_markdown(gather(ledger, view.session))
         assert shown.splitlines()[2].startswith("- **What:**")
     ledger.close()
