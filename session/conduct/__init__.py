@@ -22,6 +22,8 @@ from session.conduct.baseline import (
     Outcome,
     baseline_id,
     judge_baseline,
+    outcome,
+    outcome_text,
     record_baseline,
     reset_procedure,
 )
@@ -73,6 +75,8 @@ __all__ = [
     "live_round",
     "many_files",
     "missing_uncommitted",
+    "outcome",
+    "outcome_text",
     "record_baseline",
     "recover_stale_rounds",
     "reset_procedure",

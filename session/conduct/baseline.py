@@ -60,6 +60,8 @@ __all__ = [
     "judge",
     "judge_baseline",
     "looks",
+    "outcome",
+    "outcome_text",
     "record_baseline",
     "reset_procedure",
 ]
@@ -286,7 +288,9 @@ def measure(
                     progress,
                     Progress(
                         "baseline",
-                        f"{name}: run {count + 1} (at least {runs}, at most {max_runs})",
+                        f"{name}: run {count + 1} of {runs}"
+                        if count < runs
+                        else f"{name}: run {count + 1} of at most {max_runs}, until decided",
                         runs_done=out.done,
                         runs_total=out.done + (look - count - 1) * len(open_),
                     ),
@@ -398,6 +402,19 @@ def judge_baseline(
     return [
         judge(n, values[n], threshold, higher=higher, final=True, failed=failed[n]) for n in values
     ]
+
+
+def outcome(
+    ledger: LedgerLike, session: m.Session, baseline: m.Baseline, threshold: float | None = None
+) -> Outcome | None:
+    """The baseline's outcome at `threshold` (default the contract's); None when it was
+    never judged."""
+    if baseline.reproducibility is m.Reproducibility.UNJUDGED:
+        return None
+    if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE and threshold is None:
+        return Outcome.REPRODUCIBLE
+    delta = session.contract.threshold if threshold is None else threshold
+    return overall(judge_baseline(ledger, session, baseline, delta))
 
 
 def record_baseline(

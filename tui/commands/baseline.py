@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tui.commands.round_cmd import add_threshold, threshold_of
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -15,14 +17,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="snapshot the repository and measure the baseline (reference results)",
         description=(
             "Snapshot the repository as it is on disk (uncommitted files included, your "
-            "working tree, index and branches untouched), run every workload N times in a "
-            "separate worktree after a warm-up, store the reference results, and judge "
-            "reproducibility by comparing the first half of the runs with the second. "
-            "Exit 0 when reproducible, 1 when not (repair the noise before comparing)."
+            "working tree, index and branches untouched), run every workload at least N "
+            "times in a separate worktree after a warm-up, and keep running until the first "
+            "half of its runs and the second agree or differ within the band (--threshold), "
+            "or up to --max-runs or the --budget. Outcomes: reproducible; drifting (the halves "
+            "differ: repair the setup; exit 1); too noisy for the band (the noise and the "
+            "narrowest band it supports are said; a round may go on at a band you choose). "
+            "A workload whose first run fails stops it at once (exit 1)."
         ),
     )
     p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    p.add_argument("--runs", type=int, default=10, metavar="N", help="runs per workload (10)")
+    p.add_argument(
+        "--runs", type=int, default=10, metavar="N", help="at least N runs per workload (10)"
+    )
+    p.add_argument(
+        "--max-runs", type=int, default=60, metavar="N", help="at most N runs per workload (60)"
+    )
+    add_threshold(p, "the band the two halves must agree within")
+    p.add_argument(
+        "--budget", type=float, metavar="SECONDS", help="run no more after this much time"
+    )
     p.add_argument("--warmup", type=int, default=1, metavar="N", help="excluded warm-up runs (1)")
     p.add_argument("--json", action="store_true", help="print the baseline as JSON")
     p.add_argument(
@@ -37,16 +51,20 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from session import conduct
-    from session import models as m
     from session.read_model import values_per_workload
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.commands.round_cmd import engine_monitor, interruptible, progress_display
 
+    args.threshold = threshold_of(args)
     if args.runs < 2:
         raise UsageError("--runs must be at least 2")
     if args.warmup < 0:
         raise UsageError("--warmup cannot be negative")
+    if args.max_runs < args.runs:
+        raise UsageError(f"--max-runs {args.max_runs} is below --runs {args.runs}")
+    if args.budget is not None and args.budget <= 0:
+        raise UsageError(f"--budget {args.budget:g}: give a positive number of seconds")
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:  # refuse before any telemetry starts
@@ -63,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
                     ledger,
                     session,
                     runs=args.runs,
+                    max_runs=args.max_runs,
+                    threshold=args.threshold,
+                    budget_s=args.budget,
                     warmup=args.warmup,
                     progress=show,
                     stop=stop,
@@ -73,18 +94,26 @@ def run(args: argparse.Namespace) -> int:
             except conduct.ConductError as exc:
                 raise WorkFailed(str(exc)) from None
         counts = values_per_workload(ledger, baseline.id)
+        outcome = conduct.outcome(ledger, session, baseline, args.threshold)
     interrupted = stop.is_set()
     if args.json:
-        print_json(baseline.model_dump(mode="json"))
+        print_json({**baseline.model_dump(mode="json"),
+                    "outcome": None if outcome is None else outcome.value})  # fmt: skip
     else:
-        print_baseline(baseline, session, counts)
+        print_baseline(baseline, session, counts, outcome, args.threshold)
     if interrupted:
         print("gpuopt: interrupted: the baseline was not judged", file=sys.stderr)
         return 130
-    return 0 if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE else 1
+    return 1 if outcome is None or outcome.blocks_round else 0
 
 
-def print_baseline(baseline: object, session: object, counts: dict[str, int] | None = None) -> None:
+def print_baseline(
+    baseline: object,
+    session: object,
+    counts: dict[str, int] | None = None,
+    outcome: object = None,
+    threshold: float | None = None,
+) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -96,11 +125,17 @@ def print_baseline(baseline: object, session: object, counts: dict[str, int] | N
     b: m.Baseline = baseline  # type: ignore[assignment]
     s: m.Session = session  # type: ignore[assignment]
     console = make_console(highlight=False, soft_wrap=True)
+    from session.conduct import Outcome, outcome_text
+
+    delta = s.contract.threshold if threshold is None else threshold
     verdict = {
         m.Reproducibility.REPRODUCIBLE: ("reproducible", "green"),
         m.Reproducibility.NOT_REPRODUCIBLE: ("not reproducible", "red"),
         m.Reproducibility.UNJUDGED: ("not judged", "yellow"),
     }[b.reproducibility]
+    if isinstance(outcome, Outcome):
+        style = {Outcome.REPRODUCIBLE: "green", Outcome.TOO_NOISY: "yellow"}.get(outcome, "red")
+        verdict = (outcome_text(outcome, delta), style)
     # stored text (ids, names, warnings) goes out as Text: never markup, controls visible
     console.print(Text.assemble("Baseline ID  ", shown(b.id, style="bold")))
     console.print(
@@ -129,15 +164,21 @@ def print_baseline(baseline: object, session: object, counts: dict[str, int] | N
         ref = b.reference.get(wl.name)
         want = b.runs_per_workload
         got = want if counts is None else counts.get(wl.name, 0)
-        runs = str(want) if got == want else f"{got} of {want}"
+        runs = str(got) if got == want or (got == 0 and ref is None) else f"{got} of {want}"
         table.add_row(shown(wl.name), "—" if ref is None else f"{ref:.6g}", runs,
                       shown(figures.get(wl.name, "")))  # fmt: skip
     console.print(table)
     console.print("reset / restore procedure:")
     for line in plain(b.reset_procedure, LONG_LIMIT, multiline=True).splitlines():
         console.print(Text(f"  {line}"), soft_wrap=True)
-    if b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+    if outcome is Outcome.TOO_NOISY:
         console.print(
-            "[red]Repair the noise (more runs, a quieter machine, a prepare command) "
-            "before comparing variants.[/]"
+            "[yellow]Too noisy for this band: a round may go on at a band this noise "
+            "supports (gpuopt round --threshold F, recorded with the round), or quiet the "
+            "machine and record the baseline again.[/]"
+        )
+    elif b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+        console.print(
+            "[red]Repair the setup (what drifts between the first and the second half, or "
+            "the runs that fail) and record the baseline again before comparing variants.[/]"
         )

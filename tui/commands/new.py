@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tui.commands.round_cmd import add_threshold, threshold_of
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -43,6 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--launcher", metavar="PREFIX", help="prefix every run, e.g. 'srun -N1 --gpus=1'"
     )
     p.add_argument("--python", metavar="PATH", help="interpreter for torch workloads")
+    add_threshold(p, "noise band of baselines and verdicts, kept in the contract", "0.02")
     p.add_argument(
         "--isolated",
         action="append",
@@ -114,6 +117,9 @@ def build_session(args: argparse.Namespace) -> object:
     }
     if args.timeout is not None:
         contract_fields["timeout_s"] = args.timeout
+    threshold = threshold_of(args)
+    if threshold is not None:
+        contract_fields["threshold"] = threshold
     try:
         contract = m.Contract(**contract_fields)
         return m.Session(title=args.title, repo=str(repo.resolve()), contract=contract)

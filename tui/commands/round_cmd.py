@@ -28,12 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--variants", metavar="A,B", help="variants to measure (default: all)")
     p.add_argument("--min-blocks", type=int, default=10, metavar="N", help="at least N blocks (10)")
     p.add_argument("--max-blocks", type=int, default=30, metavar="N", help="at most N blocks (30)")
-    p.add_argument(
-        "--threshold",
-        type=float,
-        metavar="F",
-        help="noise threshold as a fraction (default: the contract's, e.g. 0.02)",
-    )
+    add_threshold(p, "the noise band of the verdicts")
     p.add_argument("--budget", type=float, metavar="SECONDS", help="stop after this much time")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the block order (recorded)")
     p.add_argument("--json", action="store_true", help="print the round as JSON")
@@ -46,6 +41,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 # ---------------------------------------------------------------------------- shared helpers
+
+
+def threshold_of(args: argparse.Namespace) -> float | None:
+    """The --threshold of `new`, `baseline` and `round` as a fraction: given as 0.05 or
+    5%, strictly between 0 and 100%. UsageError names the option."""
+    from tui.cli import UsageError
+
+    text = args.threshold
+    if text is None:
+        return None
+    raw = str(text).strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise UsageError(
+            f"--threshold {text}: give a fraction (0.05) or a percentage (5%)"
+        ) from None
+    if not 0 < value < 1:
+        raise UsageError(
+            f"--threshold {text}: the band must lie between 0 and 1 (0.02 or 2% for ±2%)"
+        )
+    return value
+
+
+def add_threshold(p: argparse.ArgumentParser, what: str, default: str = "the contract's") -> None:
+    """The one --threshold option of `new`, `baseline` and `round` (read by threshold_of)."""
+    p.add_argument(
+        "--threshold",
+        metavar="F",
+        help=f"{what}, ±F: a fraction or a percentage, e.g. 0.05 or 5%% (default {default})",
+    )
 
 
 @contextmanager
@@ -153,6 +179,21 @@ def print_failures(console: Any, comparisons: list[Any], names: dict[str, str]) 
             console.print(Text(f"    {line}", style="dim"), soft_wrap=True)
 
 
+def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str]) -> None:
+    """What each INCONCLUSIVE comparison would need, with the smallest effect it resolves."""
+    from rich.text import Text
+
+    from tui.display import shown
+
+    for c in comparisons:
+        if c.verdict.value != "INCONCLUSIVE" or not c.note:
+            continue
+        name = names.get(c.variant_id, c.variant_id)
+        console.print(Text.assemble(("INCONCLUSIVE", "yellow"), " ", shown(name), "/",
+                                    shown(c.workload), ": ", shown(c.note, 2000)),
+                      soft_wrap=True)  # fmt: skip
+
+
 @contextmanager
 def progress_display(
     kind: str, names: dict[str, str] | None = None
@@ -249,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
         session = session_of(ledger, args.session)
         names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
         try:  # refuse before any telemetry starts
-            conduct.gate_round(ledger, session)
+            conduct.gate_round(ledger, session, args.threshold)
             conduct.check_workloads(session)
             conduct.resolve_variants(ledger, session, variants)
         except (conduct.GateRefused, conduct.BadInput) as exc:
@@ -293,16 +334,13 @@ def check_options(args: argparse.Namespace) -> None:
     """Refuse impossible options by name, before any worktree or telemetry starts."""
     from tui.cli import UsageError
 
+    args.threshold = threshold_of(args)
     if args.min_blocks < 2:
         raise UsageError(f"--min-blocks {args.min_blocks}: a round needs at least 2 blocks")
     if args.max_blocks < args.min_blocks:
         raise UsageError(
             f"--max-blocks {args.max_blocks} is below --min-blocks {args.min_blocks}: "
             "raise it or lower --min-blocks"
-        )
-    if args.threshold is not None and not 0 < args.threshold < 1:
-        raise UsageError(
-            f"--threshold {args.threshold:g}: give a fraction between 0 and 1 (0.02 for 2%)"
         )
     if args.budget is not None and args.budget <= 0:
         raise UsageError(f"--budget {args.budget:g}: give a positive number of seconds")
@@ -360,6 +398,18 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
                       ratio, ci, verdict, more)  # fmt: skip
     console.print(table)
     print_failures(console, comparisons, names)
+    print_undecided(console, comparisons, names)
+    design = s.get("design") or {}
+    if design.get("looks"):
+        looks = ", ".join(str(k) for k in design["looks"])
+        console.print(
+            Text(
+                f"stopping rule: looks at blocks {looks}, each at {design['confidence']:.2%} "
+                f"confidence (any interval missing at most {design['alpha']:.0%} over the "
+                "round); ratio and CI are the 95% figures",
+                style="dim",
+            )
+        )
     metric = metric_legend(session.contract)
     if session.contract.metric.direction.value == "higher":
         legend = (f"ratio = baseline / variant of {metric} (higher is better, so the ratio is "

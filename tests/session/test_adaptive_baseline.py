@@ -1,0 +1,163 @@
+"""The adaptive baseline: runs until its split-half check is decided, three outcomes in
+words, a broken workload stopped at once, and only drifting blocks a round. Driven by a
+scripted executor (no processes); the ledger is real."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from test_conduct_scripted import FAIL, ScriptedExecutor, records
+
+from ledger import Ledger
+from session import conduct as c
+from session import models as m
+from session.conduct import baseline as b
+
+
+@pytest.fixture
+def ledger(tmp_path: Path):
+    with Ledger.open(tmp_path / "ledger.db") as led:
+        yield led
+
+
+def _measure(ledger, script, **kw):
+    session, baseline, _ = records(ledger, variants=0)
+    ex = ScriptedExecutor(ledger, script)
+
+    def make_run(name: str, index: int, warm: bool) -> m.Run:
+        return m.Run(
+            session_id=session.id,
+            baseline_id=baseline.id,
+            arm="baseline",
+            workload=name,
+            block=index,
+            warmup=warm,
+        )
+
+    opts = {"runs": 10, "warmup": 1, "max_runs": 60, "threshold": 0.02, **kw}
+    got = b.measure(ex, make_run, Path("/nonexistent"), ["w"], **opts)
+    return got, ex, session, baseline
+
+
+def _gauss(sd: float, seed: int, drift: float = 0.0):
+    rng = random.Random(seed)
+    n = [0]
+
+    def script(run: m.Run) -> float:
+        n[0] += 1
+        return (1.0 + drift * n[0]) * (1.0 + rng.gauss(0, sd))
+
+    return script
+
+
+def test_steady_values_are_reproducible_at_the_first_look(ledger):
+    got, ex, _, _ = _measure(ledger, lambda run: 0.1)
+    (j,) = got.judgements.values()
+    assert j.outcome is b.Outcome.REPRODUCIBLE and j.runs == 10
+    assert len(ex.runs) == 11  # one warm-up, the minimum: nothing more was needed
+    assert "halves SAME within ±2%" in j.words()
+
+
+def test_runs_is_a_minimum_the_baseline_goes_on_until_decided(ledger):
+    got, *_ = _measure(ledger, _gauss(0.01, 4))  # CV 1%: 10 runs cannot fit ±2% at 99%
+    (j,) = got.judgements.values()
+    assert j.outcome is b.Outcome.REPRODUCIBLE, j.words()
+    assert 10 < j.runs <= 60 and j.runs in b.looks(10, 60)
+
+
+def test_a_drifting_workload_is_named_with_its_ratio_and_the_slower_half(ledger):
+    got, *_ = _measure(ledger, _gauss(0.002, 1, drift=0.01))  # 1% slower per run
+    (j,) = got.judgements.values()
+    assert j.outcome is b.Outcome.DRIFTING and j.runs <= 14  # clear at an early look
+    words = j.words()
+    assert "drifting" in words and "second half / first 1.0" in words
+    assert "the later half was slower" in words and "repair the setup" in words
+
+
+def test_too_noisy_says_the_noise_the_narrowest_band_and_the_options(ledger):
+    got, *_ = _measure(ledger, _gauss(0.10, 2), max_runs=20)
+    (j,) = got.judgements.values()
+    assert j.outcome is b.Outcome.TOO_NOISY and j.runs == 20
+    words = j.words()
+    assert "too noisy for ±2% after 20 runs" in words
+    assert "CV " in words and "MAD " in words
+    assert "the narrowest band this noise supports in 20 runs is ±" in words
+    for option in ("--threshold", "more runs", "prepare command", "taskset"):
+        assert option in words
+
+
+def test_a_failing_warm_up_stops_at_once_as_broken_never_as_noise(ledger):
+    with pytest.raises(c.WorkloadBroken) as e:
+        _measure(ledger, lambda run: FAIL)
+    text = str(e.value)
+    assert "w: its warm-up run failed (exit 2)" in text and "broken, not noisy" in text
+    assert "can't open file 'nonexistent.py'" in text  # the stderr tail
+    assert len(ledger.list(m.Run)) == 1  # nothing after the warm-up
+
+
+def test_without_warm_up_the_first_run_failing_is_broken(ledger):
+    with pytest.raises(c.WorkloadBroken, match="its first run failed"):
+        _measure(ledger, lambda run: FAIL, warmup=0)
+    assert len(ledger.list(m.Run)) == 1
+
+
+def test_the_budget_ends_the_runs_with_a_verdict(ledger):
+    got, *_ = _measure(ledger, _gauss(0.10, 3), budget_s=1e-9)
+    (j,) = got.judgements.values()
+    assert j.runs == 10 and j.outcome is b.Outcome.TOO_NOISY  # no time for another look
+
+
+def test_looks_are_few_and_end_at_the_maximum():
+    assert b.looks(10, 60) == [10, 14, 18, 24, 30, 38, 48, 60]
+    assert b.looks(4, 4) == [4]
+
+
+# ------------------------------------------------------------------------------ the gate
+
+
+def _stored(ledger, script, outcome: m.Reproducibility, runs: int = 30) -> tuple:
+    *_, session, baseline = _measure(ledger, script, max_runs=runs, runs=runs)
+    baseline.reproducibility = outcome
+    ledger.put(baseline)
+    return session, baseline
+
+
+def test_too_noisy_lets_a_round_go_on_drifting_does_not(ledger):
+    session, baseline = _stored(ledger, _gauss(0.05, 7), m.Reproducibility.NOT_REPRODUCIBLE)
+    assert c.outcome(ledger, session, baseline) is b.Outcome.TOO_NOISY
+    assert c.gate_round(ledger, session).id == baseline.id  # too noisy: not a refusal
+    assert c.outcome(ledger, session, baseline, 0.30) is b.Outcome.REPRODUCIBLE
+
+
+def test_a_drifting_baseline_refuses_a_round_in_words(tmp_path):
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        session, baseline = _stored(
+            ledger, _gauss(0.002, 1, drift=0.01), m.Reproducibility.NOT_REPRODUCIBLE
+        )
+        with pytest.raises(c.GateRefused, match="not reproducible at ±2%: w: drifting") as e:
+            c.gate_round(ledger, session)
+        assert f"gpuopt baseline {session.id}" in str(e.value)
+        # a band wide enough to hold the drift: the round may go on at that band
+        assert c.gate_round(ledger, session, 0.9).id == baseline.id
+
+
+# ------------------------------------------------------------------------------ error rates
+
+
+def test_a_steady_workload_is_almost_never_called_drifting():
+    """A/A: 300 baselines of a workload with 3% Gaussian noise at the defaults (10 to 60
+    runs, ±2%): the halves come from one distribution, so "drifting" is a false alarm."""
+    outcomes = []
+    for k in range(300):
+        rng = random.Random(1000 + k)
+        values = [1.0 + rng.gauss(0, 0.03) for _ in range(60)]
+        for look in b.looks(10, 60):
+            j = b.judge("w", values[:look], 0.02, final=look == 60)
+            if j.outcome is not None:
+                break
+        outcomes.append(j.outcome)
+    drifting = outcomes.count(b.Outcome.DRIFTING) / len(outcomes)
+    assert drifting <= 0.01, drifting
+    assert None not in outcomes  # never stuck: every one ends with an outcome
