@@ -215,3 +215,23 @@ def profile_markdown(
             out += [f"  - {line}" for line in lines]
         out.append("")
     return out
+
+
+def roofline_series(
+    profiles: Sequence[tuple[str, Mapping[str, Any]]],
+) -> tuple[dict[str, float] | None, list[tuple[str, float, float]]]:
+    """The ceilings (bandwidth, FLOP/s of the first profile that has them) and one point per
+    profile: (label, intensity in FLOP/byte, achieved FLOP/s), for a log-log roofline."""
+    roof: dict[str, float] | None = None
+    points: list[tuple[str, float, float]] = []
+    for label, s in profiles:
+        pos = s.get("roofline") or {}
+        ceil = pos.get("ceilings") or {}
+        if roof is None and ceil.get("bandwidth") and ceil.get("flops"):
+            roof = {"bandwidth": float(ceil["bandwidth"]), "flops": float(ceil["flops"])}
+        ai, achieved = pos.get("intensity"), pos.get("achieved_flops")
+        ai = float(ai) if isinstance(ai, (int, float)) else 0.0
+        achieved = float(achieved) if isinstance(achieved, (int, float)) else 0.0
+        if ai > 0 and achieved > 0:  # a log scale has no place for zero (or a missing figure)
+            points.append((label, ai, achieved))
+    return roof, points
