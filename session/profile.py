@@ -218,3 +218,21 @@ def latest_profiles(ledger: Any, session_id: str, arm: str) -> dict[str, m.Evide
         if is_profile(ev) and ev.summary.get("arm") == arm:
             found[str(ev.summary.get("workload", ""))] = ev
     return found
+
+
+def shell_advice(others: Sequence[m.Workload]) -> list[str]:
+    """What to do for shell workloads, which this pass does not profile: the Nsight commands
+    when nsys or ncu is on PATH, else what is missing and how to attach a profile by hand."""
+    from measure.profiling import nsys
+
+    if not others:
+        return []
+    if not any(nsys.tools().values()):
+        return [f"{', '.join(w.name for w in others)}: shell workload(s): {nsys.MISSING}"]
+    out = []
+    for w in others:
+        out.append(f"{w.name}: to profile this shell workload under Nsight, run:")
+        out += [f"  {cmd}" for cmd in nsys.profile_commands(w.command, f"{_slug(w.name)}-profile")]
+        out.append(f"  {nsys.ncu_command(w.command)}")
+        out.append("  then attach the output with `gpuopt evidence add SESSION --ncu-csv FILE`")
+    return out

@@ -26,3 +26,17 @@ def test_profile_evidence_is_described_and_found(tmp_path):
         )
         assert latest_profiles(ledger, s.id, "baseline")["e2e"].id == e.id
         assert latest_profiles(ledger, s.id, "other") == {}
+
+
+def test_shell_workloads_say_what_is_missing(tmp_path, monkeypatch):
+    from session.profile import shell_advice
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither nsys nor ncu here
+    w = m.Workload(name="bench", command="python bench.py")
+    [line] = shell_advice([w])
+    assert line.startswith("bench: shell workload(s): neither Nsight Systems (nsys) nor")
+    assert "gpuopt evidence add SESSION --ncu-csv FILE" in line
+    (tmp_path / "nsys").write_text("#!/bin/sh\n")
+    (tmp_path / "nsys").chmod(0o755)
+    lines = shell_advice([w])
+    assert lines[1].startswith("  nsys profile") and "ncu --csv --page raw" in lines[3]

@@ -114,18 +114,6 @@ def run(args: argparse.Namespace) -> int:
                     print(f"    {plain(c.line(), 400)}")
                 if not checks:
                     print("    no claim about launches, operators, bytes or intermediates to check")
-    if others:
-        from measure.profiling import nsys
-
-        names = ", ".join(w.name for w in others)
-        found = nsys.tools()
-        if not any(found.values()):
-            print(f"\n{plain(names)}: shell workload(s): {nsys.MISSING}")
-        else:
-            for w in others:
-                print(f"\n{plain(w.name)}: to profile this shell workload under Nsight, run:")
-                for cmd in nsys.profile_commands(w.command, f"{w.name}-profile"):
-                    print(f"  {plain(cmd, 1000)}")
-                print(f"  {plain(nsys.ncu_command(w.command), 1000)}")
-                print("  then attach the output with `gpuopt evidence add SESSION --ncu-csv FILE`")
+    for line in prof.shell_advice(others):
+        print(plain(line, 1000))
     return 1 if failed else 0
