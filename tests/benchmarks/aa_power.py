@@ -5,7 +5,7 @@
 Each round runs the baseline and the variant once per block in a fresh random order
 (measure.schedule.block_order), through the real runner (measure.runner.run_command),
 computes the paired estimate after every block (measure.stats) and stops by the
-round rule (measure.schedule.stop_reason: 10 to 30 blocks, threshold 2 %). One warm-up
+round rule (measure.sequential: 10 to 30 blocks, looks every 5, threshold 2 %). One warm-up
 run per arm is excluded. The workload is a CPU-bound bash loop of ~30 ms (calibrated at
 start); the machine's own noise (other processes) is the noise.
 
@@ -21,6 +21,7 @@ module.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import statistics
@@ -32,8 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from measure import sequential
 from measure.runner import run_command
-from measure.schedule import EARLY_STOP_CONFIDENCE, block_order, stop_reason
+from measure.schedule import block_order
 from measure.stats import PairedEstimate, paired_estimate, paired_log_ratios
 
 MIN_BLOCKS, MAX_BLOCKS, THRESHOLD = 10, 30, 0.02
@@ -45,7 +47,7 @@ def loop_command(iterations: int) -> str:
 
 def wall(command: str, cwd: str) -> float:
     r = run_command(command, cwd, timeout_s=60)
-    if r.status != "ok" or r.value is None:
+    if not r.ok or r.value is None:
         raise SystemExit(f"the workload failed: {r.error}")
     return r.value
 
@@ -65,22 +67,19 @@ def one_round(
     base: list[float] = []
     var: list[float] = []
     blocks = 0
-    t0 = time.perf_counter()
     est = paired_estimate([])
+    design = sequential.Design.plan(MIN_BLOCKS, MAX_BLOCKS)
     while True:
         got = {arm: wall(cmds[arm], cwd) for arm in block_order(list(cmds), rng)}
         base.append(got["baseline"])
         var.append(got["variant"])
         blocks += 1
         d = paired_log_ratios(base, var)
-        est = paired_estimate(d, threshold=THRESHOLD)
-        # The engine's rule: stop early only when decided at the stricter confidence.
-        strict = paired_estimate(d, threshold=THRESHOLD, confidence=EARLY_STOP_CONFIDENCE)
-        reason = stop_reason(
-            [strict], blocks, MIN_BLOCKS, MAX_BLOCKS, time.perf_counter() - t0, budget_s=None
-        )
-        if reason is not None:
-            return est, blocks, reason, robust_sd(d)
+        # The engine's rule (measure.sequential): the verdict at the design's looks only.
+        look = sequential.judge(d, THRESHOLD, design)
+        est = dataclasses.replace(paired_estimate(d, threshold=THRESHOLD), verdict=look.verdict)
+        if design.is_look(blocks) and (look.decided or blocks >= MAX_BLOCKS):
+            return est, blocks, "decided" if look.decided else "max_blocks", robust_sd(d)
 
 
 def robust_sd(d: list[float]) -> float:
@@ -129,7 +128,7 @@ def main() -> int:
     aa = series("A/A (identical variant)", aa_rounds, base_cmd, base_cmd, cwd, args.seed)
     pw = series("power (5 % more work)", power_rounds, base_cmd, more_cmd, cwd, args.seed + 1)
 
-    aa_counts = Counter(e.verdict for e, *_ in aa)
+    aa_counts = Counter(str(e.verdict) for e, *_ in aa)
     alarms = aa_counts["FASTER"] + aa_counts["SLOWER"]
     print("\n== summary")
     print(
@@ -137,7 +136,7 @@ def main() -> int:
         f" = {100 * alarms / len(aa):.1f} % (target <= 5 %);"
         f" median blocks {statistics.median(b for _, b, *_ in aa):g}"
     )
-    pw_counts = Counter(e.verdict for e, *_ in pw)
+    pw_counts = Counter(str(e.verdict) for e, *_ in pw)
     hits = [b for e, b, *_ in pw if e.verdict == "SLOWER"]
     ratios = [e.ratio for e, *_ in pw if e.ratio is not None]
     print(
