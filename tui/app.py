@@ -19,8 +19,6 @@ from textual.screen import Screen
 
 from session import models as m
 from session.ledger_access import Ledger
-from session.read_model import STEP_ORDER
-from session.steps import LABELS as STEP_TITLES
 from session.telemetry_access import NullMonitor, make_monitor
 from tui.keymap import KeymapError, load_keymap
 from tui.screens.modals import QuitModal
@@ -61,6 +59,7 @@ class GpuoptApp(App[None]):
         export_dir: str | Path | None = None,
         seed: int | None = None,
         start_step: m.StepName | None = None,
+        resumed: bool = False,
     ) -> None:
         super().__init__()
         self.ledger_path = ledger_path
@@ -73,6 +72,7 @@ class GpuoptApp(App[None]):
         self.export_dir = export_dir
         self.seed = seed
         self.start_step = start_step
+        self.resumed = resumed  # `gpuopt demo` found its session again: say so, and how to restart
         self.exported: str | None = None
         self.telemetry_history: deque[m.TelemetrySample] = deque(maxlen=64)
         self.telemetry_note = ""
@@ -105,6 +105,12 @@ class GpuoptApp(App[None]):
         else:
             self.telemetry_note = "telemetry is off"
         self.push_screen(self.first_screen())
+        if self.resumed:
+            self.notify(
+                "Resumed the demo session made before. `gpuopt demo --fresh` starts a new one.",
+                timeout=10,
+                markup=False,
+            )
 
     def first_screen(self) -> Screen[Any]:
         if self.review:
@@ -195,27 +201,9 @@ class GpuoptApp(App[None]):
     # ------------------------------------------------------------------ palette
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        # The screen's own commands (every action of every step) come from its provider
+        # (tui.widgets.palette); here only what the whole app offers.
         yield from super().get_system_commands(screen)
-        if isinstance(screen, SessionScreen):
-            for i, step in enumerate(STEP_ORDER):
-                yield SystemCommand(
-                    f"Go to {STEP_TITLES[step]}", f"step {i + 1}", lambda i=i: screen.action_goto(i)
-                )
-            yield SystemCommand(
-                "Record the baseline",
-                "measure the pinned snapshot",
-                lambda: screen.step_action(m.StepName.BASELINE, "record"),
-            )
-            yield SystemCommand("Add a variant", "from a git ref", screen.ask_variant)
-            yield SystemCommand(
-                "Run a round",
-                "interleaved blocks",
-                lambda: screen.step_action(m.StepName.ROUND, "run"),
-            )
-            yield SystemCommand("Stop the running work", "after the current run", screen.stop_work)
-            yield SystemCommand(
-                "Export the decision record", "markdown and JSON", screen.export_record
-            )
         yield SystemCommand(
             "Review this ledger", "sessions, rounds, rejected ideas", self._open_review
         )
@@ -227,7 +215,11 @@ class GpuoptApp(App[None]):
         stop it the clean way (`s`: after the current run) before quitting."""
         running = [s for s in self.screen_stack if isinstance(s, SessionScreen) and s.busy]
         if not running:
-            self.exit()
+            front = self.screen
+            if isinstance(front, SessionScreen):  # typed text is asked about, never lost
+                front.leave(self.exit)
+            else:
+                self.exit()
             return
         job = running[-1]
         if job.quit_when_done:

@@ -49,16 +49,22 @@ def bindings_help(app: App[object]) -> Text:
     """The keys active now (focused widget, its screen, the app), as remapped: one line
     per action, its keys first."""
     lines: dict[str, list[str]] = {}
+    tips: dict[str, str] = {}
     for key, active in app.active_bindings.items():
         b = active.binding
         if not b.description or not active.enabled:
             continue
         shown = app.get_key_display(b.with_key(key))
         keys = lines.setdefault(b.description, [])
+        if b.tooltip:
+            tips[b.description] = b.tooltip
         if shown not in keys:
             keys.append(shown)
     out = Text()
     for description, keys in lines.items():
         out.append(" / ".join(keys), style="bold")
-        out.append(f"  {description}\n")
+        out.append(f"  {description}")
+        if description in tips:  # the longer words the palette finds it by
+            out.append(f" — {tips[description]}", style="dim")
+        out.append("\n")
     return out

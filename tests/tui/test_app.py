@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import ContentSwitcher, DataTable, Input, Static
-from tui_helpers import SID, sample_ledger, settle, steady_app, sync
+from tui_helpers import SID, sample_ledger, settle, steady_app, step_keys
 
 from ledger import Ledger
 from session import conduct
@@ -33,7 +33,7 @@ def _text(widget: Static) -> str:
     return console.export_text()
 
 
-@sync
+@pytest.mark.asyncio
 async def test_every_step_shows_its_own_content(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)
@@ -52,7 +52,7 @@ async def test_every_step_shows_its_own_content(tmp_path: Path) -> None:
         screen = app.screen
         assert isinstance(screen, SessionScreen)
         for key, (step, needle) in expected.items():
-            await pilot.press("escape", key)
+            await step_keys(pilot, key)
             await settle(pilot)
             assert app.screen.query_one(ContentSwitcher).current == f"step-{step}"
             if needle:
@@ -64,7 +64,7 @@ async def test_every_step_shows_its_own_content(tmp_path: Path) -> None:
         assert states[m.StepName.DISPOSITION] is not m.StepState.DONE
 
 
-@sync
+@pytest.mark.asyncio
 async def test_contract_form_puts_each_error_under_its_field(tmp_path: Path) -> None:
     db = tmp_path / "l.db"
     Ledger.open(db).close()
@@ -104,7 +104,7 @@ async def test_contract_form_puts_each_error_under_its_field(tmp_path: Path) -> 
     assert saved[0].contract.workloads[0].command == "python -c pass"
 
 
-@sync
+@pytest.mark.asyncio
 async def test_hypothesis_form_recalls_similar_rejected_ideas(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db", m.StepName.PREFLIGHT)
     app = steady_app(db, session_id=SID)
@@ -125,7 +125,7 @@ async def test_hypothesis_form_recalls_similar_rejected_ideas(tmp_path: Path) ->
     assert [h.title for h in mine] == ["skip the max subtraction"]
 
 
-@sync
+@pytest.mark.asyncio
 async def test_a_refused_gate_says_what_is_missing(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db", m.StepName.DISPOSITION)
     app = steady_app(db, session_id=SID)
@@ -155,7 +155,7 @@ async def test_a_refused_gate_says_what_is_missing(tmp_path: Path) -> None:
         assert ledger.list(m.Disposition, variant_id="v2nomax00001") == []
 
 
-@sync
+@pytest.mark.asyncio
 async def test_export_writes_the_record(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     out = tmp_path / "out"
@@ -170,7 +170,7 @@ async def test_export_writes_the_record(tmp_path: Path) -> None:
     assert app.exported == str(md)
 
 
-@sync
+@pytest.mark.asyncio
 async def test_review_sorts_filters_and_lists_rejected_ideas(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, review=True, telemetry="off")
@@ -196,7 +196,7 @@ async def test_review_sorts_filters_and_lists_rejected_ideas(tmp_path: Path) -> 
         assert isinstance(app.screen, SessionScreen) and app.screen.readonly
 
 
-@sync
+@pytest.mark.asyncio
 async def test_read_only_never_starts_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = sample_ledger(tmp_path / "l.db", m.StepName.CONTRACT)
     called = []
@@ -210,7 +210,7 @@ async def test_read_only_never_starts_work(tmp_path: Path, monkeypatch: pytest.M
     assert called == []
 
 
-@sync
+@pytest.mark.asyncio
 async def test_a_failing_worker_shows_a_modal_and_the_app_lives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -234,7 +234,7 @@ async def test_a_failing_worker_shows_a_modal_and_the_app_lives(
     assert app.return_code in (0, None)
 
 
-@sync
+@pytest.mark.asyncio
 async def test_narrow_terminal_keeps_every_part(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)
@@ -252,12 +252,12 @@ def test_the_ui_process_never_imports_torch(tmp_path: Path) -> None:
     script = f"""
 import asyncio, sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
-from tui_helpers import steady_app, SID
+from tui_helpers import steady_app, step_keys, SID
 async def main():
     app = steady_app({str(db)!r}, session_id=SID, telemetry="live")
     async with app.run_test(size=(100, 30)) as pilot:
         for key in "12345678":
-            await pilot.press("escape", key)
+            await step_keys(pilot, key)
             await pilot.pause()
 asyncio.run(main())
 assert "torch" not in sys.modules, "torch was imported"

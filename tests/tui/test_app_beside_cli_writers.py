@@ -10,7 +10,8 @@ import sys
 import threading
 from pathlib import Path
 
-from tui_helpers import settle, steady_app, sync
+import pytest
+from tui_helpers import settle, steady_app, step_keys
 
 from ledger import Ledger
 from session import models as m
@@ -22,7 +23,7 @@ WRITER = ROOT / "tests" / "ledger" / "ledger_writer.py"
 BENCH = 'import json\nprint(json.dumps({"gpuopt_value": float(open("value.txt").read())}))\n'
 
 
-@sync
+@pytest.mark.asyncio
 async def test_the_app_records_a_baseline_while_the_cli_writes(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo("work", {"bench.py": BENCH, "value.txt": "1.0\n"})
     db = tmp_path / "l.db"
@@ -59,7 +60,7 @@ async def test_the_app_records_a_baseline_while_the_cli_writes(tmp_path: Path, m
         screen.pane().query_one("#field-runs", Field).value = "16"
         thread.start()
         try:
-            await pilot.press("escape", "r")
+            await step_keys(pilot, "r")
             await pilot.pause(0.2)
             await app.workers.wait_for_complete()
             await settle(pilot, 5)

@@ -136,3 +136,19 @@ def test_the_demo_flow_decides_every_variant(tmp_path: Path, make_repo) -> None:
     assert out["decisions"]["fused"] in {"keep-default", "need-evidence"}
     assert any("Running the round" in line for line in said), said
     print("\n".join(said))
+
+
+def test_a_second_demo_resumes_its_session_and_fresh_starts_another(tmp_path: Path) -> None:
+    from tui.demo.start import start_session  # the app's path of `gpuopt demo`
+
+    repo = create_repo(tmp_path / "demo")
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        first, resumed = start_session(ledger, repo, "command")
+        assert not resumed
+        hyps = ledger.list(m.Hypothesis, session_id=first.id)
+        assert len(hyps) == 1  # one written already: the first variant has one to test
+        again, resumed = start_session(ledger, repo, "command")
+        assert resumed and again.id == first.id
+        fresh, resumed = start_session(ledger, repo, "command", fresh=True)
+        assert not resumed and fresh.id != first.id
+        assert len(ledger.session_rows()) == 2

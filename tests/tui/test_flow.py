@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_helpers import settle, steady_app, sync
+from tui_helpers import settle, steady_app, step_keys
 
 from ledger import Ledger
 from session import models as m
@@ -61,7 +61,7 @@ async def _modal(app, pilot, **values: str) -> None:  # type: ignore[no-untyped-
         pytest.fail(f"the form stayed open: {modal.query_one('#form-error').content}")
 
 
-@sync
+@pytest.mark.asyncio
 async def test_a_whole_session_through_the_app(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = _repo(make_repo)
     db = tmp_path / "l.db"
@@ -85,7 +85,7 @@ async def test_a_whole_session_through_the_app(tmp_path: Path, make_repo) -> Non
         assert screen.session_id is not None
         assert screen.current is m.StepName.BASELINE
         screen.pane().query_one("#field-runs", Field).value = "8"
-        await pilot.press("escape", "r")
+        await step_keys(pilot, "r")
         await _wait(app, pilot)
         assert screen.view.baseline is not None, "baseline not recorded"
         assert screen.view.baseline.reproducibility is m.Reproducibility.REPRODUCIBLE
@@ -94,7 +94,7 @@ async def test_a_whole_session_through_the_app(tmp_path: Path, make_repo) -> Non
         await settle(pilot)
         assert len(screen.view.hypotheses) == 1
 
-        await pilot.press("escape", "5")
+        await step_keys(pilot, "5")
         await settle(pilot)
         for name in ("fast", "broken", "same"):
             await pilot.press("a")
@@ -103,7 +103,7 @@ async def test_a_whole_session_through_the_app(tmp_path: Path, make_repo) -> Non
         pane = screen.pane()
         pane.query_one("#field-min_blocks", Field).value = "6"
         pane.query_one("#field-max_blocks", Field).value = "6"
-        await pilot.press("escape", "r")
+        await step_keys(pilot, "r")
         await _wait(app, pilot)
         assert screen.current is m.StepName.RESULTS
         assert screen.view.last_round is not None

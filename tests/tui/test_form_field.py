@@ -5,9 +5,9 @@ before their inputs were mounted and died with NoMatches."""
 
 from __future__ import annotations
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Select
-from tui_helpers import sync
 
 from tui.widgets.form import Field
 
@@ -20,7 +20,7 @@ def test_a_value_set_before_mounting_is_kept() -> None:
     assert (text.initial, choice.initial) == ("peak 2 GiB", "measured")
 
 
-@sync
+@pytest.mark.asyncio
 async def test_the_kept_value_is_shown_once_mounted() -> None:
     text = Field("note", "Note")
     choice = Field("kind", "Kind", choices=[("Measured", "measured"), ("Unknown", "unknown")])

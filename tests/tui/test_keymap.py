@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rich.text import Text
 from textual.widgets import ContentSwitcher
-from tui_helpers import SID, sample_ledger, settle, steady_app, sync
+from tui_helpers import SID, sample_ledger, settle, steady_app, step_keys
 
 from tui.keymap import KeymapError, keymap_path, load_keymap
-from tui.screens.modals import ErrorModal
+from tui.screens.modals import HelpModal
 
 
 def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
@@ -22,7 +21,7 @@ def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
     return path
 
 
-@sync
+@pytest.mark.asyncio
 async def test_a_remapped_key_moves_and_the_help_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -31,20 +30,19 @@ async def test_a_remapped_key_moves_and_the_help_says_so(
     app = steady_app(db, session_id=SID)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("escape", "z")
+        await step_keys(pilot, "z")
         await settle(pilot)
         assert app.screen.query_one(ContentSwitcher).current == "step-preflight"
-        await pilot.press("escape", "3")  # the old key no longer goes there
+        await step_keys(pilot, "3")  # the old key no longer goes there
         await settle(pilot)
         await pilot.press("question_mark")
         await settle(pilot)
         modal = app.screen
-        assert isinstance(modal, ErrorModal)
-        message = modal.message
-        text = message.plain if isinstance(message, Text) else message
+        assert isinstance(modal, HelpModal)
+        text = modal.parts[1].plain  # the keys active now
         assert "z  Preflight" in text
         assert "3  Preflight" not in text
-        assert "save answers" in text  # the pane's own keys too
+        assert "Save the preflight answers" in text  # the pane's own keys too
 
 
 def test_a_broken_keymap_is_named_not_applied(

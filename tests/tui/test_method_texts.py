@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from rich.text import Text
-from textual.widgets import ContentSwitcher, Label, OptionList, Static
-from tui_helpers import SID, sample_ledger, settle, steady_app, sync
+from textual.widgets import ContentSwitcher, OptionList, Static
+from tui_helpers import SID, sample_ledger, settle, steady_app, step_keys
 
 from session import models as m
 from session.concerns import LABELS as CONCERN_LABELS
@@ -37,7 +38,7 @@ def _choices(field: Field) -> list[tuple[str, str]]:
     return [(str(label), str(value)) for label, value in (field.choices or [])]
 
 
-@sync
+@pytest.mark.asyncio
 async def test_every_step_shows_the_session_layers_title_and_questions(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)
@@ -47,31 +48,31 @@ async def test_every_step_shows_the_session_layers_title_and_questions(tmp_path:
         assert isinstance(screen, SessionScreen)
         rail = [_plain(o.prompt) for o in screen.query_one("#steps", OptionList)._options]
         for i, step in enumerate(STEP_ORDER):
-            await pilot.press("escape", str(i + 1))
+            await step_keys(pilot, str(i + 1))
             await settle(pilot)
             switcher = screen.query_one(ContentSwitcher)
             assert switcher.current == f"step-{step.value}"
             assert switcher.border_title == f"{i + 1} {LABELS[step]}"
             assert LABELS[step] in rail[i], (step, rail[i])
-        await pilot.press("escape", "3")
+        await step_keys(pilot, "3")
         await settle(pilot)
         for q, text in QUESTIONS.items():
-            label = screen.query_one(f"#q-{q.value} Label", Label)
-            assert _plain(label.content) == f"{q.value}  {text}"
+            label = screen.query_one(f"#q-{q.value} .question-text", Static)
+            assert _plain(label.content) == f"{q.value}  {text}"  # whole, wrapped
             kind = screen.query_one(f"#field-{q.value}-kind", Field)
             assert _choices(kind) == [(KIND_LABELS[k], k.value) for k in KIND_LABELS]
             area = screen.query_one(f"#field-{q.value}-concern_area", Field)
             assert _choices(area) == [(CONCERN_LABELS[a], a.value) for a in CONCERN_LABELS]
         assert len(screen.query(".question")) == len(m.PreflightQuestion)
         # the disposition table names each choice in the session layer's words
-        await pilot.press("escape", "7")
+        await step_keys(pilot, "7")
         await settle(pilot)
         shown = " ".join(_plain(s.content) for s in screen.query("#step-disposition Static"))
         for choice, text in CHOICE_TEXTS.items():
             assert text in shown, (choice, text)
 
 
-@sync
+@pytest.mark.asyncio
 async def test_the_forms_offer_the_session_layers_residual_and_choice_texts(
     tmp_path: Path,
 ) -> None:
@@ -97,7 +98,7 @@ async def test_the_forms_offer_the_session_layers_residual_and_choice_texts(
         assert _choices(choice) == [(CHOICE_TEXTS[c], c.value) for c in m.DispositionChoice]
 
 
-@sync
+@pytest.mark.asyncio
 async def test_the_status_form_refuses_a_blank_reason_in_the_session_layers_words(
     tmp_path: Path,
 ) -> None:

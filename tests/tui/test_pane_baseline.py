@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pane_harness import PaneApp, built, sample
-from tui_helpers import sync
 
 from session import models as m
 from tui.screens.pane_messages import StartBaseline, StopWork
@@ -14,7 +14,7 @@ from tui.screens.steps.baseline import BaselinePane
 from tui.widgets.form import Field
 
 
-@sync
+@pytest.mark.asyncio
 async def test_baseline_pane_asks_for_a_baseline_and_a_stop(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db", m.StepName.CONTRACT)
     app = PaneApp(BaselinePane, ledger)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from pane_harness import PaneApp, built, sample
-from tui_helpers import sync
 
 from session import models as m
 from tui.screens.pane_messages import SaveSession
@@ -14,7 +14,7 @@ from tui.screens.steps.contract import ContractPane
 from tui.widgets.form import Field
 
 
-@sync
+@pytest.mark.asyncio
 async def test_contract_pane_asks_to_save_the_edited_session(
     tmp_path: Path, make_repo: Callable[..., Path]
 ) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from pane_harness import PaneApp, built, sample
 from textual.widgets import Static, TextArea
-from tui_helpers import sync
 
 from session import models as m
 from tui.screens.pane_messages import SaveSession
@@ -16,7 +16,7 @@ from tui.screens.steps.contract import ContractPane
 from tui.widgets.form import Field
 
 
-@sync
+@pytest.mark.asyncio
 async def test_env_lines_reach_the_saved_workloads(
     tmp_path: Path, make_repo: Callable[..., Path]
 ) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pane_harness import PaneApp, built, sample
-from tui_helpers import sync
 
 from session import models as m
 from tui.screens.pane_messages import SaveModels
@@ -13,7 +13,7 @@ from tui.screens.steps.preflight import PreflightPane
 from tui.widgets.form import Field
 
 
-@sync
+@pytest.mark.asyncio
 async def test_preflight_pane_asks_to_save_the_edited_answer(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db", m.StepName.BASELINE)
     app = PaneApp(PreflightPane, ledger)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pane_harness import PaneApp, built, sample
-from tui_helpers import sync
 
 from tui.screens.pane_messages import AskResidual
 from tui.screens.steps.results import ResultsPane
 
 
-@sync
+@pytest.mark.asyncio
 async def test_results_pane_shows_verdicts_and_asks_for_a_residual(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db")
     app = PaneApp(ResultsPane, ledger)

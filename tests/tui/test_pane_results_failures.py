@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pane_harness import PaneApp, built, sample
 from rich.console import Console
 from textual.widgets import Static
-from tui_helpers import sync
 
 from session import models as m
 from session.read_model import load_view
@@ -43,7 +43,7 @@ def add_failures(ledger) -> tuple[str, str]:
     return session.id, variant_id
 
 
-@sync
+@pytest.mark.asyncio
 async def test_results_pane_says_failures_and_check_findings(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db")
     add_failures(ledger)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pane_harness import PaneApp, built, sample
-from tui_helpers import sync
 
 from tui.screens.pane_messages import AskVariant, StartRound
 from tui.screens.steps.round import RoundPane
 from tui.widgets.form import Field
 
 
-@sync
+@pytest.mark.asyncio
 async def test_round_pane_asks_for_a_variant_and_a_round(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db")
     app = PaneApp(RoundPane, ledger)
@@ -29,7 +29,7 @@ async def test_round_pane_asks_for_a_variant_and_a_round(tmp_path: Path) -> None
     ledger.close()
 
 
-@sync
+@pytest.mark.asyncio
 async def test_round_pane_read_only_asks_nothing(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db")
     app = PaneApp(RoundPane, ledger, readonly=True)

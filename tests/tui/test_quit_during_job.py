@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from tui_helpers import settle, steady_app, sync
+from tui_helpers import settle, steady_app
 
 from ledger import Ledger
 from session import models as m
@@ -16,7 +16,7 @@ from tui.screens.session import SessionScreen
 pytest.importorskip("session.conduct")
 
 
-@sync
+@pytest.mark.asyncio
 async def test_ctrl_q_during_a_baseline_asks_then_stops_cleanly(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo()
     db = tmp_path / "l.db"

@@ -1,4 +1,5 @@
-"""Replayed telemetry is never shown as this machine's: REPLAY on every line of the panel."""
+"""Replayed telemetry is never shown as this machine's: REPLAY on every line of the panel, in
+a column of its own, ruled off from the labels (never "REPLAYutil")."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ def test_every_line_of_a_replayed_trace_says_replay() -> None:
     panel.gpu_name = "NVIDIA H200"
     panel.push_many(demo_samples())
     lines = _lines(panel)
-    assert len(lines) >= 6 and all(ln.startswith("REPLAY ") for ln in lines)
+    assert len(lines) >= 6 and all(ln.startswith("REPLAY │ ") for ln in lines)
+    assert any(ln.startswith("REPLAY │ util ") for ln in lines)
     panel.compact = True
-    assert all(ln.startswith("REPLAY ") for ln in _lines(panel))
+    assert all(ln.startswith("REPLAY │ ") for ln in _lines(panel))
 
 
 def test_live_samples_carry_no_replay_label() -> None:

@@ -12,7 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tui_helpers import settle, steady_app, sync
+import pytest
+from tui_helpers import settle, steady_app
 
 from ledger import Ledger
 from session import models as m
@@ -62,7 +63,7 @@ async def _edit_title_and_save(app, pilot, title: str) -> None:  # type: ignore[
     await settle(pilot)
 
 
-@sync
+@pytest.mark.asyncio
 async def test_reload_keeps_the_cli_edit(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     db = tmp_path / "l.db"
     s = _session(db, make_repo())
@@ -91,7 +92,7 @@ async def test_reload_keeps_the_cli_edit(tmp_path: Path, make_repo) -> None:  # 
     assert got.title == "after"
 
 
-@sync
+@pytest.mark.asyncio
 async def test_save_mine_onto_the_stored_version(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     db = tmp_path / "l.db"
     s = _session(db, make_repo())
@@ -110,7 +111,7 @@ async def test_save_mine_onto_the_stored_version(tmp_path: Path, make_repo) -> N
     assert got.bottleneck is m.BottleneckClass.LAUNCH_BOUND and got.title == "mine"
 
 
-@sync
+@pytest.mark.asyncio
 async def test_a_hypothesis_edit_keeps_a_field_the_cli_changed(tmp_path: Path) -> None:
     from tui_helpers import SID, sample_ledger
 
@@ -139,7 +140,7 @@ async def test_a_hypothesis_edit_keeps_a_field_the_cli_changed(tmp_path: Path) -
     assert got.mechanism == "from the shell"
 
 
-@sync
+@pytest.mark.asyncio
 async def test_saving_the_preflight_keeps_an_answer_given_elsewhere(tmp_path: Path) -> None:
     from tui_helpers import SID, sample_ledger
 

@@ -16,7 +16,7 @@ import pytest
 from hostile_text import hostile, raw_controls
 from hypothesis import HealthCheck, given, settings
 from pydantic import BaseModel, ValidationError
-from tui_helpers import SID, sample_ledger, settle, steady_app, sync
+from tui_helpers import SID, sample_ledger, settle, steady_app, step_keys
 
 from ledger import Ledger
 from ledger.store import TABLES
@@ -94,7 +94,7 @@ async def visit_every_screen(db: Path, suffix: str) -> dict[str, str]:
         app.push_screen(SessionScreen(SID + suffix))
         await settle(pilot)
         for key in "12345678":
-            await pilot.press("escape", key)
+            await step_keys(pilot, key)
             await settle(pilot)
             seen[f"step {key}"] = screen_text(app)
         app.pop_screen()
@@ -114,7 +114,7 @@ async def visit_every_screen(db: Path, suffix: str) -> dict[str, str]:
     return seen
 
 
-@sync
+@pytest.mark.asyncio
 async def test_the_issues_text_is_shown_literally_everywhere(tmp_path: Path) -> None:
     db = hostile_ledger(tmp_path, ISSUE)
     seen = await visit_every_screen(db, ISSUE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sample_session import SID, build_sample
 from scenes import demo_samples
 
@@ -34,13 +35,20 @@ async def settle(pilot: Any, rounds: int = 3) -> None:
 __all__ = ["SID", "sample_ledger", "settle", "steady_app"]
 
 
-def sync(fn: Any) -> Any:
-    """Run an async test with asyncio (no async plugin is installed)."""
-    import asyncio
-    import functools
+# The async tests run under pytest-asyncio. `sync` is its mark under the old name, kept
+# only for the test files of other owners that still import it (each converts to
+# `@pytest.mark.asyncio`, then this goes).
+sync = pytest.mark.asyncio
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return asyncio.run(fn(*args, **kwargs))
 
-    return wrapper
+async def step_keys(pilot: Any, *keys: str) -> None:
+    """Press keys meant for the session screen: out of a text field first (as one Escape
+    does), so a digit goes to the rail and not into the field. A second Escape would
+    leave the session for the list, so it is not pressed here."""
+    from textual.widgets import Input, Select, TextArea
+
+    app = pilot.app
+    if isinstance(app.focused, Input | TextArea | Select) and hasattr(app.screen, "pane"):
+        app.screen.pane().focus()
+        await pilot.pause()
+    await pilot.press(*keys)

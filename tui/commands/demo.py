@@ -61,6 +61,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         f"(default {DEMO_MAX_BLOCKS})",
     )
     p.add_argument("--seed", type=int, default=1, help="seed of the round's run order")
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start a new demo session (by default the app resumes the one made before)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -73,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.commands.common import open_ledger
     from tui.demo.flow import demo_session, run_flow
     from tui.demo.repo import DemoError, create_repo, default_dir
+    from tui.demo.start import start_session
 
     if args.runs < 4 or args.blocks < 2:
         raise UsageError("--runs must be at least 4 and --blocks at least 2")
@@ -83,15 +89,28 @@ def run(args: argparse.Namespace) -> int:
             "the demo opens the full-screen app and needs a terminal; "
             "add --no-tui to run it headless"
         )
+    from session.interpreter import torch_missing
+
+    missing = torch_missing()  # the demo's workload is a PyTorch softmax, either way
+    if missing:
+        raise WorkFailed(f"the demo needs torch: {missing}")
     try:
         repo = create_repo(Path(args.dir) if args.dir else default_dir())
     except DemoError as exc:
         raise WorkFailed(str(exc)) from None
     print(f"demo repository: {repo}", file=sys.stderr)
+    resumed = False
     with open_ledger(args) as ledger:
-        session = demo_session(repo, args.workload)
-        ledger.put(session)
-        print(f"session {session.id} in {ledger.path}", file=sys.stderr)
+        if args.no_tui:  # the headless flow writes every step itself: always a new session
+            session = demo_session(repo, args.workload)
+            ledger.put(session)
+        else:
+            session, resumed = start_session(ledger, repo, args.workload, fresh=args.fresh)
+        print(
+            f"session {session.id} in {ledger.path}"
+            + (" (resumed; gpuopt demo --fresh starts a new one)" if resumed else ""),
+            file=sys.stderr,
+        )
         if args.no_tui:
             from session.ledger_access import ENGINE_ERRORS
             from session.record_files import record_markdown
@@ -144,6 +163,6 @@ def run(args: argparse.Namespace) -> int:
         path = ledger.path
     from tui.app import GpuoptApp
 
-    app = GpuoptApp(path, session_id=session.id, seed=args.seed)
+    app = GpuoptApp(path, session_id=session.id, seed=args.seed, resumed=resumed)
     app.run()
     return app.return_code or 0

@@ -19,7 +19,13 @@ from session.dispositions import dispose
 from session.gates import GateRefusal
 from session.hypotheses import add_hypothesis
 from session.read_model import confirm_residual, load_view, residual_suggestion
-from tui.demo.settings import BASELINE_RETRIES, DEMO_MAX_BLOCKS, DEMO_MIN_BLOCKS, DEMO_RUNS
+from tui.demo.settings import (
+    BASELINE_RETRIES,
+    DEMO_MAX_BLOCKS,
+    DEMO_MIN_BLOCKS,
+    DEMO_RUNS,
+    DEMO_TITLE,
+)
 
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -107,7 +113,7 @@ def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
 
 
 def demo_session(repo: Path, kind: str = "auto") -> m.Session:
-    return m.Session(title="Demo: a naive softmax", repo=str(repo), contract=demo_contract(kind))
+    return m.Session(title=DEMO_TITLE, repo=str(repo), contract=demo_contract(kind))
 
 
 Say = Callable[[str], None]

@@ -10,3 +10,5 @@ DEMO_MAX_BLOCKS = 32
 # A shared CPU has slow spells of a few seconds: a baseline whose halves fall on either
 # side of one is recorded again (each attempt stays in the ledger and the record).
 BASELINE_RETRIES = 3
+
+DEMO_TITLE = "Demo: a naive softmax"  # how a later `gpuopt demo` finds its session again

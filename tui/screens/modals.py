@@ -48,6 +48,35 @@ class ErrorModal(ModalScreen[None]):
         self.dismiss(None)
 
 
+class HelpModal(ModalScreen[None]):
+    """`?`: what the step is for, the keys active now (as remapped), and a glossary of
+    what the screen shows; it scrolls, so nothing is cut."""
+
+    BINDINGS = [Binding("escape,enter,q,question_mark", "dismiss", "close", id="help.dismiss")]
+
+    def __init__(self, title: str, guidance: str | Text, keys: Text, glossary: Text) -> None:
+        super().__init__()
+        self.title_text = title
+        self.parts = (guidance, keys, glossary)
+
+    def compose(self) -> ComposeResult:
+        guidance, keys, glossary = self.parts
+        with Vertical(id="dialog", classes="help-dialog"):
+            yield Label(shown(self.title_text), id="dialog-title")
+            with VerticalScroll(id="help-body"):
+                yield Static(guidance, id="help-guidance")
+                yield Static(Text("Keys", style="bold"))
+                yield Static(keys, id="help-keys")
+                yield Static(glossary, id="help-glossary")
+            yield Static("[b]esc[/] close · ↑↓ scroll", classes="dialog-keys")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-body").focus()
+
+    def action_dismiss(self, result: Any = None) -> Any:
+        self.dismiss(None)
+
+
 class ConfirmModal(ModalScreen[bool]):
     BINDINGS = [
         Binding("y", "answer(True)", "yes", id="confirm.answer_true"),
@@ -213,7 +242,22 @@ class FormModal(ModalScreen[Any]):
         self.dismiss(result)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        """Escape: back to the step; asked first when a field holds typed text."""
+        if not self.typed():
+            self.dismiss(None)
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.dismiss(None)
+
+        self.app.push_screen(
+            ConfirmModal("What you typed here is not saved. Discard it?"), answered
+        )
+
+    def typed(self) -> bool:
+        """A text field changed from what the form opened with."""
+        return any(f.choices is None and f.value != f.initial for f in self.fields)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":

@@ -88,6 +88,14 @@ class AskResidual(Message):
     """Open the form that confirms a residual."""
 
 
+class AskEvidence(Message):
+    """Open the form that attaches evidence (to this hypothesis, or to the session)."""
+
+    def __init__(self, hypothesis: m.Hypothesis | None) -> None:
+        super().__init__()
+        self.hypothesis = hypothesis
+
+
 class AskDisposition(Message):
     def __init__(self, variant: m.Variant) -> None:
         super().__init__()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -11,24 +12,79 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui.display import cell, home_short, plain
+from tui.keymap import bindings_help
+from tui.screens.modals import HelpModal
 from tui.screens.review import ReviewScreen
 from tui.screens.session import SessionScreen
+from tui.widgets.glossary import glossary
+from tui.widgets.palette import PaletteCommand, ScreenCommands
+
+PICKER_GUIDANCE = (
+    "Pick a session to continue it, or press n to start a new one. "
+    "Each session is one target metric on one repository. Escape in a session comes back here."
+)
 
 
 class PickerScreen(Screen[None]):
     BINDINGS = [
-        Binding("enter", "open", "open", show=True, priority=False, id="picker.open"),
-        Binding("n", "new", "new session", id="picker.new"),
-        Binding("v", "review", "review ledger", id="picker.review"),
+        Binding(
+            "enter",
+            "open",
+            "open",
+            show=True,
+            priority=False,
+            tooltip="Open the selected session",
+            id="picker.open",
+        ),
+        Binding("n", "new", "new session", tooltip="Start a new session", id="picker.new"),
+        Binding(
+            "v",
+            "review",
+            "review ledger",
+            tooltip="Review this ledger (read-only)",
+            id="picker.review",
+        ),
+        Binding(
+            "question_mark",
+            "help",
+            "help",
+            tooltip="Help: the keys of this screen",
+            id="picker.help",
+        ),
     ]
+    COMMANDS = {ScreenCommands}
+    _rows: list[dict[str, Any]] = []
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        out = [
+            PaletteCommand(
+                b.tooltip,
+                f"key {b.key}",
+                partial(self.run_action, b.action),
+                words=f"{b.description} session",
+            )
+            for b in self.BINDINGS
+            if isinstance(b, Binding) and b.tooltip
+        ]
+        for row in self._rows:
+            out.append(
+                PaletteCommand(
+                    f"Open session {plain(row['title'], 60)}",
+                    plain(row["id"][:8]),
+                    partial(self._open, row["id"]),
+                    words="session open",
+                )
+            )
+        return out
+
+    def action_help(self) -> None:
+        self.app.push_screen(
+            HelpModal("Sessions", PICKER_GUIDANCE, bindings_help(self.app), glossary())
+        )
 
     def compose(self) -> ComposeResult:
         yield Static("", id="title-bar")
-        yield Static(
-            "Pick a session to continue it, or press [b]n[/] to start a new one. "
-            "Each session is one target metric on one repository.",
-            classes="guidance",
-        )
+        yield Static(PICKER_GUIDANCE, classes="guidance")
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Static("", id="empty", classes="guidance")
         yield Footer()
@@ -47,6 +103,7 @@ class PickerScreen(Screen[None]):
         t = self.query_one(DataTable)
         t.clear()
         rows = app.ledger.session_rows()
+        self._rows = rows
         for r in rows:
             t.add_row(  # stored text: shown literally, never read as markup
                 cell(r["id"][:8]),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import traceback
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -38,10 +39,11 @@ from session.residuals import SHORT as RESIDUAL_WORDS
 from session.steps import LABELS as STEP_TITLES
 from tui.display import plain, shown
 from tui.keymap import bindings_help
-from tui.screens.modals import ConflictModal, ErrorModal, FormModal
+from tui.screens.modals import ConfirmModal, ConflictModal, ErrorModal, FormModal, HelpModal
 from tui.screens.pane_messages import (
     AddHypothesis,
     AskDisposition,
+    AskEvidence,
     AskHypothesisStatus,
     AskResidual,
     AskVariant,
@@ -64,8 +66,12 @@ from tui.screens.steps.preflight import PreflightPane
 from tui.screens.steps.record import RecordPane
 from tui.screens.steps.results import ResultsPane
 from tui.screens.steps.round import RoundPane
+from tui.widgets.evidence_form import evidence_form
 from tui.widgets.form import Field
+from tui.widgets.glossary import glossary
+from tui.widgets.palette import PaletteCommand, ScreenCommands
 from tui.widgets.rail import StepRail
+from tui.widgets.refs import list_refs
 from tui.widgets.telemetry import TelemetryPanel
 
 # One pane per step, in the order of the method.
@@ -99,19 +105,29 @@ class EngineDone(Message):
 
 class SessionScreen(Screen[None]):
     BINDINGS = [
-        Binding("n", "next_step", "next step", id="session.next_step"),
-        Binding("p", "prev_step", "previous", id="session.prev_step"),
+        Binding("n", "next_step", "next", tooltip="Go to the next step", id="session.next_step"),
+        Binding(
+            "p", "prev_step", "prev", tooltip="Go to the previous step", id="session.prev_step"
+        ),
         *[
             Binding(
                 str(i + 1), f"goto({i})", STEP_TITLES[s], show=False, id=f"session.goto_{i + 1}"
             )
             for i, s in enumerate(STEP_ORDER)
         ],
-        Binding("escape", "focus_pane", "leave field", show=False, id="session.focus_pane"),
-        Binding("f6", "focus_rail", "steps", show=False, id="session.focus_rail"),
-        Binding("f5", "reload", "reload", show=False, id="session.reload"),
-        Binding("question_mark", "help", "help", id="session.help"),
-    ]
+        # Escape goes back one level: out of a field to its step, from a step to the list.
+        Binding(
+            "escape", "back", "back", show=False, tooltip="Back to the session list",
+            id="session.back",
+        ),
+        Binding("f6", "focus_rail", "steps", show=False, tooltip="Move to the steps rail",
+                id="session.focus_rail"),
+        Binding("f5", "reload", "reload", show=False,
+                tooltip="Reload the session from the ledger", id="session.reload"),
+        Binding("question_mark", "help", "help",
+                tooltip="Help: the keys and what this screen shows", id="session.help"),
+    ]  # fmt: skip
+    COMMANDS = {ScreenCommands}
 
     quit_when_done = False  # ctrl+q was answered "stop and quit": exit once the job ends
 
@@ -160,7 +176,7 @@ class SessionScreen(Screen[None]):
                     yield pane(self.context)
             with Vertical(id="telemetry-box"):
                 yield TelemetryPanel(id="telemetry")
-        yield Footer()
+        yield Footer(compact=True)  # the most important keys; the palette has the rest
 
     @property
     def ledger(self) -> Any:
@@ -264,34 +280,36 @@ class SessionScreen(Screen[None]):
             box.update(Text("\n".join(lines) + " (left out; the rest is shown)", style="yellow"))
 
     def update_title(self) -> None:
+        # What the person must not miss (read-only, a job running) comes first: the rest is
+        # cut with an ellipsis at the right edge of a narrow terminal, never the status.
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" gpuopt", style="bold")
+        if self.readonly:
+            t.append(" · read-only", style="bold yellow")
+        if self.busy:
+            t.append(f" · {self.busy} running", style="bold yellow")
         v = self.view
         if v is None:
             t.append(" · new session", style="")
         else:
             t.append(" · ")
             t.append(shown(v.session.title))
+            if v.rounds:
+                t.append(f" · round {v.rounds[-1].number}")
             b = v.baseline
             repo = plain(v.session.repo.rstrip("/").rsplit("/", 1)[-1], 60)
             if b is not None:
+                t.append(f" · baseline {plain(b.id[:8])}")
                 t.append(
                     f" · {repo}@{plain(b.snapshot.commit[:7])}"
                     f"{'+dirty' if b.snapshot.dirty else ''}",
                     style="dim",
                 )
-                t.append(f" · baseline {plain(b.id[:8])}")
             else:
                 t.append(f" · {repo}", style="dim")
             gpu = getattr(self.app, "gpu_name", "")
             if gpu:
                 t.append(f" · {plain(gpu)}", style="dim")
-            if v.rounds:
-                t.append(f" · round {v.rounds[-1].number}")
-        if self.readonly:
-            t.append(" · read-only", style="bold yellow")
-        if self.busy:
-            t.append(f" · {self.busy} running", style="bold yellow")
         self.query_one("#title-bar", Static).update(t)
 
     def goto(self, step: m.StepName, focus: bool = False) -> None:
@@ -324,8 +342,43 @@ class SessionScreen(Screen[None]):
     def action_goto(self, index: int) -> None:
         self.goto(STEP_ORDER[index], focus=True)
 
-    def action_focus_pane(self) -> None:
-        self.pane().focus()
+    def action_back(self) -> None:
+        """Out of a field to its step; from the step back to the session list (asked first
+        when a form holds unsaved text; refused while a baseline or round runs)."""
+        focused = self.app.focused
+        pane = self.pane()
+        if focused is not None and focused is not pane and pane in focused.ancestors:
+            pane.focus()
+            return
+        if self.busy:
+            self.notify(f"A {self.busy} is running: press s to stop it first.", severity="warning")
+            return
+        self.leave(self._to_list)
+
+    def leave(self, then: Any) -> None:
+        """Run `then` once nothing typed would be lost: asked when a pane holds unsaved text."""
+        unsaved = [p for p in self.query(StepPane) if p.built_body and p.unsaved()]
+        if not unsaved:
+            then()
+            return
+        names = ", ".join(STEP_TITLES[p.step] for p in unsaved)
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                then()
+
+        self.app.push_screen(
+            ConfirmModal(f"{names}: what you typed is not saved. Discard it?"), answered
+        )
+
+    def _to_list(self) -> None:
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 2 else None
+        if below is not None:
+            self.app.pop_screen()
+            return
+        from tui.screens.picker import PickerScreen  # the picker opens sessions: a cycle
+
+        self.app.switch_screen(PickerScreen())
 
     def action_focus_rail(self) -> None:
         self.query_one("#rail OptionList").focus()
@@ -337,7 +390,69 @@ class SessionScreen(Screen[None]):
         pane = self.pane()
         title = f"{STEP_ORDER.index(self.current) + 1} {STEP_TITLES[self.current]}"
         keys = bindings_help(self.app)  # the keys active now, as remapped
-        self.app.push_screen(ErrorModal(title, Text.assemble(pane.GUIDANCE, "\n\n", keys)))
+        self.app.push_screen(HelpModal(title, pane.help_text(), keys, glossary()))
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        """Every action of every step, each run on its step, plus the screen's own."""
+        out: list[PaletteCommand] = []
+        for i, pane_type in enumerate(PANES):
+            step = pane_type.step
+            title = STEP_TITLES[step]
+            out.append(
+                PaletteCommand(
+                    f"Go to {title}",
+                    f"step {i + 1} · key {i + 1}",
+                    partial(self.action_goto, i),
+                    words="step",
+                )
+            )
+            for b in pane_type.BINDINGS:
+                if not isinstance(b, Binding) or (self.readonly and b.action in StepPane.WRITES):
+                    continue
+                out.append(
+                    PaletteCommand(
+                        b.tooltip or f"{title}: {b.description}",
+                        f"{title} · key {key_of(self.app, b)}",
+                        partial(self.step_action, step, b.action),
+                        words=b.description,
+                    )
+                )
+        for b in self.BINDINGS:
+            if isinstance(b, Binding) and b.tooltip:
+                out.append(
+                    PaletteCommand(
+                        b.tooltip,
+                        f"key {key_of(self.app, b)}",
+                        partial(self.run_action, b.action),
+                        words=b.description,
+                    )
+                )
+        if not self.readonly:
+            out.append(
+                PaletteCommand(
+                    "Add evidence (a note, a file, a profile) to a hypothesis",
+                    "Hypotheses · key +",
+                    lambda: self.step_action(m.StepName.HYPOTHESES, "evidence"),
+                    words="evidence note profile ncu",
+                )
+            )
+        if self.busy:
+            out.append(
+                PaletteCommand(
+                    f"Stop the {self.busy} after the current run", "key s", self.stop_work
+                )
+            )
+        return out
+
+    def ask_evidence(self, hypothesis: m.Hypothesis | None) -> None:
+        view = self.view
+        if view is None or not self._guard():
+            return
+        title, fields, submit, note = evidence_form(self.ledger, view, hypothesis)
+        self.app.push_screen(
+            FormModal(title, fields, submit, note=note),
+            lambda r: self._after(r, "evidence added"),
+        )
 
     def on_step_rail_chosen(self, event: StepRail.Chosen) -> None:
         self.goto(event.step, focus=True)
@@ -378,6 +493,9 @@ class SessionScreen(Screen[None]):
 
     def on_ask_residual(self, _msg: AskResidual) -> None:
         self.ask_residual()
+
+    def on_ask_evidence(self, msg: AskEvidence) -> None:
+        self.ask_evidence(msg.hypothesis)
 
     def on_ask_disposition(self, msg: AskDisposition) -> None:
         self.ask_disposition(msg.variant)
@@ -536,9 +654,17 @@ class SessionScreen(Screen[None]):
             for h in view.hypotheses
             if h.status is not m.HypothesisStatus.REJECTED
         ]
+        base = view.baseline.snapshot.commit if view.baseline is not None else None
+        refs = list_refs(view.session.repo, base)  # branches and tags, as the repo has them
         fields = [
-            Field("name", "Name (no spaces)", placeholder="e.g. fused"),
-            Field("ref", "Git ref, branch or commit", placeholder="e.g. fused-softmax"),
+            Field(
+                "ref_pick",
+                "Branch or tag (arrows, or type to find; vs the baseline snapshot)",
+                choices=[(shown(r.label(), 70, brief=True), r.name) for r in refs],
+                allow_blank=True,
+            ),
+            Field("ref", "…or any other git ref or commit", placeholder="e.g. a1b2c3d"),
+            Field("name", "Name (no spaces; blank: the ref's name)"),
             Field(
                 "hypothesis_id",
                 "Hypothesis it tests",
@@ -549,15 +675,15 @@ class SessionScreen(Screen[None]):
         ]
 
         def submit(vals: dict[str, Any]) -> m.Variant:
-            if not vals["name"].strip():
-                raise ValueError("give the variant a name")
-            if not vals["ref"].strip():
-                raise ValueError("give a git ref (branch, tag or commit) holding the change")
+            ref = vals["ref"].strip() or vals["ref_pick"]
+            if not ref:
+                raise ValueError("choose a branch or tag, or give a git ref holding the change")
+            name = vals["name"].strip() or ref.rsplit("/", 1)[-1]
             return conduct.add_variant(
                 self.ledger,
                 view.session,
-                vals["name"].strip(),
-                ref=vals["ref"].strip(),
+                name,
+                ref=ref,
                 hypothesis_id=vals["hypothesis_id"] or None,
                 probe=bool(vals.get("probe")),
             )
@@ -851,6 +977,13 @@ class SessionScreen(Screen[None]):
 
     def telemetry_sample(self, sample: m.TelemetrySample) -> None:
         self.query_one(TelemetryPanel).push(sample)
+
+
+def key_of(app: Any, b: Binding) -> str:
+    """A binding's first key as shown (after the person's keymap, if it remaps this id)."""
+    keymap = getattr(app, "_keymap", {}) or {}
+    first = (keymap.get(b.id) if b.id else None) or b.key
+    return str(app.get_key_display(b.with_key(first.split(",")[0])))
 
 
 def _form_value(value: Any) -> Any:

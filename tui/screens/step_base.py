@@ -125,6 +125,14 @@ class StepPane(VerticalScroll):
     def refresh_body(self, view: SessionView | None) -> None:
         pass
 
+    def unsaved(self) -> bool:
+        """Text typed here and not saved (asked about before it could be lost)."""
+        return False
+
+    def help_text(self) -> str | Text:
+        """What `?` says of this step before the keys."""
+        return self.GUIDANCE
+
     def request_focus(self) -> None:
         """Focus the step's first field once its body exists."""
         if self.built_body:

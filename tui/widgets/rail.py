@@ -14,12 +14,33 @@ from session.read_model import STEP_ORDER
 from session.steps import LABELS as STEP_TITLES
 from tui.display import plain
 
+# A step not reached yet is not a fault: neutral glyphs for it, colour only for what is
+# done or under way. The words are the legend's (under the rail and in the `?` help).
 GLYPH: dict[m.StepState, tuple[str, str]] = {
     m.StepState.DONE: ("✓", "green"),
     m.StepState.IN_PROGRESS: ("•", "yellow"),
-    m.StepState.BLOCKED: ("✗", "red"),
+    m.StepState.BLOCKED: ("○", "dim"),
     m.StepState.NOT_STARTED: ("·", "dim"),
 }
+GLYPH_WORDS: dict[m.StepState, str] = {
+    m.StepState.DONE: "done",
+    m.StepState.IN_PROGRESS: "under way",
+    m.StepState.BLOCKED: "waits for an earlier step",
+    m.StepState.NOT_STARTED: "not started",
+}
+CURRENT_GLYPH = "▶"
+
+
+def legend() -> Text:
+    """What the rail's glyphs mean, one per line."""
+    t = Text()
+    t.append(f"{CURRENT_GLYPH} ", style="bold")
+    t.append("the step in front\n")
+    for state, (glyph, style) in GLYPH.items():
+        t.append(f"{glyph} ", style=style)
+        t.append(GLYPH_WORDS[state] + "\n")
+    t.rstrip()
+    return t
 
 
 class StepRail(Vertical):
@@ -33,6 +54,7 @@ class StepRail(Vertical):
     }
     StepRail > OptionList:focus { border: none; background-tint: $foreground 5%; }
     StepRail > #gate { height: auto; padding: 0 1; color: $text-muted; }
+    StepRail > #legend { height: auto; padding: 0 1; color: $text-muted; dock: bottom; }
     """
 
     class Chosen(Message):
@@ -51,13 +73,14 @@ class StepRail(Vertical):
     def compose(self) -> ComposeResult:
         yield OptionList(*[Option(self._prompt(s), id=s.value) for s in STEP_ORDER], id="steps")
         yield Static("", id="gate")
+        yield Static(_short_legend(), id="legend")
 
     def _prompt(self, step: m.StepName) -> Text:
         st = self.statuses.get(step, m.StepStatus(step=step))
         glyph, style = GLYPH[st.state]
         t = Text(no_wrap=True, overflow="ellipsis")
         if step is self.current:
-            t.append("▶ ", style="bold")
+            t.append(f"{CURRENT_GLYPH} ", style="bold")
         else:
             t.append(glyph + " ", style=style)
         t.append(STEP_TITLES[step], style="bold" if step is self.current else "")
@@ -94,9 +117,8 @@ class StepRail(Vertical):
         if st is None or not st.reason:
             gate.update("")
             return
-        _, style = GLYPH[st.state]
         reason = plain(st.reason, 1000)  # a gate's reason may name stored things
-        gate.update(Text(reason, style=style if st.state is m.StepState.BLOCKED else "dim"))
+        gate.update(Text(reason, style="yellow" if st.state is m.StepState.BLOCKED else "dim"))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
@@ -106,3 +128,19 @@ class StepRail(Vertical):
         event.stop()
         if event.option.id:
             self.post_message(self.Chosen(m.StepName(event.option.id)))
+
+
+def _short_legend() -> Text:
+    """The legend in the rail's own width, two lines (the `?` help says it in full)."""
+    t = Text(no_wrap=True, overflow="ellipsis")
+    for line in (
+        ((m.StepState.DONE, "done "), (m.StepState.IN_PROGRESS, "open")),
+        ((m.StepState.BLOCKED, "later"), (None, "here")),
+    ):
+        for j, (state, word) in enumerate(line):
+            glyph, style = GLYPH[state] if state is not None else (CURRENT_GLYPH, "bold")
+            t.append((" " if j else "") + glyph, style=style)
+            t.append(word, style="dim")
+        t.append("\n")
+    t.rstrip()
+    return t

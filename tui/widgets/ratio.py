@@ -96,3 +96,11 @@ def fmt_eta(seconds: float | None) -> str:
         return "—"
     s = round(seconds)
     return f"{s // 60}:{s % 60:02d}"
+
+
+def pace_eta(start: tuple[float, int], done: int, total: int, now: float) -> float | None:
+    """Seconds left at the pace since `start` (a clock reading and the count then)."""
+    t0, n0 = start
+    if done <= n0 or now <= t0:
+        return None
+    return (now - t0) / (done - n0) * max(total - done, 0)

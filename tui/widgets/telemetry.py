@@ -230,17 +230,21 @@ class TelemetryPanel(Widget):
         t.append(f"{value:>7}\n")
 
 
-REPLAY_LABEL = "REPLAY "
+REPLAY_WORD = "REPLAY"
+REPLAY_SEP = " │ "
+REPLAY_LABEL = REPLAY_WORD + REPLAY_SEP  # the column's width, separator included
 
 
 def _label_replay(text: Text) -> Text:
-    """Replayed samples are never mistaken for this machine's: REPLAY on every line."""
+    """Replayed samples are never mistaken for this machine's: a column of its own, REPLAY
+    on every line, ruled off from the labels it stands beside."""
     out = Text(no_wrap=True, overflow="ellipsis")
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if i:
             out.append("\n")
         if line.plain or i < len(lines) - 1:
-            out.append(REPLAY_LABEL, style="bold magenta")
+            out.append(REPLAY_WORD, style="bold magenta")
+            out.append(REPLAY_SEP, style="dim")
             out.append_text(line)
     return out

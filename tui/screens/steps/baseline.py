@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.table import Table
@@ -18,7 +19,7 @@ from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import StartBaseline, StopWork
 from tui.screens.step_base import StepPane
 from tui.widgets.form import Field
-from tui.widgets.ratio import fmt_eta
+from tui.widgets.ratio import fmt_eta, pace_eta
 
 
 class BaselinePane(StepPane):
@@ -29,8 +30,14 @@ class BaselinePane(StepPane):
         "halves must agree with each other before anything is compared to it."
     )
     BINDINGS = [
-        Binding("r", "record", "record baseline", id="baseline.record"),
-        Binding("s", "stop", "stop", id="baseline.stop"),
+        Binding("r", "record", "record", tooltip="Record the baseline", id="baseline.record"),
+        Binding(
+            "s",
+            "stop",
+            "stop",
+            tooltip="Stop the baseline after the current run",
+            id="baseline.stop",
+        ),
     ]
 
     def body(self) -> ComposeResult:
@@ -78,13 +85,19 @@ class BaselinePane(StepPane):
     def progress(self, p: Any) -> None:
         bar = self.query_one("#baseline-bar", ProgressBar)
         total = max(int(getattr(p, "runs_total", 0) or 0), 1)
-        bar.update(total=total, progress=int(getattr(p, "runs_done", 0) or 0))
-        eta = fmt_eta(getattr(p, "eta_s", None))
+        done = int(getattr(p, "runs_done", 0) or 0)
+        bar.update(total=total, progress=done)
+        if done <= 1 or not hasattr(self, "_started"):
+            self._started = (time.monotonic(), done)
+        eta = getattr(p, "eta_s", None)
+        if eta is None:  # the engine gives none for a baseline: from the pace so far
+            eta = pace_eta(self._started, done, total, time.monotonic())
+        # One counter: the engine's own words ("softmax: run 5 of 24"; warm-up runs are
+        # not counted there), the bar counts every process, warm-up included.
         self.query_one("#baseline-status", Static).update(
             Text.assemble(
-                (f"runs {p.runs_done}/{p.runs_total}", "bold"),
-                f" · ETA {eta} · s stops cleanly\n",
-                (f"{p.phase}: {plain(p.message or '', 1000)}", "dim"),
+                (plain(p.message or p.phase, 1000), "bold"),
+                f" · ETA {fmt_eta(eta)} · s stops cleanly",
             )
         )
 
@@ -126,7 +139,7 @@ def baseline_table(view: SessionView) -> Table:
         m.Reproducibility.NOT_REPRODUCIBLE: "bold red",
     }.get(b.reproducibility, "yellow")
     t.add_row(
-        "reproducible",
+        "A/A check",  # the label names the check; the value says how it came out
         Text.assemble(
             (b.reproducibility.value.replace("_", " "), style),
             "  ",

@@ -28,7 +28,9 @@ class ContractPane(StepPane):
         "One workload per line as NAME=COMMAND; the metric is wall time, regex:PATTERN "
         "with a group named value, or json:KEY."
     )
-    BINDINGS = [Binding("ctrl+s,f2", "save", "save contract", id="contract.save")]
+    BINDINGS = [
+        Binding("ctrl+s,f2", "save", "save", tooltip="Save the contract", id="contract.save")
+    ]
 
     def body(self) -> ComposeResult:
         yield Static("", id="contract-summary")
@@ -70,7 +72,7 @@ class ContractPane(StepPane):
         if view is None:
             return "fill in the contract and press ctrl+s (or F2) to start the session."
         if view.baseline is None:
-            return "the contract can still change; press 3 or n to go on to the baseline."
+            return "the contract can still change; press 2 or n to go on to the baseline."
         return "the contract is fixed by the baseline; go on with n."
 
     def refresh_body(self, view: SessionView | None) -> None:
@@ -263,13 +265,29 @@ def contract_table(s: m.Session) -> Table:
             t.add_row("  figure", Text(metric_text(c, w), style="dim"))
         for key, value in w.env.items():
             t.add_row("  env", Text.assemble(shown(w.name), " ", shown(f"{key}={value}")))
-    t.add_row(
-        "check",
-        shown(c.check, LONG_LIMIT)
-        if c.check
-        else Text("none: variants are compared on speed only", style="yellow"),
-    )
+    for line in check_lines(c):
+        t.add_row("check", line)
     if c.hooks.prepare:
         t.add_row("before each run", shown(c.hooks.prepare, LONG_LIMIT))
     t.add_row("threshold", f"±{c.threshold * 100:.1f}%")
     return t
+
+
+# What the torch harness checks for every variant of a torch workload (session.torch_checks).
+HARNESS_CHECK = (
+    "the torch harness compares each variant's outputs with the baseline's on the same "
+    "inputs (re-initialised weights, stress inputs, a repeat call): error statistics, "
+    "NaN/Inf counts, a suggested numerical class"
+)
+
+
+def check_lines(c: m.Contract) -> list[Text]:
+    """Every check the round runs: the contract's command, and the harness's own for a torch
+    workload; "none" only when neither runs."""
+    out: list[Text] = []
+    if c.check:
+        out.append(shown(c.check, LONG_LIMIT))
+    torch = [w.name for w in c.workloads if w.kind in TORCH_KINDS]
+    if torch:
+        out.append(Text(f"{', '.join(torch)}: {HARNESS_CHECK}"))
+    return out or [Text("none: variants are compared on speed only", style="yellow")]

@@ -12,10 +12,17 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 
 from session import models as m
+from session.evidence import describe
 from session.hypotheses import similar_rejected
 from session.read_model import SessionView
 from tui.display import cell, plain, shown
-from tui.screens.pane_messages import AddHypothesis, AskHypothesisStatus, EditHypothesis
+from tui.screens.modals import ConfirmModal
+from tui.screens.pane_messages import (
+    AddHypothesis,
+    AskEvidence,
+    AskHypothesisStatus,
+    EditHypothesis,
+)
 from tui.screens.step_base import StepPane, clip
 from tui.widgets.form import Field, clear_errors, show_errors
 
@@ -30,18 +37,28 @@ class HypothesesPane(StepPane):
         "what the metric and an independent signal should do, and the cheapest test that "
         "would prove you wrong. Similar ideas rejected before are shown as you type."
     )
+    # `t` for status: `x` is "export" elsewhere, and one key means one thing everywhere.
     BINDINGS = [
-        Binding("ctrl+s,f2", "save", "save hypothesis", id="hypotheses.save"),
-        Binding("e", "edit", "edit selected", id="hypotheses.edit"),
-        Binding("x", "status", "set status", id="hypotheses.status"),
-        Binding("w", "write", "write new", id="hypotheses.write"),
-    ]
+        Binding("ctrl+s,f2", "save", "save", tooltip="Save the hypothesis in the form",
+                id="hypotheses.save"),
+        Binding("w", "write", "write new", tooltip="Write a new hypothesis",
+                id="hypotheses.write"),
+        Binding("e", "edit", "edit", tooltip="Edit the selected hypothesis",
+                id="hypotheses.edit"),
+        Binding("t", "status", "status", tooltip="Set the selected hypothesis' status",
+                id="hypotheses.status"),
+        Binding("plus", "evidence", "evidence", show=False,
+                tooltip="Add evidence (a note, a file, a profile) to the selected hypothesis",
+                id="hypotheses.evidence"),
+    ]  # fmt: skip
+    WRITES = StepPane.WRITES | {"evidence"}
 
     editing: str | None = None
     editing_from: m.Hypothesis | None = None
 
     def body(self) -> ComposeResult:
         yield DataTable(id="hyp-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="hyp-evidence")
         yield Static("", id="hyp-similar")
         with Vertical(id="hyp-form"):
             yield Static("", id="hyp-form-title", classes="form-title")
@@ -76,7 +93,10 @@ class HypothesesPane(StepPane):
         if not view.hypotheses:
             return "press w to write the first hypothesis, ctrl+s to save it."
         if not view.variants:
-            return "turn a hypothesis into a variant in the Round step (5, then a)."
+            return (
+                "turn a hypothesis into a variant in the Round step (5, then a); "
+                "+ adds evidence to the selected one."
+            )
         return "go to the round (n) or add another hypothesis."
 
     def refresh_body(self, view: SessionView | None) -> None:
@@ -88,16 +108,44 @@ class HypothesesPane(StepPane):
         if view is None:
             return
         t.display = bool(view.hypotheses)
+        # the title gives way (with an ellipsis) so status and confidence always show
+        title_w = max(self.content_size.width - TABLE_OTHER_COLUMNS, 12)
         for h in view.hypotheses:
             n = sum(1 for v in view.variants if v.hypothesis_id == h.id)
             t.add_row(
                 cell(h.id[:8]),
-                clip(h.title, 34 if self.context.narrow else 48),
+                clip(h.title, title_w),
                 status_text(h.status),
                 h.confidence.value,
                 str(n),
                 key=h.id,
             )
+        self.show_evidence()
+
+    def show_evidence(self) -> None:
+        """The evidence attached to the selected hypothesis, listed under the table."""
+        box = self.query_one("#hyp-evidence", Static)
+        h = self.selected()
+        ledger = self.context.ledger
+        found = (
+            [e for e in ledger.list(m.Evidence, session_id=h.session_id) if e.hypothesis_id == h.id]
+            if h is not None and ledger is not None
+            else []
+        )
+        box.display = bool(found)
+        if not found:
+            return
+        t = Text()
+        t.append(f"Evidence for {plain(h.id[:8]) if h else ''}:\n", style="bold")
+        for e in found:
+            t.append("  • ", style="dim")
+            t.append(shown(describe(e), 300))
+            t.append("\n")
+        t.rstrip()
+        box.update(t)
+
+    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self.show_evidence()
 
     def focus_form(self) -> None:
         if self.query_one("#hyp-form").display:
@@ -173,6 +221,7 @@ class HypothesesPane(StepPane):
                 show_errors(fields, exc)
                 return
             self.editing = None
+            self.editing_from = None
             self.clear_form()
             return
         try:
@@ -192,13 +241,48 @@ class HypothesesPane(StepPane):
             if f.choices is None:
                 f.value = ""
 
+    def unsaved(self) -> bool:
+        """The form holds text that is not stored: typed into a new one, or edited."""
+        if self.readonly or not self.built_body:
+            return False
+        vals = {f.field_name: f.value for f in self.fields() if f.choices is None}
+        if self.editing_from is not None and self.editing:
+            old = self.editing_from
+            return any(v != _text(getattr(old, k, "")) for k, v in vals.items())
+        return any(v.strip() for v in vals.values())
+
     def action_write(self) -> None:
+        """An empty form for a new hypothesis; asked first if the form holds unsaved text."""
         if self.readonly:
             return
+        if not self.unsaved():
+            self._write_new()
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self._write_new()
+            else:
+                self.focus_form()
+
+        self.app.push_screen(
+            ConfirmModal(
+                "The hypothesis in the form is not saved. Discard it and start a new one?"
+            ),
+            answered,
+        )
+
+    def _write_new(self) -> None:
         self.editing = None
+        self.editing_from = None
         self.clear_form()
         self.show(self.view)
         self.focus_form()
+
+    def action_evidence(self) -> None:
+        if self.readonly or self.view is None:
+            return
+        self.post_message(AskEvidence(self.selected()))
 
     def selected(self) -> m.Hypothesis | None:
         t = self.query_one("#hyp-table", DataTable)
@@ -224,6 +308,16 @@ class HypothesesPane(StepPane):
         if h is None or self.readonly:
             return
         self.post_message(AskHypothesisStatus(h))
+
+
+TABLE_OTHER_COLUMNS = 40  # id, status, confidence, variants and the cell padding
+
+
+def _text(value: Any) -> str:
+    """A stored field as its form field shows it."""
+    if value is None:
+        return ""
+    return str(value.value) if hasattr(value, "value") else str(value)
 
 
 def status_text(status: m.HypothesisStatus) -> Text:

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Label
+from textual.widgets import Static
 
 from session import models as m
 from session.concerns import LABELS as CONCERN_LABELS
@@ -17,6 +17,7 @@ from tui.screens.modals import ConflictModal
 from tui.screens.pane_messages import ReloadView, SaveModels
 from tui.screens.step_base import StepPane
 from tui.widgets.form import Field, clear_errors
+from tui.widgets.words import count
 
 KIND_CHOICES = [(label, kind.value) for kind, label in KIND_LABELS.items()]
 AREA_CHOICES = [(label, area.value) for area, label in CONCERN_LABELS.items()]
@@ -29,12 +30,17 @@ class PreflightPane(StepPane):
         "a measurement, hand one to the area that owns it, or say why it does not apply. "
         "An honest 'unknown' is allowed, and it shows in the record."
     )
-    BINDINGS = [Binding("ctrl+s,f2", "save", "save answers", id="preflight.save")]
+    BINDINGS = [
+        Binding(
+            "ctrl+s,f2", "save", "save", tooltip="Save the preflight answers", id="preflight.save"
+        )
+    ]
 
     def body(self) -> ComposeResult:
         for q, text in QUESTIONS.items():
             with Vertical(classes="question", id=f"q-{q.value}"):
-                yield Label(Text.assemble((q.value, "bold"), "  ", text))
+                # a Static wraps at word breaks in the pane's width: never cut mid-word
+                yield Static(Text.assemble((q.value, "bold"), "  ", text), classes="question-text")
                 with Horizontal(classes="row"):
                     yield Field(f"{q.value}.kind", "answer", "unknown", choices=KIND_CHOICES)
                     yield Field(
@@ -45,6 +51,14 @@ class PreflightPane(StepPane):
                     "what you know",
                     placeholder="measurement, evidence or reason",
                 )
+
+    def help_text(self) -> Text:
+        """The guidance and each question whole (the session layer's words)."""
+        t = Text(self.GUIDANCE + "\n")
+        for q, text in QUESTIONS.items():
+            t.append(f"\n{q.value}", style="bold")
+            t.append(f"  {text}")
+        return t
 
     def next_hint(self, view: SessionView | None) -> str:
         if view is None:
@@ -129,14 +143,16 @@ class PreflightPane(StepPane):
                 if choice == "reload":
                     self.post_message(ReloadView())
                 elif choice == "merge":
-                    self.post_message(SaveModels(*answers, note=f"saved {len(answers)} answer(s)"))
+                    self.post_message(
+                        SaveModels(*answers, note=f"saved {count(len(answers), 'answer')}")
+                    )
 
             changed = [(q.value, " · ".join(x for x in stored.get(q, ()) if x)) for q in clash]
             self.app.push_screen(
                 ConflictModal("preflight", changed, [a.question.value for a in answers]), chosen
             )
             return
-        self.post_message(SaveModels(*answers, note=f"saved {len(answers)} answer(s)"))
+        self.post_message(SaveModels(*answers, note=f"saved {count(len(answers), 'answer')}"))
 
 
 def _answer_key(a: m.PreflightAnswer) -> tuple[str, str, str]:

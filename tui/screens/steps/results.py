@@ -19,6 +19,7 @@ from tui.display import plain
 from tui.screens.pane_messages import AskResidual
 from tui.screens.step_base import StepPane
 from tui.screens.steps.round import comparison_table
+from tui.widgets.words import count
 
 
 class ResultsPane(StepPane):
@@ -29,9 +30,27 @@ class ResultsPane(StepPane):
         "that the machine behaved (trust). Confirm how the outcome differs from what you predicted."
     )
     BINDINGS = [
-        Binding("c", "confirm", "confirm residual", id="results.confirm"),
-        Binding("left_square_bracket", "round(-1)", "older round", id="results.older_round"),
-        Binding("right_square_bracket", "round(1)", "newer round", id="results.newer_round"),
+        Binding(
+            "c",
+            "confirm",
+            "confirm residual",
+            tooltip="Confirm the residual of a variant",
+            id="results.confirm",
+        ),
+        Binding(
+            "left_square_bracket",
+            "round(-1)",
+            "older round",
+            tooltip="Show the older round",
+            id="results.older_round",
+        ),
+        Binding(
+            "right_square_bracket",
+            "round(1)",
+            "newer round",
+            tooltip="Show the newer round",
+            id="results.newer_round",
+        ),
     ]
 
     round_index: int = -1
@@ -132,7 +151,10 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
         if flags:
             for w, u, f in flags:
                 parts.append(
-                    Text(f"  trust {plain(w)}: {u} run(s) quarantined, {f} failed", style="yellow")
+                    Text(
+                        f"  trust {plain(w)}: {count(u, 'run')} quarantined, {f} failed",
+                        style="yellow",
+                    )
                 )
         else:
             parts.append(Text("  trust: no run quarantined or failed", style="dim"))

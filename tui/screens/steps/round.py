@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from rich.text import Text
@@ -28,9 +29,17 @@ class RoundPane(StepPane):
         "soon as each comparison is decided."
     )
     BINDINGS = [
-        Binding("a", "add_variant", "add variant", id="round.add_variant"),
-        Binding("r", "run", "run round", id="round.run"),
-        Binding("s", "stop", "stop", id="round.stop"),
+        Binding(
+            "a",
+            "add_variant",
+            "add variant",
+            tooltip="Add a variant from a git ref",
+            id="round.add_variant",
+        ),
+        Binding("r", "run", "run", tooltip="Run a round", id="round.run"),
+        Binding(
+            "s", "stop", "stop", tooltip="Stop the round after the current run", id="round.stop"
+        ),
     ]
 
     def body(self) -> ComposeResult:
@@ -171,23 +180,26 @@ def comparison_table(
     span = common_span([(c.ci_low, c.ci_high) for c in rows], threshold)
     names = {c.variant_id: plain(view.variant_name(c.variant_id)) for c in rows}
     workloads = {c.workload: plain(c.workload) for c in rows}
-    name_w = min(max(len(n) for n in names.values()), 14)
-    wl_w = min(max(len(w) for w in workloads.values()), 12)
+    cols = fit_columns(width, max(len(n) for n in names.values()),
+                       max(len(w) for w in workloads.values()))  # fmt: skip
+    name_w, wl_w = cols
     out.append(
-        f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>6}  {'95% CI':<16}  verdict\n",
+        f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>{RATIO_W}}  "
+        f"{'95% CI':<{CI_W}}  verdict\n",
         style="bold",
     )
+    pad = name_w + 2  # the bar and the notes sit under the workload column
     for c in rows:
         broken = c.variant_id in failed
-        out.append(f"{names[c.variant_id][:name_w]:<{name_w}}  ", style="bold")
-        out.append(f"{workloads[c.workload][:wl_w]:<{wl_w}}  ")
-        out.append(f"{fmt_ratio(c.ratio):>6}  ")
-        out.append(f"{fmt_ci(c.ci_low, c.ci_high):<16}  ")
+        out.append(f"{ellipsize(names[c.variant_id], name_w):<{name_w}}  ", style="bold")
+        out.append(f"{ellipsize(workloads[c.workload], wl_w):<{wl_w}}  ")
+        out.append(f"{fmt_ratio(c.ratio):>{RATIO_W}}  ")
+        out.append(f"{fmt_ci(c.ci_low, c.ci_high):<{CI_W}}  ")
         out.append_text(verdict_text(c.verdict, broken=broken))
         if c.verdict is m.Verdict.INCONCLUSIVE and c.blocks_needed:
+            # "+N": about N more blocks would decide it (the `?` glossary says so)
             out.append(f" +{c.blocks_needed}", style="dim")
         out.append("\n")
-        pad = name_w + 2
         bar_w = max(min(width - pad - 2, 56), 15)
         out.append(" " * pad)
         style = "BROKEN" if broken else c.verdict.value
@@ -204,7 +216,7 @@ def comparison_table(
                 notes.append((plain(line, 500), "dim"))
         out.append("\n")
         for note, nstyle in notes:
-            out.append(" " * pad + "↳ " + note + "\n", style=nstyle)
+            out.append_text(indented(note, pad, width, nstyle))
     if not live:  # the figure each ratio is of (a torch workload's is ms per call)
         out.append(f"ratio of {plain(metric_legend(view.session.contract), 500)}\n", style="dim")
     out.append(
@@ -214,3 +226,39 @@ def comparison_table(
 
 
 FAILED_VERDICTS = (m.Verdict.FAILED, m.Verdict.BROKEN)
+RATIO_W = 6
+CI_W = 16  # "[0.731, 0.755]" and room for a wider interval
+VERDICT_W = 12  # "INCONCLUSIVE"
+
+
+def ellipsize(text: str, width: int) -> str:
+    """Cut to `width` cells with an ellipsis: a long name is shortened, never a column lost."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def fit_columns(width: int, longest_name: int, longest_workload: int) -> tuple[int, int]:
+    """Widths of the variant and workload columns: each as wide as its header at least,
+    as its longest value at most, shortened (names first) so the row fits `width`."""
+    fixed = RATIO_W + CI_W + VERDICT_W + 8  # the other columns and the gaps
+    name_w = max(len("variant"), min(longest_name, 24))
+    wl_w = max(len("workload"), min(longest_workload, 16))
+    spare = width - fixed
+    while name_w + wl_w > spare and (name_w > len("variant") or wl_w > len("workload")):
+        if name_w >= wl_w and name_w > len("variant"):
+            name_w -= 1
+        elif wl_w > len("workload"):
+            wl_w -= 1
+        else:
+            name_w -= 1
+    return name_w, wl_w
+
+
+def indented(note: str, pad: int, width: int, style: str) -> Text:
+    """A note under a row, wrapped to the width; every line keeps the indent."""
+    lead = " " * pad + "↳ "
+    room = max(width - len(lead), 20)
+    lines = textwrap.wrap(note, room, break_long_words=True, break_on_hyphens=False) or [""]
+    t = Text()
+    for i, line in enumerate(lines):
+        t.append((lead if i == 0 else " " * len(lead)) + line + "\n", style=style)
+    return t

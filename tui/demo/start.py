@@ -1,0 +1,38 @@
+"""The demo's session in the app: the one it made before, resumed, or a new one that opens
+with one hypothesis already written (the branches are offered by the add-variant form)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from session import models as m
+from session.hypotheses import add_hypothesis
+from tui.demo.flow import HYPOTHESES, demo_session
+from tui.demo.settings import DEMO_TITLE
+
+
+def previous_session(ledger: Any, repo: Path) -> m.Session | None:
+    """The newest demo session on this repository that is not archived, if any."""
+    for row in ledger.session_rows():
+        if row["title"] != DEMO_TITLE or row["repo"] != str(repo):
+            continue
+        session = ledger.get(m.Session, row["id"])
+        if session is not None and not getattr(session, "archived", False):
+            return session
+    return None
+
+
+def start_session(
+    ledger: Any, repo: Path, kind: str = "auto", *, fresh: bool = False
+) -> tuple[m.Session, bool]:
+    """(the session, whether it was resumed). A new one has the first of the demo's
+    hypotheses written, so the first variant has something to test."""
+    if not fresh:
+        found = previous_session(ledger, repo)
+        if found is not None:
+            return found, True
+    session = demo_session(repo, kind)
+    ledger.put(session)
+    add_hypothesis(ledger, session, **HYPOTHESES[0])
+    return session, False
