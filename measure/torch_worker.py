@@ -1,10 +1,12 @@
-"""gpuopt's PyTorch worker: time, audit or capture one workload, print one JSON line.
+"""gpuopt's PyTorch worker: time, audit, profile or capture one workload, print one JSON line.
 
 A self-contained script (standard library and torch only), run by path with the project's
 own interpreter, so a GPU box's venv can run it without gpuopt installed there:
 
     python torch_worker.py time     --kind torch --spec pkg.mod:bench
     python torch_worker.py audit    --kind kernelbench --spec problems/softmax.py
+    python torch_worker.py profile  --kind kernelbench --spec problems/softmax.py \
+                                    [--trace out.trace.json] [--steps 3] [--no-probe]
     python torch_worker.py outputs  --kind torch --spec pkg.mod:bench --save out.pt \
                                     [--compare-to ref.pt] [--trials 5] [--seed 0]
 
@@ -1204,7 +1206,7 @@ def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
 
     class Traffic(TorchDispatchMode):
         def __torch_dispatch__(
-            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+            self, func: Any, _types: Any, args: Any = (), kwargs: Any = None
         ) -> Any:
             out = func(*args, **(kwargs or {}))
             base = func.overloadpacket.__name__
