@@ -51,6 +51,7 @@ FIELD_LABELS = {
 REQUIRED_FOR_TESTING = ("symptom", "mechanism", "predicted_effect", "falsifier")
 
 RECALLED = (m.HypothesisStatus.REJECTED, m.HypothesisStatus.REOPENABLE)
+NEEDS_REOPENING = "a rejected hypothesis needs the condition that would reopen it"
 
 
 class HypothesisError(BadInput, ValueError):
@@ -196,7 +197,7 @@ def set_status(
     if reopen_when is not None:
         fresh.reopen_when = reopen_when
     if new is m.HypothesisStatus.REJECTED and not fresh.reopen_when.strip():
-        raise HypothesisError("a rejected hypothesis needs the condition that would reopen it")
+        raise HypothesisError(NEEDS_REOPENING)
     if new is fresh.status:
         if reopen_when is not None:
             ledger.put(fresh)

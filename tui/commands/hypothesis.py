@@ -231,20 +231,16 @@ def add(args: argparse.Namespace) -> int:
     import sys
 
     from session.concerns import LABELS, suggest_for
-    from session.hypotheses import HypothesisError, add_hypothesis
-    from tui.cli import UsageError
+    from session.hypotheses import add_hypothesis
     from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         if args.variant:
             _precheck_link(ledger, session, args.variant)
-        try:
-            h, similar = add_hypothesis(
-                ledger, session, title=args.title, confidence=args.confidence, **_fields(args)
-            )
-        except HypothesisError as exc:
-            raise UsageError(str(exc)) from None
+        h, similar = add_hypothesis(
+            ledger, session, title=args.title, confidence=args.confidence, **_fields(args)
+        )
         _link(ledger, session, h, args.variant)
         suggestions = suggest_for(ledger, session, h)
     if args.json:
@@ -282,8 +278,7 @@ def add(args: argparse.Namespace) -> int:
 
 
 def edit(args: argparse.Namespace) -> int:
-    from session.hypotheses import HypothesisError, edit_hypothesis, get
-    from tui.cli import UsageError
+    from session.hypotheses import edit_hypothesis, get
     from tui.commands.common import open_ledger, print_json, session_of
 
     fields = _fields(args)
@@ -291,11 +286,8 @@ def edit(args: argparse.Namespace) -> int:
         fields["title"] = args.title
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
-        try:
-            h = get(ledger, args.hypothesis, session)
-            h = edit_hypothesis(ledger, h, why=args.why, **fields)
-        except HypothesisError as exc:
-            raise UsageError(str(exc)) from None
+        h = get(ledger, args.hypothesis, session)
+        h = edit_hypothesis(ledger, h, why=args.why, **fields)
         _link(ledger, session, h, args.variant)
     if args.json:
         print_json(h.model_dump(mode="json"))
@@ -305,7 +297,7 @@ def edit(args: argparse.Namespace) -> int:
 
 
 def status(args: argparse.Namespace) -> int:
-    from session.hypotheses import HypothesisError, get, set_confidence, set_status
+    from session.hypotheses import NEEDS_REOPENING, get, set_confidence, set_status
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, session_of
 
@@ -315,19 +307,14 @@ def status(args: argparse.Namespace) -> int:
         raise UsageError("--why: say which observation changes it")
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
-        try:
-            h = get(ledger, args.hypothesis, session)
-            reopen = args.reopen_when if args.reopen_when is not None else h.reopen_when
-            if args.status == "rejected" and not reopen.strip():
-                raise HypothesisError(
-                    "a rejected hypothesis needs the condition that would reopen it (--reopen-when)"
-                )
-            if args.confidence:
-                h = set_confidence(ledger, h, args.confidence, args.why)
-            if args.status:
-                h = set_status(ledger, h, args.status, args.why, reopen_when=args.reopen_when)
-        except HypothesisError as exc:
-            raise UsageError(str(exc)) from None
+        h = get(ledger, args.hypothesis, session)
+        reopen = args.reopen_when if args.reopen_when is not None else h.reopen_when
+        if args.status == "rejected" and not reopen.strip():  # before any change is written
+            raise UsageError(f"{NEEDS_REOPENING} (--reopen-when)")
+        if args.confidence:
+            h = set_confidence(ledger, h, args.confidence, args.why)
+        if args.status:
+            h = set_status(ledger, h, args.status, args.why, reopen_when=args.reopen_when)
     from tui.display import plain
 
     print(f"{plain(h.id)}: {h.status.value}, confidence {h.confidence.value}")
@@ -371,8 +358,6 @@ def areas(args: argparse.Namespace) -> int:
 
 def residual(args: argparse.Namespace) -> int:
     from session import models as m
-    from session.hypotheses import HypothesisError
-    from session.ledger_access import LedgerError
     from session.residuals import DESCRIPTIONS, confirm_residual, record_residual
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
@@ -380,25 +365,15 @@ def residual(args: argparse.Namespace) -> int:
     moved = {"yes": True, "no": False, None: None}[args.mechanism_moved]
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
-        try:
-            variant = ledger.variant(session.id, args.variant)
-        except LedgerError as exc:
-            raise UsageError(str(exc)) from None
+        variant = ledger.variant(session.id, args.variant)
         if variant.hypothesis_id is None and (args.confidence or args.status):
             raise UsageError(f"{variant.name} tests no hypothesis: link one first")
         res = record_residual(ledger, session, variant, mechanism_moved=moved)
         if args.confirm:
-            try:
-                res = confirm_residual(
-                    ledger,
-                    res,
-                    args.confirm,
-                    confidence=args.confidence,
-                    status=args.status,
-                    why=args.why,
-                )
-            except HypothesisError as exc:
-                raise UsageError(str(exc)) from None
+            res = confirm_residual(
+                ledger, res, args.confirm, confidence=args.confidence, status=args.status,
+                why=args.why,
+            )  # fmt: skip
         res = ledger.get(m.Residual, res.id) or res
     if args.json:
         print_json(res.model_dump(mode="json"))

@@ -105,12 +105,13 @@ def _question(name: str, flag: str) -> str:
 
 
 def _number(text: str, flag: str) -> int:
+    from session.preflight import CHECKLIST
     from tui.cli import UsageError
 
     try:
         return int(text)
     except ValueError:
-        raise UsageError(f"{flag}: {text!r} is not an item number (1-14)") from None
+        raise UsageError(f"{flag}: {text!r} is not an item number (1-{len(CHECKLIST)})") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -171,15 +172,12 @@ def run(args: argparse.Namespace) -> int:
                 )
             for n in args.undone:
                 pf.set_checklist(ledger, session, n, False, notes.pop(n, None))
-            for n, text in notes.items():
-                current = {c.number: c for c in pf.checklist(ledger, session)}
-                if n not in current:
-                    raise pf.PreflightError(f"checklist items are numbered 1 to 14, not {n}")
-                pf.set_checklist(ledger, session, n, current[n].done, text)
+            for n, text in notes.items():  # a note alone keeps the item's mark
+                marks = {c.number: c.done for c in pf.checklist(ledger, session)}
+                pf.set_checklist(ledger, session, n, marks.get(n, False), text)
             if args.bottleneck:
                 pf.set_bottleneck(ledger, session, args.bottleneck, args.bottleneck_evidence or "")
-        except pf.PreflightError as exc:
-            raise UsageError(str(exc)) from None
+        # (a PreflightError is bad input by its root: `tui.cli._run` says it, exit 2)
         except ValidationError as exc:
             msgs = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
             raise UsageError(msgs) from None
