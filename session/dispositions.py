@@ -3,11 +3,14 @@
 `dispose` checks every gate of `session.gates.check_disposition` and raises `GateRefusal`
 with all unmet conditions at once. Preflight questions still unknown do not block; they are
 raised again (`preflight_warnings`) and kept on the disposition (`open_questions`).
+A keep or a reject offers its hypothesis the matching status (`status_suggestion`); only
+the person's yes writes it (`apply_status_suggestion`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from session import models as m
@@ -21,7 +24,15 @@ DESCRIPTIONS: dict[m.DispositionChoice, str] = {
     m.DispositionChoice.NEED_EVIDENCE: "need more evidence",
 }
 
-__all__ = ["DESCRIPTIONS", "GateRefusal", "dispose", "preflight_warnings"]
+__all__ = [
+    "DESCRIPTIONS",
+    "GateRefusal",
+    "StatusSuggestion",
+    "apply_status_suggestion",
+    "dispose",
+    "preflight_warnings",
+    "status_suggestion",
+]
 
 
 def _clean(items: Sequence[str] | None) -> list[str]:
@@ -89,3 +100,82 @@ def dispose(
 def latest(ledger: Any, variant: m.Variant) -> m.Disposition | None:
     rows = ledger.list(m.Disposition, variant_id=variant.id, order_by="created_at DESC, rowid DESC")
     return rows[0] if rows else None
+
+
+# ---------------------------------------------------------------------------- hypothesis status
+
+_UP = {m.Confidence.LOW: m.Confidence.MEDIUM, m.Confidence.MEDIUM: m.Confidence.HIGH}
+_DOWN = {m.Confidence.HIGH: m.Confidence.MEDIUM, m.Confidence.MEDIUM: m.Confidence.LOW}
+# a rejected variant whose residual says the mechanism itself failed rejects the hypothesis
+_MECHANISM_FAILED = (m.ResidualClass.NOTHING_MOVED, m.ResidualClass.OPPOSITE_SIGN)
+
+
+@dataclass(frozen=True)
+class StatusSuggestion:
+    """The status change the evidence suggests for a variant's hypothesis, once it is kept
+    or rejected. Only offered: `apply_status_suggestion` writes it, on the person's yes."""
+
+    hypothesis: m.Hypothesis
+    status: m.HypothesisStatus
+    confidence: m.Confidence
+    why: str
+    reopen_when: str = ""
+
+    @property
+    def falsifier(self) -> str:
+        return self.hypothesis.falsifier.strip()
+
+    @property
+    def text(self) -> str:
+        h = self.hypothesis
+        out = f"hypothesis {h.id} ({h.title}): {h.status.value} → {self.status.value}"
+        if self.confidence is not h.confidence:
+            out += f", confidence {h.confidence.value} → {self.confidence.value}"
+        out += f" ({self.why})"
+        nxt = self.falsifier or "none written: write the next cheapest falsifier"
+        return out + f"; next falsifier: {nxt}"
+
+    def command(self, session_id: str) -> list[str]:
+        """The `gpuopt hypothesis status` words that apply it."""
+        words = ["gpuopt", "hypothesis", "status", session_id, self.hypothesis.id,
+                 "--status", self.status.value, "--confidence", self.confidence.value,
+                 "--why", self.why]  # fmt: skip
+        if self.status is m.HypothesisStatus.REJECTED and self.reopen_when:
+            words += ["--reopen-when", self.reopen_when]
+        return words
+
+
+def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
+    """What a keep or a reject says of the variant's hypothesis: kept → supported (more
+    confidence); rejected → weakened (less), or rejected when the residual shows the
+    mechanism did not move or moved the wrong way. None when it has no hypothesis, the
+    choice waits for evidence, or the hypothesis already says so."""
+    variant = ledger.find(m.Variant, d.variant_id)
+    if variant is None or not variant.hypothesis_id:
+        return None
+    h = ledger.find(m.Hypothesis, variant.hypothesis_id)
+    if h is None or d.choice is m.DispositionChoice.NEED_EVIDENCE:
+        return None
+    if d.choice is m.DispositionChoice.REJECT:
+        residuals = ledger.list(m.Residual, variant_id=variant.id, order_by="created_at, rowid")
+        cls = (residuals[-1].confirmed or residuals[-1].suggested) if residuals else None
+        if cls in _MECHANISM_FAILED:
+            status, confidence = m.HypothesisStatus.REJECTED, m.Confidence.LOW
+        else:
+            status, confidence = m.HypothesisStatus.WEAKENED, _DOWN.get(h.confidence, h.confidence)
+        why = f"{variant.name} rejected" + (f": {d.reason}" if d.reason.strip() else "")
+    else:
+        status, confidence = m.HypothesisStatus.SUPPORTED, _UP.get(h.confidence, h.confidence)
+        why = f"{variant.name}: {DESCRIPTIONS[d.choice]}"
+    if status is h.status and confidence is h.confidence:
+        return None
+    reopen = d.reopen_when.strip() or h.reopen_when.strip()
+    return StatusSuggestion(h, status, confidence, why, reopen)
+
+
+def apply_status_suggestion(ledger: Any, s: StatusSuggestion) -> m.Hypothesis:
+    """Write a suggestion the person accepted: its confidence, then its status."""
+    from session.hypotheses import set_confidence, set_status
+
+    h = set_confidence(ledger, s.hypothesis, s.confidence, s.why)
+    return set_status(ledger, h, s.status, s.why, reopen_when=s.reopen_when or None)

@@ -78,7 +78,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from session.dispositions import DESCRIPTIONS, dispose, preflight_warnings
+    from session.commands import command
+    from session.dispositions import DESCRIPTIONS, dispose, preflight_warnings, status_suggestion
     from session.gates import GateRefusal
     from session.ledger_access import LedgerError
     from tui.cli import UsageError
@@ -111,9 +112,14 @@ def run(args: argparse.Namespace) -> int:
             )
         except GateRefusal as exc:
             raise UsageError(f"refused: {exc.reason}") from None
+        suggestion = status_suggestion(ledger, d)
     if args.json:
         print_json(d.model_dump(mode="json"))
     else:
         cls = f" ({d.optimization_class.value})" if d.optimization_class else ""
         print(f"{plain(variant.name)}: {DESCRIPTIONS[d.choice]}{cls} — recorded as {plain(d.id)}")
+    if suggestion is not None:  # offered, never applied here: the person runs it, or not
+        out = sys.stderr if args.json else sys.stdout
+        print(f"suggested, not applied: {plain(suggestion.text, 2000)}", file=out)
+        print(f"  to apply it: {plain(command(*suggestion.command(session.id)), 4000)}", file=out)
     return 0

@@ -9,9 +9,11 @@ from textual.widgets import DataTable, Static
 
 from session import models as m
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+from session.dispositions import StatusSuggestion, apply_status_suggestion, status_suggestion
 from session.read_model import SessionView, disposition_gates
 from tui.display import cell, plain
-from tui.screens.pane_messages import AskDisposition
+from tui.screens.modals import ConfirmModal
+from tui.screens.pane_messages import AskDisposition, ReloadView
 from tui.screens.step_base import StepPane, clip
 
 
@@ -25,7 +27,10 @@ class DispositionPane(StepPane):
     _gates_of: SessionView | None = None
     _gates: dict[str, dict[m.DispositionChoice, list[str]]]
 
-    BINDINGS = [Binding("d", "decide", "decide selected", id="disposition.decide")]
+    BINDINGS = [
+        Binding("d", "decide", "decide selected", id="disposition.decide"),
+        Binding("u", "update_status", "update hypothesis", id="disposition.update_status"),
+    ]
 
     def body(self) -> ComposeResult:
         yield DataTable(id="disp-table", cursor_type="row", zebra_stripes=True)
@@ -66,7 +71,7 @@ class DispositionPane(StepPane):
                 )
                 t.add_row(
                     cell(v.name, style="bold"),
-                    Text(d.choice.value, style=style),
+                    Text(CHOICE_WORDS[d.choice], style=style),
                     d.optimization_class.value if d.optimization_class else "—",
                     clip(d.reason or d.reopen_when, 40),
                     key=v.id,
@@ -102,7 +107,35 @@ class DispositionPane(StepPane):
             else:
                 t.append("  ✓ ", style="green")
                 t.append(f"{CHOICE_WORDS[choice]}\n")
+        offer = self.suggestion_for(v)
+        if offer is not None:
+            t.append("\nThe evidence suggests: ", style="bold")
+            t.append(plain(offer.text, 2000))
+            t.append("\n  press u to update the hypothesis (you are asked first)", style="dim")
         box.update(t)
+
+    def suggestion_for(self, v: m.Variant) -> StatusSuggestion | None:
+        """The status its decision suggests for the variant's hypothesis, if it differs."""
+        if self.view is None:
+            return None
+        d = self.view.disposition_of(v.id)
+        return None if d is None else status_suggestion(self.context.ledger, d)
+
+    def action_update_status(self) -> None:
+        """Offer the suggested status change; only a yes writes it."""
+        v = self.selected()
+        offer = None if v is None or self.readonly else self.suggestion_for(v)
+        if offer is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            apply_status_suggestion(self.context.ledger, offer)
+            self.notify(f"hypothesis {offer.hypothesis.id}: {offer.status.value}")
+            self.post_message(ReloadView())
+
+        self.app.push_screen(ConfirmModal(f"Update {plain(offer.text, 2000)}?"), answered)
 
     def gates_for(self, v: m.Variant) -> dict[m.DispositionChoice, list[str]]:
         """What each choice still lacks for this variant: the method's gates, asked once
