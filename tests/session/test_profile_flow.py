@@ -104,3 +104,23 @@ def test_the_residual_uses_the_measured_movement(profiled):
     assert "your override" in over.explanation and "measured, it moved as predicted" in (
         over.explanation
     )
+
+
+def test_the_record_section_and_the_hypothesis_estimates(profiled, tmp_path):
+    import importlib.util
+
+    from session.profile_record import estimate_lines, record_markdown
+
+    ledger, s, _, _, _ = profiled
+    md = "\n".join(record_markdown(ledger, s, folder=tmp_path))
+    assert "## Profiles" in md and "### baseline: softmax" in md and "### fused: softmax" in md
+    assert "| operator | calls | self time | share | input shapes |" in md
+    assert "| aten::sub | aten::exp | 512 KiB | 1 MiB |" in md  # the pair a fusion removes
+    assert "### Mechanism: predicted against observed" in md
+    assert "softmax: observed: operators per step 5 → 1" in md
+    assert "“no 512 KiB intermediate”: held" in md
+    has_png = importlib.util.find_spec("matplotlib") is not None
+    assert ("![roofline](" in md) is has_png  # numbers only without matplotlib
+    lines = estimate_lines(ledger, s, "exp dominates; fuse sub and exp into one pass")
+    assert any("aten::exp" in line and "(Amdahl)" in line for line in lines), lines
+    assert any("fusing aten::sub → aten::exp (512 KiB)" in line for line in lines), lines
