@@ -61,8 +61,8 @@ def test_need_evidence_offers_nothing(led: Ledger) -> None:
 def test_the_command_line_prints_the_suggestion_and_applies_nothing(led: Ledger) -> None:
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main(["--ledger", str(led.path), "dispose", "5e55b0000001", "nomax",
-                     "--choice", "reject", "--reason", "NaN", "--reopen-when", "never"])  # fmt: skip
+        args = ["dispose", "5e55b0000001", "nomax", "--choice", "reject", "--reason", "NaN"]
+        code = main(["--ledger", str(led.path), *args, "--reopen-when", "never"])
     assert code == 0, err.getvalue()
     text = out.getvalue()
     assert "suggested, not applied: hypothesis 4f00b0000001" in text
