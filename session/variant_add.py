@@ -11,6 +11,7 @@ import sqlite3
 from typing import Any
 
 from session import models as m
+from session.errors import BadInput, ConductError
 from session.ledger_port import LedgerLike
 
 
@@ -26,12 +27,12 @@ def add_variant(ledger: LedgerLike, session: m.Session, name: str, **how: Any) -
     except sqlite3.IntegrityError as exc:
         taken = any(v.name == name for v in ledger.list(m.Variant, session_id=session.id))
         if taken:
-            raise conduct.BadInput(
+            raise BadInput(
                 f"another gpuopt process added a variant named {name!r} to session "
                 f"{session.id} first; this one was not recorded and its snapshot ref was "
                 "removed (choose another --name)"
             ) from None
-        raise conduct.ConductError(
+        raise ConductError(
             f"the variant was not recorded: the ledger refused it ({exc}); another process "
             "may have changed the session meanwhile, and its snapshot ref was removed"
         ) from None

@@ -4,6 +4,8 @@ front end can catch them all by one name and map them to exit codes by their cla
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -179,3 +181,37 @@ def test_a_gate_refusal_carries_every_reason() -> None:
     assert GateRefused("one reason").reasons == ["one reason"]
     with pytest.raises(ValueError):
         GateRefused([])
+
+
+# Exceptions of the core that never reach a person, so need no family of the root.
+INTERNAL = {
+    "measure.telemetry.backend.BackendUnavailable",  # the panel falls back to host telemetry
+    "measure.telemetry.nvml._Lost",  # the GPU went away mid-read: said as a sample's state
+}
+# Run by path as a script of its own (standard library and torch only): nothing of ours.
+RUN_BY_PATH = {"measure.torch_worker"}
+
+
+def _core_exceptions() -> dict[str, type]:
+    found: dict[str, type] = {}
+    for top in ("session", "measure", "ledger"):
+        package = importlib.import_module(top)
+        for info in pkgutil.walk_packages(package.__path__, top + "."):
+            if info.name in RUN_BY_PATH:
+                continue
+            module = importlib.import_module(info.name)
+            for value in vars(module).values():
+                if (
+                    isinstance(value, type)
+                    and issubclass(value, BaseException)
+                    and value.__module__ == info.name
+                ):
+                    found[f"{info.name}.{value.__qualname__}"] = value
+    return found
+
+
+def test_every_exception_of_the_core_roots_in_gpuopt_error() -> None:
+    found = _core_exceptions()
+    assert "session.errors.GateRefusal" in found and "ledger.db.LedgerError" in found
+    outside = {name for name, cls in found.items() if not issubclass(cls, GpuoptError)}
+    assert outside == INTERNAL

@@ -45,20 +45,15 @@ def run_add(args: argparse.Namespace) -> int:
 
     from session import conduct
     from session.variant_add import add_variant
-    from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
-        try:
-            variant = add_variant(
-                ledger, session, args.name, ref=args.ref, patch=args.patch,
-                hypothesis_id=args.hypothesis, probe=args.probe,
-            )  # fmt: skip
-        except (conduct.GateRefused, conduct.BadInput) as exc:
-            raise UsageError(str(exc)) from None
-        except conduct.ConductError as exc:
-            raise WorkFailed(str(exc)) from None
+        # a refusal or bad input exits 2, failed work 1: by their root, in `tui.cli._run`
+        variant = add_variant(
+            ledger, session, args.name, ref=args.ref, patch=args.patch,
+            hypothesis_id=args.hypothesis, probe=args.probe,
+        )  # fmt: skip
         missing = conduct.missing_uncommitted(ledger, session, variant)
     if missing:
         from tui.display import plain
