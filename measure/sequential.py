@@ -11,13 +11,15 @@ rates by simulation under several noise models.
 
 The ratio and the 95% interval stay the reported numbers (measure.stats.paired_estimate);
 the verdict is this design's. Forecasts come from the noise the interval shows and the
-distance of the estimate to the band edge it must clear, capped at the block limit; beyond
-it the words say the smallest effect the round can resolve instead.
+distance of the estimate to the band edge it must clear, allowing for the estimate itself
+to move (`_needed`), capped at the block limit; beyond it the words say the smallest
+effect the round can resolve instead.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -80,10 +82,9 @@ def judge(d: Sequence[float], threshold: float, design: Design) -> Look:
     h = _half_width(d, est, design.confidence)
     if h is None or n == 0:
         return Look(Verdict.INCONCLUSIVE, est, None, None)
-    left = design.max_blocks - n
-    needed = _needed(n, est, h, threshold)
-    if needed is not None and needed > left:
-        needed = None
+    xs = [x for x in d if math.isfinite(x)]
+    spread = statistics.stdev(xs) if len(xs) >= 3 else None
+    needed = _needed(n, est, spread, threshold, design)
     h_max = h * math.sqrt(n / max(n, design.max_blocks))
     return Look(Verdict.INCONCLUSIVE, est, needed, min_effect(threshold, h_max))
 
@@ -102,26 +103,35 @@ def _half_width(d: Sequence[float], est: stats.PairedEstimate, confidence: float
     xs = [x for x in d if math.isfinite(x)]
     if len(xs) < 2:
         return None
-    import statistics
-
     z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
     return z * statistics.stdev(xs) / math.sqrt(len(xs))
 
 
-def _needed(n: int, est: stats.PairedEstimate, h: float, threshold: float) -> int | None:
-    """More blocks until the interval (narrowing as 1/sqrt(n)) clears the nearest edge it
-    can clear: beyond the band when the estimate is outside it, inside it otherwise."""
-    if est.ratio is None:
+def _needed(
+    n: int, est: stats.PairedEstimate, s: float | None, threshold: float, design: Design
+) -> int | None:
+    """More blocks until a decision is more likely than not, or None when that takes more
+    than the block limit leaves.
+
+    Not the point forecast "keep the estimate, shrink the interval": near a band edge that
+    one jumps by thousands of blocks as the estimate moves. The estimate itself moves as
+    blocks come in: given the n blocks so far (flat prior), the estimate at n' > n is
+    normal around today's with variance s^2 (n' - n) / (n n'), where s is the per-block
+    spread the interval shows. A decision at n' needs it beyond a band edge by the
+    half-width h' = z s / sqrt(n'), or inside the band by as much.
+    """
+    if est.ratio is None or s is None or s <= 0:
         return None
     x = math.log(est.ratio)
     a, b = math.log1p(-threshold), math.log1p(threshold)
-    if x < a:
-        gap = a - x
-    elif x > b:
-        gap = x - b
-    else:
-        gap = min(x - a, b - x)
-    if gap <= 0:
-        return None
-    total = math.ceil(n * (h / gap) ** 2 - 1e-9)
-    return max(1, total - n)
+    z = statistics.NormalDist().inv_cdf(0.5 + design.confidence / 2)
+    for later in range(n + 1, design.max_blocks + 1):
+        hw = z * s / math.sqrt(later)
+        sd = s * math.sqrt((later - n) / (n * later))
+        where = statistics.NormalDist(x, sd)
+        p = where.cdf(a - hw) + (1 - where.cdf(b + hw))
+        if a + hw < b - hw:
+            p += where.cdf(b - hw) - where.cdf(a + hw)
+        if p >= 0.5:
+            return later - n
+    return None

@@ -1,0 +1,82 @@
+"""The round's stopping rule (measure.sequential), checked by a fast version of the
+simulation in tests/benchmarks/sequential.py: a few hundred rounds per noise model, fixed
+seeds, the issue's targets with a margin for the smaller sample."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from measure import sequential, stats
+from measure.vocabulary import Verdict
+
+_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "sequential.py"
+_spec = importlib.util.spec_from_file_location("sequential_benchmark", _PATH)
+assert _spec is not None and _spec.loader is not None
+sim = importlib.util.module_from_spec(_spec)
+sys.modules["sequential_benchmark"] = sim
+_spec.loader.exec_module(sim)
+
+ROUNDS = 300
+
+
+@pytest.mark.parametrize("name", list(sim.MODELS))
+def test_few_false_verdicts_and_the_power_under_each_noise_model(name: str) -> None:
+    row = sim.simulate(name, sim.MODELS[name], ROUNDS, seed=11)
+    # targets: <= 2% false FASTER/SLOWER in A/A; >= 90% power for 5% within 30 blocks
+    assert row.aa_false <= 0.03, row
+    assert row.power >= 0.85, row
+    assert row.power_median_blocks <= 20, row
+
+
+def test_the_design_looks_few_times_each_at_a_spent_share_of_the_error() -> None:
+    d = sequential.Design.plan(10, 30)
+    assert d.looks == (10, 15, 20, 25, 30)
+    assert d.confidence == pytest.approx(0.99)
+    assert sequential.Design.plan(6, 9).looks == (6, 9)
+    assert sequential.Design.plan(10, 10).looks == (10,)
+
+
+def test_peeking_every_block_at_95_percent_errs_more_than_the_design() -> None:
+    """On a very noisy machine (20% per block, no effect, band ±2%): stopping at the first
+    decisive 95% interval from block 10 on gives false verdicts; the design far fewer."""
+    design = sequential.Design.plan(10, 30)
+    naive = guarded = 0
+    for k in range(300):
+        rng = random.Random(500 + k)
+        d = [rng.gauss(0, 0.20) for _ in range(30)]
+        for n in range(10, 31):
+            v = stats.paired_estimate(d[:n], threshold=0.02).verdict
+            if v is not Verdict.INCONCLUSIVE:
+                naive += v in (Verdict.FASTER, Verdict.SLOWER)
+                break
+        for look in design.looks:
+            got = sequential.judge(d[:look], 0.02, design)
+            if got.decided:
+                guarded += got.verdict in (Verdict.FASTER, Verdict.SLOWER)
+                break
+    assert guarded <= 0.02 * 300 and guarded < naive, (guarded, naive)
+
+
+def test_the_forecast_stays_within_the_limit_as_blocks_come_in() -> None:
+    """Near a band edge the old forecast jumped (922, 11268, 44, 20000 blocks); this one is
+    bounded by what the round has left and says the smallest effect it can resolve."""
+    design = sequential.Design.plan(10, 30)
+    rng = random.Random(3)
+    d = [math.log(1.02) + rng.gauss(0, 0.03) for _ in range(30)]
+    for n in range(10, 30):
+        got = sequential.judge(d[:n], 0.02, design)
+        if got.decided:
+            continue
+        assert got.blocks_needed is None or 1 <= got.blocks_needed <= 30 - n
+        assert got.min_effect is not None and 0.02 < got.min_effect < 0.2
+
+
+def test_the_smallest_effect_clears_the_band_by_the_half_width() -> None:
+    assert sequential.min_effect(0.02, 0.0) == pytest.approx(0.02)
+    assert sequential.min_effect(0.02, math.log(1.03)) == pytest.approx(1.02 * 1.03 - 1)
