@@ -11,8 +11,6 @@ import json
 import sys
 from typing import Any
 
-from tui.cli import UsageError
-
 
 def ledger_path(args: argparse.Namespace) -> Any:
     """The ledger file a command uses: --ledger, else GPUOPT_LEDGER, else the default."""
@@ -50,12 +48,9 @@ def warn_unreadable() -> None:
 
 
 def session_of(ledger: Any, ref: str) -> Any:
-    from session.ledger_access import AmbiguousSessionError, SessionNotFoundError
-
-    try:
-        return ledger.resolve_session(ref)
-    except (SessionNotFoundError, AmbiguousSessionError) as exc:
-        raise UsageError(str(exc)) from None
+    """The session `ref` names (an id or a unique prefix); a ledger error otherwise, which
+    `tui.cli._run` says in one line (exit 2)."""
+    return ledger.resolve_session(ref)
 
 
 def print_json(obj: Any) -> None:
