@@ -39,6 +39,9 @@ from measure.telemetry.host import HostBackend
 
 Sink = Callable[[list[tuple[Any, ...]]], Any]
 OnSample = Callable[[list[Sample]], Any]
+_Command = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]"]
+_WAKE = object()  # put by close(): the owner thread stops waiting for a command
+
 MAX_PENDING_ROWS = 200_000  # rows held for a failing sink before the oldest are dropped
 
 
@@ -99,9 +102,7 @@ class Sampler:
         self._pending: collections.deque[tuple[Any, ...]] = collections.deque()
         self._pending_lock = threading.Lock()
         self._sink_lock = threading.Lock()
-        self._commands: queue.Queue[tuple[Callable[..., Any], tuple[Any, ...], Future[Any]]] = (
-            queue.Queue()
-        )
+        self._commands: queue.Queue[_Command | object] = queue.Queue()
         self._stop = threading.Event()
         self._owner: threading.Thread | None = None
         self._writer: threading.Thread | None = None
@@ -177,6 +178,7 @@ class Sampler:
             return
         self._closed = True
         self._stop.set()
+        self._commands.put(_WAKE)  # the owner thread may be waiting on the queue: wake it now
         if self._owner is not None:
             self._owner.join(timeout)
         else:
@@ -209,9 +211,14 @@ class Sampler:
         while not self._stop.is_set():
             wait = max(0.0, next_due - time.monotonic())
             try:
-                fn, args, fut = self._commands.get(timeout=min(wait, 0.5))
+                item = self._commands.get(timeout=min(wait, 0.5))
             except queue.Empty:
-                fn = None
+                item = None
+            if item is _WAKE:
+                continue  # close(): the loop's condition ends it
+            fn = None
+            if isinstance(item, tuple):
+                fn, args, fut = item
             t0 = time.thread_time()
             if fn is not None:
                 try:
