@@ -589,7 +589,8 @@ def _describe_profile(s: dict[str, Any]) -> str:
 
     head = s.get("dominant") or {}
     share = head.get("share")
-    parts = [f"{s.get('launches')} launch(es) per step"]
+    per = "per step" if s.get("per_step", True) else "in the whole run"
+    parts = [f"{s.get('launches')} launch(es) {per}"]
     if head:
         parts.append(
             f"dominant {head.get('name')}"

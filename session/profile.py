@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from measure import harness
-from measure.profiling import ceilings, roofline
+from measure.profiling import ceilings, nsys, roofline
 from session import models as m
 from session.artifacts import artifacts_root
 from session.errors import BadInput
@@ -80,7 +80,7 @@ def profiled_workloads(session: m.Session, name: str | None = None) -> list[m.Wo
     return every
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:60] or "workload"
 
 
@@ -117,7 +117,7 @@ def _jobs(
             "spec": w.command,
             "training": w.training,
             "steps": steps,
-            "trace": str(folder / f"{_slug(arm)}-{_slug(w.name)}-{stamp}.trace.json"),
+            "trace": str(folder / f"{slug(arm)}-{slug(w.name)}-{stamp}.trace.json"),
         }
         for w in workloads
     ]
@@ -189,22 +189,32 @@ def profile_arm(
     steps: int = DEFAULT_STEPS,
     progress: Progress | None = None,
 ) -> tuple[list[ProfileRun], list[m.Workload]]:
-    """Profile an arm's torch workloads in a worktree of its snapshot; store and return the runs,
-    and the workloads of other kinds (shell commands) that this pass leaves to Nsight."""
+    """Profile an arm's workloads in a worktree of its snapshot (torch ones with the worker,
+    shell ones under Nsight when nsys or ncu is on PATH); store and return the runs, and the
+    shell workloads left unprofiled (no Nsight tool here)."""
     from measure.worktrees import worktree
 
     key, commit, variant = arm_target(ledger, session, arm)
     chosen = profiled_workloads(session, workload)
     torch_ones = [w for w in chosen if w.kind in _TORCH_KINDS]
     others = [w for w in chosen if w.kind not in _TORCH_KINDS]
-    if not torch_ones:
+    nsight = bool(others) and any(nsys.tools().values())
+    if not torch_ones and not nsight:
         return [], others
+    runs: list[ProfileRun] = []
     with worktree(session.repo, commit, "profile") as tree:
-        runs = profile_tree(
-            ledger, session, key, Path(tree), torch_ones, variant=variant, steps=steps,
-            progress=progress,
-        )  # fmt: skip
-    return runs, others
+        if torch_ones:
+            runs += profile_tree(
+                ledger, session, key, Path(tree), torch_ones, variant=variant, steps=steps,
+                progress=progress,
+            )  # fmt: skip
+        if nsight:
+            from session.profile_shell import profile_shell  # it builds on this module
+
+            if progress:
+                progress(f"profiling {', '.join(w.name for w in others)} under Nsight")
+            runs += profile_shell(ledger, session, key, Path(tree), others, variant=variant)
+    return runs, [] if nsight else others
 
 
 def is_profile(ev: m.Evidence) -> bool:
@@ -221,10 +231,8 @@ def latest_profiles(ledger: Any, session_id: str, arm: str) -> dict[str, m.Evide
 
 
 def shell_advice(others: Sequence[m.Workload]) -> list[str]:
-    """What to do for shell workloads, which this pass does not profile: the Nsight commands
-    when nsys or ncu is on PATH, else what is missing and how to attach a profile by hand."""
-    from measure.profiling import nsys
-
+    """What to do for shell workloads this pass did not profile: the Nsight commands when
+    nsys or ncu is on PATH, else what is missing and how to attach a profile by hand."""
     if not others:
         return []
     if not any(nsys.tools().values()):
@@ -232,7 +240,7 @@ def shell_advice(others: Sequence[m.Workload]) -> list[str]:
     out = []
     for w in others:
         out.append(f"{w.name}: to profile this shell workload under Nsight, run:")
-        out += [f"  {cmd}" for cmd in nsys.profile_commands(w.command, f"{_slug(w.name)}-profile")]
+        out += [f"  {cmd}" for cmd in nsys.profile_commands(w.command, f"{slug(w.name)}-profile")]
         out.append(f"  {nsys.ncu_command(w.command)}")
         out.append("  then attach the output with `gpuopt evidence add SESSION --ncu-csv FILE`")
     return out

@@ -92,9 +92,16 @@ def fact_lines(summary: Mapping[str, Any]) -> list[str]:
         + (f" ({summary['device_name']})" if summary.get("device_name") else "")
         + f", dtype {summary.get('dtype') or '—'}, "
         f"{summary.get('profiled_steps', 1)} step(s) profiled",
-        f"time per step {summary.get('step_ms', 0):.4g} ms (fastest of 5, in the profile pass: "
-        "not the timing's figure)",
-        f"launches per step {summary.get('launches')} ({summary.get('launch_source')})",
+        *(
+            [
+                f"time per step {summary['step_ms']:.4g} ms (fastest of 5, in the profile pass: "
+                "not the timing's figure)"
+            ]
+            if isinstance(summary.get("step_ms"), (int, float))
+            else []
+        ),
+        f"launches {'per step' if summary.get('per_step', True) else 'in the whole run'} "
+        f"{summary.get('launches')} ({summary.get('launch_source')})",
     ]
     head = summary.get("dominant")
     if head:
