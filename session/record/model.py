@@ -399,12 +399,20 @@ def gather(ledger: Any, session: m.Session, view: SessionView | None = None) -> 
         measurement_plan=[
             PlanItem(**p)
             for p in measurement_plan(
-                session, view.baselines, view.variants, rounds, reads.evidence
+                session, _planned_baselines(view), view.variants, rounds, reads.evidence
             )
         ],
     )
     out.summary = _summary(view, out, CHOICE_WORDS)
     return out
+
+
+def _planned_baselines(view: SessionView) -> list[m.Baseline]:
+    """The baselines a figure rests on (those of the rounds, else the latest): an earlier
+    attempt is one line of the record, not a block of the plan."""
+    used = {r.baseline_id for r in view.rounds}
+    rows = [b for b in view.baselines if b.id in used]
+    return rows or view.baselines[-1:]
 
 
 def _baseline_row(b: m.Baseline) -> dict[str, Any]:

@@ -209,6 +209,9 @@ def test_rows_carry_their_round_and_words_not_stored_values(exported: dict[str, 
     # failed baseline attempts one line each, the environment once
     assert body.count("| GPU | NVIDIA H200") == 1
     assert body.count("halves differ by 6%") == 2
+    # the plan reproduces the baseline the rounds rest on, not each failed attempt
+    assert "reference results of baseline ba5e00000002" in body
+    assert "reference results of baseline ba5e00000000" not in body
     # a disposition made after round 3 rests on round 3, not on the untrusted ones
     assert "| rests on | round 3 |" in body
 
