@@ -5,12 +5,17 @@ after warm-up" for a torch workload, the contract's metric otherwise), so every 
 the same thing. `bimodal_flags` reads the runs of one arm: values in two separate modes are
 flagged, with the per-run figures that follow the modes (page faults, system time, peak
 RSS) and the likely cause and fix in words. `apply_env` reads `NAME=K=V` (the command
-line's `new --env`) into the workloads' environments.
+line's `new --env`) into the workloads' environments. `shim_warning` names a workload
+whose program is a version manager's shim, with the real interpreter to use instead.
 """
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 import statistics
+import subprocess
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -266,3 +271,48 @@ def error_tail(error: str, lines: int = 6) -> str:
     """The last lines of a stored exception (the end of a traceback says what went wrong)."""
     kept = [ln for ln in error.strip().splitlines() if ln.strip()]
     return "\n".join(kept[-lines:])
+
+
+# ---------------------------------------------------------------------------- shims
+
+SHIM_MANAGERS = {"pyenv": "/.pyenv/shims/", "asdf": "/.asdf/shims/", "mise": "/mise/shims/"}
+
+
+def shim_warning(name: str, command: str, path: str | None = None) -> str | None:
+    """The warning for a workload whose program is a version manager's shim (pyenv, asdf,
+    mise): a shell script that looks the version up on every start, tens of milliseconds
+    of noisy start-up in each run. It names the real interpreter to use; None otherwise."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    while words and (("=" in words[0] and not words[0].startswith("=")) or words[0] == "env"):
+        words = words[1:]  # FOO=1 python3 ..., env python3 ...
+    if not words:
+        return None
+    program = words[0]
+    found = program if "/" in program else shutil.which(program, path=path)
+    if not found:
+        return None
+    where = os.path.abspath(found)
+    manager = next((k for k, d in SHIM_MANAGERS.items() if d in where), None)
+    if manager is None:
+        return None
+    real = _shim_target(manager, os.path.basename(where))
+    use = f"use {real} instead" if real else f"use the interpreter `{manager} which` names"
+    return (
+        f"{name}: {program} is a {manager} shim ({where}): every run goes through its shell "
+        f"script first, tens of milliseconds of noisy start-up; {use}"
+    )
+
+
+def _shim_target(manager: str, program: str) -> str | None:
+    """What the shim runs (`pyenv which python3`), or None when it cannot be told."""
+    try:
+        out = subprocess.run(
+            [manager, "which", program], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    line = out.stdout.strip().splitlines()
+    return line[-1] if out.returncode == 0 and line else None

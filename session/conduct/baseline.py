@@ -265,6 +265,8 @@ def measure(
                 return out
             run = executor.run(make_run(name, index, True), tree)
             out.done += 1
+            if run.status in _NO_VALUE:
+                executor.flush()  # the broken run is kept
             _broken(name, run)
             say(progress, Progress("baseline", f"{name}: warm-up", runs_done=out.done))
         index += 1
@@ -282,6 +284,7 @@ def measure(
                     out.values[name].append(run.value)
                 elif run.status is not m.RunStatus.QUARANTINED:
                     if count == 0 and warmup == 0:
+                        executor.flush()
                         _broken(name, run)
                     out.failed[name].append(run.error or run.status.value)
                 say(
@@ -295,6 +298,7 @@ def measure(
                         runs_total=out.done + (look - count - 1) * len(open_),
                     ),
                 )
+            executor.flush()  # one commit per step: a run of each open workload
             index += 1
             count += 1
         final = look == planned[-1]
@@ -473,6 +477,7 @@ def _record(
     from measure.worktrees import Worktrees
 
     executor = ProcessExecutor(ledger, session, monitor)
+    executor.batch = True
     cleanup_stale_worktrees(session.repo)
     say(progress, Progress("snapshot", f"snapshot of {session.repo}"))
     try:

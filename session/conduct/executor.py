@@ -3,6 +3,10 @@
 The baseline and the round loops ask an `Executor` for one run at a time; the process
 executor runs it in a worktree with its prepare hook and telemetry and stores it. A test
 can give the loops a scripted executor instead (no processes, values chosen per run).
+
+With `batch` on, a run (and its prepare hook's record) is held until `flush()`, which the
+loops call once per block: one SQLite commit per block instead of two per run, and a crash
+loses at most the block in progress.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pydantic import BaseModel
+
 from session import models as m
 from session.conduct.common import BASELINE_ARM, BadInput, one_line, tail
 from session.ledger_port import LedgerLike
@@ -22,7 +28,7 @@ if TYPE_CHECKING:
     from measure.monitor import RunMonitor
     from measure.runner import RunResult
 
-__all__ = ["Executor", "ProcessExecutor", "check_workloads", "needs_torch"]
+__all__ = ["Executor", "ProcessExecutor", "check_workloads", "needs_torch", "shim_warnings"]
 
 
 class Executor(Protocol):
@@ -44,6 +50,10 @@ class Executor(Protocol):
     ) -> m.HookRecord: ...
 
     def env(self, workload: str | None) -> dict[str, str]: ...
+
+    def flush(self, *also: BaseModel) -> None:
+        """Store the runs held back (with `also`) in one transaction."""
+        ...
 
     def close(self) -> None: ...
 
@@ -82,6 +92,19 @@ def check_workloads(session: m.Session) -> None:
     _commands(session)
 
 
+def shim_warnings(session: m.Session) -> list[str]:
+    """A warning for each command workload that starts through a version manager's shim."""
+    from session.timing import shim_warning
+
+    out = []
+    for w in session.contract.workloads:
+        if w.kind is m.WorkloadKind.COMMAND:
+            found = shim_warning(w.name, w.command, w.env.get("PATH"))
+            if found:
+                out.append(found)
+    return out
+
+
 def needs_torch(session: m.Session) -> bool:
     return any(w.kind is not m.WorkloadKind.COMMAND for w in session.contract.workloads)
 
@@ -101,6 +124,20 @@ class ProcessExecutor:
         self._preloaded: dict[str, Any] = {}  # workload -> PreloadedPython, or None: spawn
         self.notes: list[str] = []
         self.job = m.new_id()  # marks every process of this baseline or round
+        self.batch = False  # hold runs until flush(): one commit per block
+        self._held: list[BaseModel] = []
+        self.notes.extend(shim_warnings(session))
+
+    def _store(self, item: BaseModel) -> None:
+        if self.batch:
+            self._held.append(item)
+        else:
+            self.ledger.put(item)
+
+    def flush(self, *also: BaseModel) -> None:
+        held, self._held = self._held, []
+        if held or also:
+            self.ledger.put(*held, *also)
 
     def close(self) -> None:
         """Stop the preloaded interpreters, and what the hooks left running (a setup
@@ -108,6 +145,7 @@ class ProcessExecutor:
         from measure import orphans
 
         try:
+            self.flush()
             for server in self._preloaded.values():
                 if server is not None:
                     server.close()
@@ -159,7 +197,10 @@ class ProcessExecutor:
             exit_code=res.exit_code if res.status is not m.RunStatus.TIMEOUT else None,
             output_tail=tail((res.stdout_tail + res.stderr_tail) or res.error),
         )
-        self.ledger.put(rec)
+        if kind is m.HookKind.PREPARE:
+            self._store(rec)  # with its run
+        else:
+            self.ledger.put(rec)
         return rec
 
     def env(self, workload: str | None) -> dict[str, str]:
@@ -188,7 +229,7 @@ class ProcessExecutor:
                 run.status = m.RunStatus.FAILED
                 run.error = f"the prepare command failed (exit {rec.exit_code})"
                 run.trust_reasons = ["not run: the prepare command failed"]
-                self.ledger.put(run)
+                self._store(run)
                 return run
         cmd = self.commands[run.workload]
         started = False
@@ -225,7 +266,7 @@ class ProcessExecutor:
             run.containment = res.containment
         if run.trust is m.Trust.UNTRUSTED:
             run.status = m.RunStatus.QUARANTINED
-        self.ledger.put(run)
+        self._store(run)
         return run
 
     def _preloaded_run(

@@ -172,6 +172,7 @@ class RoundLoop:
                 if arm != BASELINE_ARM and warm.status in _NO_VALUE and name in p.harnessed:
                     self.dropped[(arm, name)] = "its warm-up failed"
                     self.state.fail_text[(arm, name)] = _failure(warm)
+        self.executor.flush()
         self.overhead = time.monotonic() - self.t0  # once per round: not a block's cost
 
     def blocks(self) -> str | None:
@@ -202,6 +203,7 @@ class RoundLoop:
             result = self._attempt(block, attempt)
             self.runs_done += len(result.runs)
             if result.interrupted:
+                self.executor.flush()
                 return False
             if not result.untrusted:
                 for run in result.runs:
@@ -218,6 +220,7 @@ class RoundLoop:
                         ):
                             self.dropped[key] = "every run failed"
                 return True
+            self.executor.flush()
             _discard(self.ledger, result.runs)
             for run in result.runs:
                 if run.trust is m.Trust.UNTRUSTED:
@@ -285,8 +288,7 @@ class RoundLoop:
         p = self.plan
         live_keys, waiting = self.update()
         p.rnd.blocks = self.completed
-        with self.ledger.write():
-            self.ledger.put(p.rnd, *self.comparisons.values())
+        self.executor.flush(p.rnd, *self.comparisons.values())  # one commit per block
         elapsed = time.monotonic() - self.t0
         live = [
             dataclasses.replace(

@@ -190,6 +190,7 @@ def run_round(
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
     executor = ProcessExecutor(ledger, session, monitor)
+    executor.batch = True
     rnd = open_round(
         ledger,
         session,
@@ -249,6 +250,10 @@ def run_round(
                         )
     except BaseException as exc:
         interrupted = isinstance(exc, KeyboardInterrupt)
+        try:
+            executor.flush()  # what was measured is kept
+        except Exception:
+            pass
         rnd.status = m.RoundStatus.INTERRUPTED if interrupted else m.RoundStatus.FAILED
         rnd.ended_at = m.utcnow()
         if interrupted:

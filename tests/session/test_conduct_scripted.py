@@ -59,6 +59,10 @@ class ScriptedExecutor:
     def env(self, workload: str | None) -> dict[str, str]:
         return {}
 
+    def flush(self, *also: object) -> None:
+        if also:
+            self.ledger.put(*also)  # type: ignore[attr-defined]
+
     def close(self) -> None:
         self.closed = True
 

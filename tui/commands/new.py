@@ -140,9 +140,13 @@ def _one_line(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from session.conduct.executor import shim_warnings
     from session.repository import ledger_inside_problem
     from tui.cli import UsageError
     from tui.commands.common import ledger_path, open_ledger
+    from tui.display import plain
 
     session = build_session(args)
     problem = ledger_inside_problem(ledger_path(args), session.repo)  # type: ignore[attr-defined]
@@ -150,5 +154,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(problem)
     with open_ledger(args) as ledger:
         ledger.put(session)
+    for warning in shim_warnings(session):  # type: ignore[arg-type]
+        print(f"gpuopt: warning: {plain(warning, 2000)}", file=sys.stderr)
     print(session.id)  # type: ignore[attr-defined]
     return 0
