@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from session.ledger_access import LedgerError, refuse_overwrite
-    from session.record import build_export, to_json, to_markdown
+    from session.record import gather, to_json, to_markdown
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, session_of
     from tui.display import json_safe
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             except LedgerError as exc:
                 raise UsageError(f"-o {exc}") from None
         session = session_of(ledger, args.session)
-        data = build_export(ledger, session)
+        data = gather(ledger, session)  # one model, each format its exporter
     text = to_json(data) if args.format == "json" else to_markdown(data)
     text = json_safe(text) if args.format == "json" else without_controls(text)
     if args.output:
