@@ -45,6 +45,9 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
     return {k: v.replace(" ", "") for k, v in keys.items()}
 
 
+_MOVING = ("scroll_", "page_", "cursor_")
+
+
 def bindings_help(app: App[object]) -> Text:
     """The keys active now (focused widget, its screen, the app), as remapped: one line
     per action, its keys first."""
@@ -52,8 +55,8 @@ def bindings_help(app: App[object]) -> Text:
     tips: dict[str, str] = {}
     for key, active in app.active_bindings.items():
         b = active.binding
-        if not b.description or not active.enabled:
-            continue
+        if not b.description or not active.enabled or b.action.startswith(_MOVING):
+            continue  # scrolling keys of a scrollable pane are every widget's: not listed
         shown = app.get_key_display(b.with_key(key))
         keys = lines.setdefault(b.description, [])
         if b.tooltip:

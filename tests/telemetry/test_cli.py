@@ -84,7 +84,7 @@ def test_live_replay_labels_every_line_and_shows_verdicts() -> None:
                "--interval", "0.25")  # fmt: skip
     assert r.returncode == 0, r.stderr
     lines = [line for line in r.stdout.splitlines() if line.strip()]
-    assert lines and all(line.startswith("REPLAY ") for line in lines), lines
+    assert lines and all(line.startswith("REPLAY │ ") for line in lines), lines
     text = r.stdout
     assert "replay run 1: clean" in text
     assert "replay run 2: untrusted" in text and "HW slowdown in" in text

@@ -114,6 +114,8 @@ SCENES: list[Scene] = [
     ),
     Scene("12-error", m.StepName.ROUND, keys=("5",), after=_error),
     Scene("13-decide-form", m.StepName.DISPOSITION, keys=("7", "down", "d")),
+    Scene("14-help", m.StepName.DISPOSITION, keys=("6", "question_mark")),
+    Scene("15-add-variant", m.StepName.ROUND, keys=("5", "a")),
 ]
 
 

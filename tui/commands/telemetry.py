@@ -182,8 +182,8 @@ class View:
                 )
             for v in self.verdicts[-3:]:
                 out.extend(Text(line) for line in v.splitlines())
-        if self.replay is not None:
-            label = Text("REPLAY ", style="bold magenta")
+        if self.replay is not None:  # a column of its own, ruled off: never "REPLAYutil"
+            label = Text.assemble(("REPLAY", "bold magenta"), (" │ ", "dim"))
             out = [Text.assemble(label, line) for line in out] or [label]
             out.insert(0, Text.assemble(label, Text(f"scenario: {self.replay}", style="magenta")))
         for line in out:  # one screen line each: a wrapped line would lose its label
@@ -235,6 +235,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--json goes with --once (one sample as JSON)")
     if args.interval <= 0 or args.seconds < 0:
         raise UsageError("--interval must be above 0 and --seconds at least 0")
+    if not args.once and _in_a_terminal():  # the live app; a pipe or a log gets a printout
+        from tui.telemetry_app import TelemetryApp
+
+        app = TelemetryApp(scenario=args.replay, interval=args.interval, seconds=args.seconds)
+        app.run()
+        return app.return_code or 0
     view = View(replay=None)
     try:
         monitor = make_monitor(
@@ -264,6 +270,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         monitor.close()
     return 0
+
+
+def _in_a_terminal() -> bool:
+    import sys
+
+    return sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
 
 
 def _print_once(view: View) -> None:

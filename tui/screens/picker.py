@@ -11,13 +11,18 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from session import models as m
+from session.errors import GpuoptError
+from session.manage import DeleteReport, archive_session, delete_session, rename_session
 from tui.display import cell, home_short, plain
 from tui.keymap import bindings_help
-from tui.screens.modals import HelpModal
+from tui.screens.modals import ConfirmModal, ErrorModal, FormModal, HelpModal
 from tui.screens.review import ReviewScreen
 from tui.screens.session import SessionScreen
+from tui.widgets.form import Field
 from tui.widgets.glossary import glossary
 from tui.widgets.palette import PaletteCommand, ScreenCommands
+from tui.widgets.words import count
 
 PICKER_GUIDANCE = (
     "Pick a session to continue it, or press n to start a new one. "
@@ -43,6 +48,21 @@ class PickerScreen(Screen[None]):
             "review ledger",
             tooltip="Review this ledger (read-only)",
             id="picker.review",
+        ),
+        Binding("e", "rename", "rename", tooltip="Rename the selected session", id="picker.rename"),
+        Binding(
+            "A",
+            "archive",
+            "archive",
+            tooltip="Archive the selected session (or bring it back)",
+            id="picker.archive",
+        ),
+        Binding(
+            "delete",
+            "delete",
+            "delete",
+            tooltip="Delete the selected session (asked first)",
+            id="picker.delete",
         ),
         Binding(
             "question_mark",
@@ -76,6 +96,86 @@ class PickerScreen(Screen[None]):
                 )
             )
         return out
+
+    # ------------------------------------------------------------------ managing sessions
+
+    def _selected(self) -> dict[str, Any] | None:
+        t = self.query_one(DataTable)
+        if not t.row_count:
+            return None
+        key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+        return next((r for r in self._rows if r["id"] == key), None)
+
+    def _writable(self) -> bool:
+        app: Any = self.app
+        if app.ledger.readonly:
+            self.notify("Read-only: nothing is written in review mode.", severity="warning")
+            return False
+        return True
+
+    def _managed(self, what: str, call: Any) -> None:
+        """Run one of session.manage's calls; a refusal is shown in its own words."""
+        try:
+            done = call()
+        except GpuoptError as exc:
+            self.app.push_screen(ErrorModal(f"Not {what}", str(getattr(exc, "reason", exc))))
+            return
+        self.refresh_rows()
+        self.notify(done, markup=False)
+
+    def action_rename(self) -> None:
+        row = self._selected()
+        if row is None or not self._writable():
+            return
+        app: Any = self.app
+        sid = row["id"]
+
+        def submit(vals: dict[str, Any]) -> str:
+            return str(rename_session(app.ledger, sid, vals["title"]).title)
+
+        def renamed(title: str | None) -> None:
+            if title is not None:
+                self.refresh_rows()
+                self.notify(f"Renamed to {plain(title, 200)}.", markup=False)
+
+        field = Field("title", "Title", row["title"])
+        self.app.push_screen(FormModal("Rename the session", [field], submit), renamed)
+
+    def action_archive(self) -> None:
+        row = self._selected()
+        if row is None or not self._writable():
+            return
+        app: Any = self.app
+        session = app.ledger.get(m.Session, row["id"])
+        back = bool(getattr(session, "archived", False))
+
+        def archive() -> str:
+            archive_session(app.ledger, row["id"], archived=not back)
+            if back:
+                return "Brought back from the archive."
+            return "Archived: kept whole, listed apart (A again brings it back)."
+
+        self._managed("archived", archive)
+
+    def action_delete(self) -> None:
+        row = self._selected()
+        if row is None or not self._writable():
+            return
+        app: Any = self.app
+        sid, title = row["id"], plain(row["title"], 80)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._managed("deleted", lambda: deleted_words(delete_session(app.ledger, sid)))
+
+        self.app.push_screen(
+            ConfirmModal(
+                f"Delete the session {title} ({sid[:8]}) and every row of it? The snapshots of "
+                "its kept variants stay in the repository (gpuopt session delete --with-refs "
+                "removes them too)."
+            ),
+            answered,
+        )
 
     def action_help(self) -> None:
         self.app.push_screen(
@@ -143,3 +243,16 @@ class PickerScreen(Screen[None]):
 
     def action_review(self) -> None:
         self.app.push_screen(ReviewScreen())
+
+
+def deleted_words(report: DeleteReport) -> str:
+    """What a delete removed and kept, in one notice."""
+    rows = sum(report.rows.values())
+    parts = [f"Deleted {plain(report.title, 80)}: {count(rows, 'row')}"]
+    if report.refs_removed:
+        parts.append(f"{count(len(report.refs_removed), 'snapshot ref')} removed")
+    if report.refs_kept:
+        parts.append(f"{count(len(report.refs_kept), 'kept variant snapshot')} left in place")
+    if report.refs_left:
+        parts.append(f"{count(len(report.refs_left), 'ref')} could not be removed")
+    return "; ".join(parts) + "."
