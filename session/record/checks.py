@@ -20,7 +20,7 @@ def correctness_lines(x: SessionExport) -> list[str]:
         ["round", "variant", "workload", "result", "exact", "trials", "seeds", "suggested class"],
         [
             [round_label(c.round), c.variant, c.workload,
-             "passes" if c.passed else f"FAILS: {c.failure or 'check failed'}", yes(c.exact),
+             "passes" if c.passed else f"FAILED: {c.failure or 'check failed'}", yes(c.exact),
              c.trials, ", ".join(str(s) for s in c.seeds), c.suggested_class]
             for c in x.correctness
         ],
@@ -53,7 +53,7 @@ def _check_details(c: CheckRow) -> list[str]:
     rows += [["warning", w] for w in c.warnings]
     for s in c.stress:
         rows.append([f"stress {s.get('kind')}", "passes" if s.get("passed") else
-                     f"FAILS: {s.get('mismatches')} mismatched, NaN {s.get('nan_ref')}→"
+                     f"FAILED: {s.get('mismatches')} mismatched, NaN {s.get('nan_ref')}→"
                      f"{s.get('nan_new')}, Inf {s.get('inf_ref')}→{s.get('inf_new')}"])  # fmt: skip
     for side in ("baseline", "variant"):
         if c.nondeterminism.get(side):
