@@ -191,8 +191,10 @@ def run_command(
     metric_pattern: str | None = None,
     on_start: Callable[[int], None] | None = None,
     kill_leftovers: bool = True,
+    shell: str | None = "bash",
 ) -> RunResult:
-    """Run `bash -c command` in `cwd` once and measure it.
+    """Run `bash -c command` in `cwd` once and measure it (`shell`: another shell, or None
+    to run the command's words without one, as hyperfine's -N does).
 
     `env` is layered over the current environment (a workload sets a few variables; it
     does not have to restate PATH). With `kill_leftovers` (the default for workloads),
@@ -204,7 +206,8 @@ def run_command(
         raise ValueError(f"unknown metric source {metric_source!r}; use one of {METRIC_SOURCES}")
     if metric_source == "regex" and metric_pattern:
         compile_metric_pattern(metric_pattern)
-    argv = [*shlex.split(launcher), "bash", "-c", command] if launcher else ["bash", "-c", command]
+    program = shlex.split(command) if shell is None else [shell, "-c", command]
+    argv = [*shlex.split(launcher), *program] if launcher else program
     full_env = dict(os.environ)
     if env is not None:
         full_env.update(env)

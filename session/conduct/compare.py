@@ -1,0 +1,301 @@
+"""`gpuopt compare`: commands measured against each other with no session, as a hyperfine
+user expects, but interleaved and paired, with the round's stopping rule.
+
+Each block runs every command once, in a fresh random order, each run after the prepare
+command; one excluded warm-up run per command (or `warmup`) comes first. The first command
+is the reference: for every other one the per-block d = ln(other / reference) gives the
+Hodges–Lehmann ratio, its 95% signed-rank interval, and the verdict of the sequential design
+(measure.sequential), read at its looks only. Nothing is stored.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from measure import schedule, sequential
+from measure.stats import paired_estimate, paired_log_ratios
+from measure.vocabulary import RunStatus, Verdict
+from session.conduct.common import BadInput, ConductError
+
+__all__ = ["CommandStats", "CompareResult", "Relation", "compare", "hyperfine_markdown"]
+
+
+@dataclass
+class CommandStats:
+    """One command's runs, in seconds, as hyperfine reports them."""
+
+    command: str
+    times: list[float] = field(default_factory=list)
+    user: list[float] = field(default_factory=list)
+    system: list[float] = field(default_factory=list)
+    exit_codes: list[int | None] = field(default_factory=list)
+
+    @property
+    def runs(self) -> int:
+        return len(self.times)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.times)
+
+    @property
+    def stddev(self) -> float | None:
+        return statistics.stdev(self.times) if len(self.times) > 1 else None
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    def hyperfine(self) -> dict[str, Any]:
+        """This command in hyperfine's --export-json schema."""
+        return {
+            "command": self.command,
+            "mean": self.mean,
+            "stddev": self.stddev,
+            "median": self.median,
+            "user": statistics.fmean(self.user) if self.user else None,
+            "system": statistics.fmean(self.system) if self.system else None,
+            "min": min(self.times),
+            "max": max(self.times),
+            "times": list(self.times),
+            "exit_codes": list(self.exit_codes),
+            "parameters": {},
+        }
+
+
+@dataclass
+class Relation:
+    """A command against the reference: ratio = its time / the reference's (paired)."""
+
+    command: str
+    n: int
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    verdict: Verdict
+    note: str = ""
+
+    def words(self, reference: str) -> str:
+        """ "B ran 1.42 ± 0.03 × faster than A (95% CI …): FASTER" in hyperfine's manner."""
+        if self.ratio is None:
+            return f"{self.command}: no paired values ({self.note or 'every run failed'})"
+        faster = self.ratio < 1
+        factor = 1 / self.ratio if faster else self.ratio
+        if self.ci_low is not None and self.ci_high is not None:
+            lo, hi = sorted(
+                (1 / self.ci_high, 1 / self.ci_low) if faster else (self.ci_low, self.ci_high)
+            )
+            spread = f" ± {(hi - lo) / 2:.2f}"
+            ci = f" (95% CI {lo:.3f}–{hi:.3f})"
+        else:
+            spread, ci = "", ""
+        way = "faster" if faster else "slower"
+        text = f"{self.command} ran {factor:.2f}{spread} × {way} than {reference}{ci}: "
+        text += str(self.verdict)
+        return f"{text}; {self.note}" if self.note else text
+
+
+@dataclass
+class CompareResult:
+    commands: list[CommandStats]
+    relations: list[Relation]
+    blocks: int
+    stop_reason: str
+    threshold: float
+    design: sequential.Design
+    seed: int
+
+    def hyperfine(self) -> dict[str, Any]:
+        """hyperfine's --export-json document, plus our verdicts under "gpuopt"."""
+        return {
+            "results": [c.hyperfine() for c in self.commands],
+            "gpuopt": {
+                "reference": self.commands[0].command,
+                "threshold": self.threshold,
+                "blocks": self.blocks,
+                "stop_reason": self.stop_reason,
+                "seed": self.seed,
+                "looks": list(self.design.looks),
+                "look_confidence": self.design.confidence,
+                "comparisons": [
+                    {
+                        "command": r.command,
+                        "n": r.n,
+                        "ratio": r.ratio,
+                        "ci_low": r.ci_low,
+                        "ci_high": r.ci_high,
+                        "verdict": r.verdict.value,
+                        "note": r.note,
+                    }
+                    for r in self.relations
+                ],
+            },
+        }
+
+
+Runner = Callable[..., Any]  # measure.runner.run_command's shape
+
+
+def compare(
+    commands: Sequence[str],
+    *,
+    warmup: int = 1,
+    min_blocks: int = 10,
+    max_blocks: int = 30,
+    threshold: float = 0.02,
+    prepare: str | None = None,
+    setup: str | None = None,
+    cleanup: str | None = None,
+    shell: str | None = "bash",
+    cwd: Path | None = None,
+    seed: int | None = None,
+    budget_s: float | None = None,
+    timeout_s: float = 600.0,
+    progress: Callable[[int, int], None] | None = None,
+    stop: threading.Event | None = None,
+    run: Runner | None = None,
+) -> CompareResult:
+    """Measure `commands` interleaved until every one is decided against the first."""
+    from measure.runner import run_command, run_hook
+
+    if len(commands) < 2:
+        raise BadInput("compare needs at least two commands")
+    if len(set(commands)) != len(commands):
+        raise BadInput("each command once: the same command twice compares nothing")
+    if not 0 < threshold < 1:
+        raise BadInput("the threshold must lie between 0 and 1 (e.g. 0.02 for 2%)")
+    if min_blocks < 2 or max_blocks < min_blocks:
+        raise BadInput("runs: need 2 <= --runs <= --max-runs")
+    if warmup < 0:
+        raise BadInput("warm-up runs cannot be negative")
+    if shell is None:
+        for c in commands:
+            try:
+                if not shlex.split(c):
+                    raise BadInput("an empty command cannot run without a shell")
+            except ValueError as exc:
+                raise BadInput(f"{c!r}: {exc} (without a shell its words are split)") from None
+    runner = run or run_command
+    where = cwd or Path.cwd()
+    seed = random.SystemRandom().randrange(2**31) if seed is None else seed
+    rng = random.Random(seed)
+    design = sequential.Design.plan(min_blocks, max_blocks)
+    stats_of = [CommandStats(c) for c in commands]
+    per_block: list[dict[int, float]] = [{} for _ in commands]
+    order = list(range(len(commands)))
+
+    def hook(command: str | None, what: str) -> None:
+        if not command:
+            return
+        res = run_hook(command, where, timeout_s=timeout_s)
+        if res.status is RunStatus.TIMEOUT or res.exit_code != 0:
+            raise ConductError(f"the {what} command failed (exit {res.exit_code}): {command}")
+
+    def once(i: int) -> Any:
+        hook(prepare, "prepare")
+        return runner(commands[i], where, timeout_s=timeout_s, shell=shell)
+
+    t0 = time.monotonic()
+    stop_why = "interrupted"
+    relations: list[Relation] = []
+    blocks = 0
+    hook(setup, "setup")
+    try:
+        for _ in range(warmup):
+            for i in rng.sample(order, len(order)):
+                res = once(i)
+                if res.status is not RunStatus.OK:
+                    raise ConductError(
+                        f"{commands[i]}: its warm-up run failed ({res.error or res.status}); "
+                        "the command is broken, not noisy"
+                    )
+        while blocks < max_blocks and not (stop is not None and stop.is_set()):
+            blocks += 1
+            for i in rng.sample(order, len(order)):  # a fresh order, as schedule.block_order
+                res = once(i)
+                if res.status is RunStatus.OK and res.value is not None:
+                    per_block[i][blocks] = res.value
+                    stats_of[i].times.append(res.value)
+                    if res.user_s is not None:
+                        stats_of[i].user.append(res.user_s)
+                    if res.sys_s is not None:
+                        stats_of[i].system.append(res.sys_s)
+                stats_of[i].exit_codes.append(res.exit_code)
+            if progress is not None:
+                progress(blocks, max_blocks)
+            relations, decided = _relations(commands, per_block, threshold, design)
+            if blocks >= min_blocks and design.is_look(blocks) and decided:
+                stop_why = schedule.STOP_DECIDED
+                break
+            if blocks >= max_blocks:
+                stop_why = "block limit reached"
+                break
+            if schedule.budget_spent(blocks, time.monotonic() - t0, budget_s):
+                stop_why = schedule.STOP_BUDGET
+                break
+    finally:
+        hook(cleanup, "cleanup")
+    if not all(s.times for s in stats_of):
+        bad = next(s for s in stats_of if not s.times)
+        raise ConductError(f"{bad.command}: no run gave a time (exit codes {bad.exit_codes[:5]})")
+    final = stop_why != schedule.STOP_DECIDED
+    relations, _ = _relations(commands, per_block, threshold, design, final=final)
+    return CompareResult(stats_of, relations, blocks, stop_why, threshold, design, seed)
+
+
+def _relations(
+    commands: Sequence[str],
+    per_block: list[dict[int, float]],
+    threshold: float,
+    design: sequential.Design,
+    final: bool = False,
+) -> tuple[list[Relation], bool]:
+    from session.conduct.loop import undecided_words
+
+    out = []
+    ref = per_block[0]
+    for i in range(1, len(commands)):
+        blocks = sorted(set(ref) & set(per_block[i]))
+        d = paired_log_ratios([ref[b] for b in blocks], [per_block[i][b] for b in blocks])
+        shown = paired_estimate(d, threshold=threshold)
+        look = sequential.judge(d, threshold, design)
+        note = "" if look.decided else undecided_words(look, shown, design, final)
+        out.append(
+            Relation(
+                commands[i], shown.n, shown.ratio, shown.ci_low, shown.ci_high, look.verdict, note
+            )
+        )
+    return out, all(r.verdict is not Verdict.INCONCLUSIVE for r in out)
+
+
+def hyperfine_markdown(result: CompareResult) -> str:
+    """hyperfine's --export-markdown table (times in ms), with our verdict column."""
+    lines = [
+        "| Command | Mean [ms] | Min [ms] | Max [ms] | Relative | Verdict |",
+        "|:---|---:|---:|---:|---:|:---|",
+    ]
+    rel = {r.command: r for r in result.relations}
+    for c in result.commands:
+        sd = c.stddev
+        mean = f"{c.mean * 1e3:.1f} ± {sd * 1e3:.1f}" if sd is not None else f"{c.mean * 1e3:.1f}"
+        r = rel.get(c.command)
+        if r is None:
+            ratio, verdict = "1.00", "reference"
+        elif r.ratio is None:
+            ratio, verdict = "—", str(r.verdict)
+        else:
+            ratio, verdict = f"{r.ratio:.2f}", str(r.verdict)
+        cmd = c.command.replace("|", "\\|")
+        lines.append(
+            f"| `{cmd}` | {mean} | {min(c.times) * 1e3:.1f} | "
+            f"{max(c.times) * 1e3:.1f} | {ratio} | {verdict} |"
+        )
+    return "\n".join(lines) + "\n"

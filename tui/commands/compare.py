@@ -1,0 +1,144 @@
+"""`gpuopt compare 'CMD_A' 'CMD_B' ...`: a first look with no session, as hyperfine gives,
+with interleaved blocks, paired statistics and the round's stopping rule."""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.commands.round_cmd import add_threshold, threshold_of
+
+# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
+# the engine (tests/cli/test_cli_imports.py). The handler imports what it uses.
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare commands (hyperfine's first look, interleaved and paired)",
+        description=(
+            "Run the commands in interleaved blocks (each once per block, in a fresh random "
+            "order), after a warm-up, until every command is decided against the first (the "
+            "reference) at the band, or at --max-runs. Prints each command's mean ± σ, "
+            "median, range, user and system time, and each one's ratio to the reference "
+            "with its 95% CI and verdict. Stores nothing. Options as hyperfine's where they "
+            "mean the same; --runs is a minimum."
+        ),
+    )
+    p.add_argument(
+        "commands", nargs="+", metavar="COMMAND", help="commands; the first is the reference"
+    )
+    p.add_argument(
+        "-w", "--warmup", type=int, default=1, metavar="N", help="warm-up runs of each (1)"
+    )
+    p.add_argument(
+        "-r", "--runs", type=int, default=10, metavar="N", help="at least N runs of each (10)"
+    )
+    p.add_argument(
+        "--max-runs", type=int, default=30, metavar="N", help="at most N runs of each (30)"
+    )
+    p.add_argument("-p", "--prepare", metavar="CMD", help="run before every timing run")
+    p.add_argument("-s", "--setup", metavar="CMD", help="run once, before the first run")
+    p.add_argument("-c", "--cleanup", metavar="CMD", help="run once, after the last run")
+    p.add_argument(
+        "-S",
+        "--shell",
+        default="bash",
+        metavar="SHELL",
+        help="shell of the commands (bash); 'none' runs them without one",
+    )
+    p.add_argument("-N", action="store_true", dest="no_shell", help="as --shell=none")
+    add_threshold(p, "the band of the verdicts", "0.02")
+    p.add_argument("--budget", type=float, metavar="SECONDS", help="stop after this much time")
+    p.add_argument("--seed", type=int, metavar="N", help="seed of the run order")
+    p.add_argument("--export-json", metavar="FILE", help="hyperfine's JSON, plus our verdicts")
+    p.add_argument("--export-markdown", metavar="FILE", help="hyperfine's markdown table")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from session.conduct import compare as engine
+    from session.errors import BadInput
+    from tui.cli import UsageError
+    from tui.commands.round_cmd import interruptible
+
+    threshold = threshold_of(args)
+    if getattr(args, "ledger", None):
+        raise UsageError("compare stores nothing: --ledger is not used here (use a session)")
+    shell = None if args.no_shell or args.shell == "none" else args.shell
+    with interruptible() as stop:
+        try:
+            result = engine.compare(
+                args.commands,
+                warmup=args.warmup,
+                min_blocks=args.runs,
+                max_blocks=args.max_runs,
+                threshold=0.02 if threshold is None else threshold,
+                prepare=args.prepare,
+                setup=args.setup,
+                cleanup=args.cleanup,
+                shell=shell,
+                seed=args.seed,
+                budget_s=args.budget,
+                stop=stop,
+            )
+        except BadInput as exc:
+            raise UsageError(str(exc)) from None
+    print_result(result)
+    if args.export_json:
+        Path(args.export_json).write_text(json.dumps(result.hyperfine(), indent=2) + "\n")
+    if args.export_markdown:
+        Path(args.export_markdown).write_text(engine.hyperfine_markdown(result))
+    return 130 if stop.is_set() else 0
+
+
+def _t(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.3f} s"
+
+
+def print_result(result: object) -> None:
+    import statistics
+
+    from rich.text import Text
+
+    from session.conduct.compare import CompareResult
+    from tui.display import console as make_console
+    from tui.display import plain
+
+    r: CompareResult = result  # type: ignore[assignment]
+    console = make_console(highlight=False, soft_wrap=True)
+    for k, c in enumerate(r.commands, 1):
+        user = statistics.fmean(c.user) if c.user else None
+        system = statistics.fmean(c.system) if c.system else None
+        console.print(Text(f"Benchmark {k}: {plain(c.command, 1000)}", style="bold"))
+        console.print(
+            Text(
+                f"  Time (mean ± σ):   {_t(c.mean)} ± {_t(c.stddev)}    "
+                f"[User: {_t(user)}, System: {_t(system)}]"
+            )
+        )
+        console.print(Text(f"  Time (median):     {_t(c.median)}"))
+        console.print(
+            Text(f"  Range (min … max): {_t(min(c.times))} … {_t(max(c.times))}    {c.runs} runs")
+        )
+        console.print()
+    ref = plain(r.commands[0].command, 1000)
+    console.print(Text("Summary", style="bold"))
+    for rel in r.relations:
+        console.print(Text(f"  {plain(rel.words(ref), 2000)}"), soft_wrap=True)
+    console.print(
+        Text(
+            f"  {r.blocks} interleaved blocks (seed {r.seed}), stopped: {r.stop_reason}; band "
+            f"±{r.threshold * 100:.3g}%; verdicts at looks {list(r.design.looks)}, each at "
+            f"{r.design.confidence:.1%}",
+            style="dim",
+        )
+    )
