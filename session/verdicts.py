@@ -19,7 +19,7 @@ can show FASTER for a variant whose correctness check failed:
   ``fields()`` (the JSON keys ``verdict``, ``speed_verdict``, ``correct``, ``trusted``).
 - ``failure_words(check) -> str``: a failed correctness result in a few words.
 - ``round_untrusted(round) -> str``: why a round's verdicts are untrusted ("" if trusted).
-- ``times_text(ratio)``: "4.85× faster" / "1.20× slower" / "no change" (a ratio below 1
+- ``times_text(ratio)``: "4.85× faster" / "1.20× slower" / "no change" (within 0.5%; a ratio below 1
   is better: the statistics invert it for higher-is-better metrics);
   ``times_ci_text(low, high)``: the interval in the same words, "4.71–4.99× faster".
 - ``error_headline(stats) -> str``: one output's error statistics in a line that counts
@@ -33,6 +33,7 @@ Standard library and ``session.models`` only: every layer may call it cheaply.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -276,7 +277,7 @@ def times_text(ratio: float | None) -> str:
     """A ratio (below 1 is better) as "× faster/slower"."""
     if ratio is None or ratio <= 0:
         return "—"
-    if round(ratio, 4) == 1:
+    if abs(math.log(ratio)) < 0.005:  # below half a percent: 1.00× either way
         return "no change"
     if ratio < 1:
         return f"{1 / ratio:.2f}× faster"

@@ -15,7 +15,9 @@ def _confidence_change(x: SessionExport, h: dict[str, Any]) -> str:
         if r.get("round")
         else f"{r['confidence_from']} → {r['confidence_to']}"
         for r in x.residuals
-        if r.get("hypothesis_id") == h["id"] and r.get("confidence_from") and r.get("confidence_to")
+        if r.get("hypothesis_id") == h["id"]
+        and r.get("confidence_from")
+        and r.get("confidence_to") not in (None, r["confidence_from"])
     ]
     if not moves:
         moves = [

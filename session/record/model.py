@@ -539,7 +539,8 @@ def _resting_round(view: SessionView, vid: str, at: datetime | None) -> int | No
 def _machine(env: dict[str, Any]) -> str:
     gpus = env.get("gpus") or []
     gpu = ", ".join(dict.fromkeys(g.get("name") or "?" for g in gpus)) if gpus else ""
-    what = gpu or (f"no GPU ({env['gpu_note']})" if env.get("gpu_note") else "no GPU")
+    note = str(env.get("gpu_note") or "")
+    what = gpu or (f"no GPU ({note[:60]})" if note else "no GPU")
     cpu = env.get("cpu_model") or ""
     parts = [what, f"{cpu} × {env.get('cpu_count') or '?'}" if cpu else "", env.get("hostname")]
     return " · ".join(p for p in parts if p)
