@@ -31,7 +31,7 @@ class TelemetryApp(App[None]):
     TITLE = "gpuopt telemetry"
     CSS = """
     #tm-head { height: 1; background: $panel; }
-    #tm-gpus { height: auto; padding: 0 1; }
+    #tm-gpus { height: auto; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     #tm-procs { height: auto; max-height: 12; margin: 1 0 0 0; }
     #tm-note { height: auto; padding: 0 1; color: $text-muted; }
     """
@@ -48,13 +48,19 @@ class TelemetryApp(App[None]):
     ]
 
     def __init__(
-        self, *, scenario: str | None = None, interval: float = 1.0, seconds: float = 0.0
+        self,
+        *,
+        scenario: str | None = None,
+        interval: float = 1.0,
+        seconds: float = 0.0,
+        sample: bool = True,
     ) -> None:
         super().__init__()
         self.scenario = scenario
         self.view = View(replay=None)
         self.rate = min(range(len(RATES)), key=lambda i: abs(RATES[i] - interval))
         self.seconds = seconds
+        self.sample = sample  # False: no sampler (a test feeds `view` itself)
         self.paused = False
         self.gpu = 0  # the GPU whose processes are listed
         self.processes: dict[int, list[dict[str, Any]]] = {}
@@ -71,7 +77,8 @@ class TelemetryApp(App[None]):
     def on_mount(self) -> None:
         t = self.query_one("#tm-procs", DataTable)
         t.add_columns("GPU", "pid", "user", "GPU memory", "command")
-        self._start()
+        if self.sample:
+            self._start()
         self._timer = self.set_interval(RATES[self.rate], self.redraw)
         if self.seconds:
             self.set_timer(self.seconds, self.exit)
@@ -136,7 +143,9 @@ class TelemetryApp(App[None]):
             head.append(" · paused", style="bold yellow")
         self.query_one("#tm-head", Static).update(head)
         lines = v.lines()
-        self.query_one("#tm-gpus", Static).update(Text("\n").join(lines))
+        body = Text("\n").join(lines)
+        body.no_wrap, body.overflow = True, "ellipsis"  # a wrapped line would lose its label
+        self.query_one("#tm-gpus", Static).update(body)
         self._draw_processes()
 
     def _draw_processes(self) -> None:

@@ -64,7 +64,7 @@ def test_steps_not_reached_are_neutral_not_red() -> None:
 def test_the_contract_hint_names_the_baselines_own_key() -> None:
     pane = ContractPane()
     view = type("V", (), {"baseline": None})()
-    hint = pane.next_hint(view)  # type: ignore[arg-type]
+    hint = pane.next_hint(view)
     assert "press 2 or n" in hint
 
 

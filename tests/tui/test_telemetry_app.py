@@ -71,3 +71,39 @@ def test_once_json_is_unchanged_by_the_app() -> None:
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["replay"] is True and data["gpus"] and "host" in data
+
+
+def _fed(app: TelemetryApp) -> TelemetryApp:
+    """The app fed a fixed replay (no sampler thread): the same picture every time."""
+    from measure.telemetry.backend import Sample
+    from measure.telemetry.replay import ReplayBackend
+
+    backend = ReplayBackend("foreign-process")
+    devices = backend.open()
+    app.view.status = "ok"
+    app.view.devices = {d.index: d for d in devices}
+    app.view.replay = backend.title
+    t0 = 1_780_000_000_000_000
+    for tick in range(40):
+        backend.advance(1 if 8 <= tick < 30 else None, tick)
+        app.view.on_sample(backend.read(t0 + tick * 250_000, None))
+        host = Sample(
+            run_id=None,
+            t_us=t0 + tick * 250_000,
+            cpu_percent=20.0 + tick % 7,
+            load1=1.5,
+            extra={"host_mem_used_bytes": 21 * 2**30, "host_mem_total_bytes": 64 * 2**30},
+        )
+        app.view.on_sample([host])
+    backend.close()
+    app.view.verdicts.append("replay run 1: warn\n  · another process on the GPU: pid 4194301")
+    app.processes = {
+        0: [{"pid": 4194301, "user": "—", "memory": "—", "command": "(not on this host)"}]
+    }
+    return app
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_telemetry_app_snapshot(size, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    app = _fed(TelemetryApp(scenario="foreign-process", sample=False))
+    assert snap_compare(app, terminal_size=size)
