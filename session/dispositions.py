@@ -146,27 +146,43 @@ class StatusSuggestion:
 
 
 def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
-    """What a keep or a reject says of the variant's hypothesis: kept → supported (more
-    confidence); rejected → weakened (less), or rejected when the residual shows the
-    mechanism did not move or moved the wrong way. None when it has no hypothesis, the
-    choice waits for evidence, or the hypothesis already says so."""
+    """What a keep or a reject says of the variant's hypothesis. The residual read for the
+    variant decides, as the method says (`session.residuals.SUGGESTED_STATUS`): a
+    hypothesis that predicted no direction (a control) and saw nothing move is supported;
+    a rejected variant whose confirmed residual shows the mechanism did not move, or moved
+    the wrong way, rejects its hypothesis. With no residual: kept → supported, rejected →
+    weakened. Supported raises the confidence a step, weakened lowers it, rejected makes
+    it low. None when there is no hypothesis, the choice waits for evidence, or the
+    hypothesis already says so."""
+    from session.residuals import SUGGESTED_STATUS
+
     variant = ledger.find(m.Variant, d.variant_id)
     if variant is None or not variant.hypothesis_id:
         return None
     h = ledger.find(m.Hypothesis, variant.hypothesis_id)
     if h is None or d.choice is m.DispositionChoice.NEED_EVIDENCE:
         return None
-    if d.choice is m.DispositionChoice.REJECT:
-        residuals = ledger.list(m.Residual, variant_id=variant.id, order_by="created_at, rowid")
-        cls = (residuals[-1].confirmed or residuals[-1].suggested) if residuals else None
-        if cls in _MECHANISM_FAILED:
-            status, confidence = m.HypothesisStatus.REJECTED, m.Confidence.LOW
-        else:
-            status, confidence = m.HypothesisStatus.WEAKENED, _DOWN.get(h.confidence, h.confidence)
-        why = f"{variant.name} rejected" + (f": {d.reason}" if d.reason.strip() else "")
+    rejected = d.choice is m.DispositionChoice.REJECT
+    residuals = ledger.list(m.Residual, variant_id=variant.id, order_by="created_at, rowid")
+    read = residuals[-1] if residuals else None
+    cls = (read.confirmed or read.suggested) if read else None
+    if cls is None:
+        status = m.HypothesisStatus.WEAKENED if rejected else m.HypothesisStatus.SUPPORTED
+    elif cls is m.ResidualClass.NOTHING_MOVED and h.predicted_direction is None:
+        status = m.HypothesisStatus.SUPPORTED  # a control: nothing moved, as it said
+    elif rejected and read is not None and read.confirmed in _MECHANISM_FAILED:
+        status = m.HypothesisStatus.REJECTED
     else:
-        status, confidence = m.HypothesisStatus.SUPPORTED, _UP.get(h.confidence, h.confidence)
-        why = f"{variant.name}: {DESCRIPTIONS[d.choice]}"
+        status = SUGGESTED_STATUS[cls]
+    confidence = {
+        m.HypothesisStatus.SUPPORTED: _UP.get(h.confidence, h.confidence),
+        m.HypothesisStatus.WEAKENED: _DOWN.get(h.confidence, h.confidence),
+    }.get(status, m.Confidence.LOW)
+    why = f"{variant.name}: {DESCRIPTIONS[d.choice]}"
+    if d.reason.strip():
+        why += f" ({d.reason.strip()})"
+    if cls is not None:
+        why += f"; residual: {cls.value.replace('_', ' ')}"
     if status is h.status and confidence is h.confidence:
         return None
     reopen = d.reopen_when.strip() or h.reopen_when.strip()

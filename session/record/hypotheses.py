@@ -34,10 +34,11 @@ def hypotheses_lines(x: SessionExport) -> list[str]:
     if not x.hypotheses:
         return [*lines, "No hypotheses recorded."]
     lines += md_table(
-        ["id", "title", "status", "confidence", "variants", "cheapest falsifier"],
+        ["id", "title", "status", "the evidence suggests", "confidence", "variants",
+         "cheapest falsifier"],
         [
-            [h["id"], h["title"], words(h["status"]), _confidence_change(x, h),
-             ", ".join(h.get("variants", [])), h.get("falsifier")]
+            [h["id"], h["title"], words(h["status"]), h.get("suggested_status") or "no change",
+             _confidence_change(x, h), ", ".join(h.get("variants", [])), h.get("falsifier")]
             for h in x.hypotheses
         ],
     )  # fmt: skip

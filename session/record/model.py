@@ -298,6 +298,7 @@ def gather(ledger: Any, session: m.Session, view: SessionView | None = None) -> 
                 **_dump(h),
                 "variants": [v.name for v in view.variants if v.hypothesis_id == h.id],
                 "history": [_dump(e) for e in reads.history.get(h.id, [])],
+                "suggested_status": _suggested_status(ledger, view, h),
             }
             for h in view.hypotheses
         ],
@@ -405,6 +406,17 @@ def gather(ledger: Any, session: m.Session, view: SessionView | None = None) -> 
     )
     out.summary = _summary(view, out, CHOICE_WORDS)
     return out
+
+
+def _suggested_status(ledger: Any, view: SessionView, h: m.Hypothesis) -> str | None:
+    """The status the latest decision on one of its variants suggests, when the
+    hypothesis does not say it yet (session.dispositions.status_suggestion)."""
+    from session.dispositions import status_suggestion
+
+    decided = [d for d in view.dispositions
+               if any(v.id == d.variant_id and v.hypothesis_id == h.id for v in view.variants)]  # fmt: skip
+    offer = status_suggestion(ledger, decided[-1]) if decided else None
+    return None if offer is None else f"{offer.status.value} ({offer.why})"
 
 
 def _planned_baselines(view: SessionView) -> list[m.Baseline]:

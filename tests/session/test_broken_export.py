@@ -74,6 +74,7 @@ def build_broken_session(ledger: Ledger) -> m.Session:
     ledger.put(*baselines)
     h = m.Hypothesis(id="4f00b0000001", session_id=s.id, title="one fused pass",
                      falsifier="the operator count drops but the time does not",
+                     predicted_direction=m.Direction.LOWER,
                      created_at=at(3))  # fmt: skip
     ledger.put(h)
     variants = {

@@ -45,13 +45,27 @@ def test_reject_weakens_or_rejects_by_the_residual(led: Ledger) -> None:
     v = led.get(m.Variant, d.variant_id)
     assert v is not None
     led.put(m.Residual(session_id=v.session_id, variant_id=v.id,
-                       suggested=m.ResidualClass.NOTHING_MOVED))  # fmt: skip
+                       suggested=m.ResidualClass.NOTHING_MOVED,
+                       confirmed=m.ResidualClass.NOTHING_MOVED))  # fmt: skip
     s = status_suggestion(led, d)
     assert s is not None and s.status is m.HypothesisStatus.REJECTED
     assert s.reopen_when == "a new kernel"
     h = apply_status_suggestion(led, s)
     assert h.status is m.HypothesisStatus.REJECTED and h.confidence is m.Confidence.LOW
     assert status_suggestion(led, d) is None  # it says so already
+
+
+def test_a_control_that_saw_nothing_move_is_supported(led: Ledger) -> None:
+    d = _decision(led, "same", m.DispositionChoice.REJECT)
+    v = led.get(m.Variant, d.variant_id)
+    assert v is not None
+    control = m.Hypothesis(session_id=v.session_id, title="a no-op copy changes nothing")
+    v.hypothesis_id = control.id
+    led.put(control, v)
+    led.put(m.Residual(session_id=v.session_id, variant_id=v.id,
+                       suggested=m.ResidualClass.NOTHING_MOVED))  # fmt: skip
+    s = status_suggestion(led, d)
+    assert s is not None and s.status is m.HypothesisStatus.SUPPORTED
 
 
 def test_need_evidence_offers_nothing(led: Ledger) -> None:
