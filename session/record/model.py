@@ -413,8 +413,8 @@ def _suggested_status(ledger: Any, view: SessionView, h: m.Hypothesis) -> str | 
     hypothesis does not say it yet (session.dispositions.status_suggestion)."""
     from session.dispositions import status_suggestion
 
-    decided = [d for d in view.dispositions
-               if any(v.id == d.variant_id and v.hypothesis_id == h.id for v in view.variants)]  # fmt: skip
+    mine = {v.id for v in view.variants if v.hypothesis_id == h.id}
+    decided = [d for d in view.dispositions if d.variant_id in mine]
     offer = status_suggestion(ledger, decided[-1]) if decided else None
     return None if offer is None else f"{offer.status.value} ({offer.why})"
 
