@@ -1117,22 +1117,63 @@ def _per_step(count: int, steps: int) -> int | float:
     return count // steps if count % steps == 0 else round(count / steps, 3)
 
 
-def _op_tables(prof: Any, device: torch.device, steps: int) -> dict[str, Any]:
-    """The operator table per step (name and input shapes, self time, calls, share of the
-    total) and the same per op name."""
-    gpu = device.type == "cuda"
+def _step_roots(prof: Any) -> list[Any]:
+    every = sorted(
+        prof.profiler.kineto_results.experimental_event_tree(), key=lambda n: n.start_time_ns
+    )
+    return [n for n in every if n.name == STEP_RANGE] or every
+
+
+def _cpu_rows(prof: Any) -> list[dict[str, Any]]:
+    """Per (aten op, input shapes): calls and self time in each profiled step, from the
+    event tree; a row's time is its fastest step (a neighbour's load only ever adds time)."""
+    per_step: list[dict[tuple[str, str], list[float]]] = []
+    shapes_of: dict[tuple[str, str], list[Any]] = {}
+    for root in _step_roots(prof):
+        acc: dict[tuple[str, str], list[float]] = {}
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            if _kind(node) != "op" or not node.name.startswith("aten::"):
+                continue
+            inside = sum(c.end_time_ns - c.start_time_ns for c in node.children if _kind(c) == "op")
+            own = (node.end_time_ns - node.start_time_ns - inside) / 1e3
+            shapes = [list(m.sizes) for m in _metas(list(node.extra_fields.inputs))]
+            key = (node.name, json.dumps(shapes))
+            shapes_of[key] = shapes
+            entry = acc.setdefault(key, [0, 0.0, 0.0])
+            entry[0] += 1
+            entry[1] += own
+            entry[2] += (node.end_time_ns - node.start_time_ns) / 1e3
+        per_step.append(acc)
+    rows = []
+    for key, shapes in shapes_of.items():
+        seen = [step[key] for step in per_step if key in step]
+        rows.append(
+            {
+                "name": key[0],
+                "calls": int(seen[-1][0]),
+                "self_us": round(min(x[1] for x in seen), 3),
+                "self_cpu_us": round(min(x[1] for x in seen), 3),
+                "total_us": round(min(x[2] for x in seen), 3),
+                "input_shapes": shapes,
+            }
+        )
+    return rows
+
+
+def _gpu_rows(prof: Any, steps: int) -> list[dict[str, Any]]:
     rows = []
     for e in prof.key_averages(group_by_input_shape=True):
         if not e.key.startswith("aten::"):
             continue
-        self_dev = float(getattr(e, "self_device_time_total", 0.0) or 0.0) if gpu else None
+        self_dev = float(getattr(e, "self_device_time_total", 0.0) or 0.0)
         rows.append(
             {
                 "name": e.key,
                 "calls": _per_step(int(e.count), steps),
-                "self_us": round(
-                    float(self_dev or 0.0 if gpu else e.self_cpu_time_total) / steps, 3
-                ),
+                "self_us": round(self_dev / steps, 3),
                 "self_cpu_us": round(float(e.self_cpu_time_total) / steps, 3),
                 "total_us": round(float(e.cpu_time_total) / steps, 3),
                 "input_shapes": [
@@ -1140,6 +1181,15 @@ def _op_tables(prof: Any, device: torch.device, steps: int) -> dict[str, Any]:
                 ],
             }
         )
+    return rows
+
+
+def _op_tables(prof: Any, device: torch.device, steps: int) -> dict[str, Any]:
+    """The operator table per step (name and input shapes, self time, calls, share of the
+    total) and the same per op name: self device time on a GPU (the mean of the steps), self
+    CPU time on a CPU (the fastest step of each row)."""
+    gpu = device.type == "cuda"
+    rows = _gpu_rows(prof, steps) if gpu else _cpu_rows(prof)
     total = sum(r["self_us"] for r in rows) or 0.0
     by_name: dict[str, dict[str, Any]] = {}
     for r in rows:
@@ -1321,24 +1371,40 @@ def machine_probe(device: torch.device, dtype: torch.dtype | None) -> dict[str, 
     return found
 
 
-def _dynamo_counts() -> dict[str, Any] | None:
-    """Graph breaks and recompilations when the workload used torch.compile."""
+def _dynamo_state() -> dict[str, dict[str, int]]:
+    """torch._dynamo's counters now (empty when the workload never used torch.compile)."""
     if "torch._dynamo" not in sys.modules:
-        return None
+        return {}
     try:
         from torch._dynamo.utils import counters
     except Exception:
-        return None
-    frames = dict(counters.get("frames", {}))
+        return {}
+    return {k: {str(n): int(c) for n, c in dict(v).items()} for k, v in counters.items()}
+
+
+def _dynamo_counts(before: dict[str, dict[str, int]]) -> dict[str, Any] | None:
+    """Graph breaks and recompilations since `before` (the counters are per process: a batch
+    runs several workloads in one), when the workload used torch.compile."""
+    now = _dynamo_state()
+
+    def grew(key: str) -> dict[str, int]:
+        old = before.get(key, {})
+        return {n: c - old.get(n, 0) for n, c in now.get(key, {}).items() if c > old.get(n, 0)}
+
+    frames = grew("frames")
     if not frames:
         return None
-    breaks = dict(counters.get("graph_break", {}))
+    breaks = grew("graph_break")
     return {
-        "graph_breaks": int(sum(breaks.values())),
-        "break_reasons": [str(k).splitlines()[0][:200] for k in list(breaks)[:5]],
-        "unique_graphs": int(dict(counters.get("stats", {})).get("unique_graphs", 0)),
-        "frames": int(frames.get("total", 0)),
-        "recompiles": int(sum(dict(counters.get("recompiles", {})).values())),
+        "graph_breaks": sum(breaks.values()),
+        # The reason's first two lines: what failed, then the explanation naming the call.
+        "break_reasons": [
+            " — ".join(ln.strip() for ln in k.splitlines()[:2] if ln.strip())[:300]
+            for k in list(breaks)[:5]
+        ],
+        "unique_graphs": grew("stats").get("unique_graphs", 0),
+        "frames": frames.get("total", 0),
+        "recompiles": sum(grew("recompiles").values()),
     }
 
 
@@ -1360,6 +1426,7 @@ def profile_workload(
     from torch.profiler import ProfilerActivity, profile
 
     result: dict[str, Any] = {"profile_version": 1, "notes": []}
+    compiled_before = _dynamo_state()
     step(w, training, seed)  # warm-up: lazy initialisation is not the workload's cost
     _sync(w.device)
     times = []
@@ -1448,7 +1515,7 @@ def profile_workload(
         result["notes"].append(f"FLOPs and bytes not counted: {type(exc).__name__}: {exc}")
     if probe:
         result["probe"] = machine_probe(w.device, w.dtype or _first_float_dtype(w.inputs))
-    dynamo = _dynamo_counts()
+    dynamo = _dynamo_counts(compiled_before)
     if dynamo is not None:
         result["dynamo"] = dynamo
     return result

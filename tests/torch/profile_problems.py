@@ -100,6 +100,33 @@ def get_inputs():
 def get_init_inputs():
     return []
 """,
+    # torch.compile with a graph break (a print), on the eager backend: no code generation.
+    "compiled.py": """
+import torch
+from torch import nn
+
+
+def body(x):
+    y = x.sin()
+    print("a graph break")
+    return y.cos()
+
+
+compiled = torch.compile(body, backend="eager")
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return compiled(x)
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+""",
 }
 
 

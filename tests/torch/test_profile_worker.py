@@ -23,7 +23,7 @@ KIB256 = 256 * 256 * 4  # one 256x256 float32 tensor
 @pytest.fixture(scope="module")
 def profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     root = write_all(tmp_path_factory.mktemp("problems"))
-    names = ["naive", "fused", "mm3", "matmul", "add"]
+    names = ["naive", "compiled", "fused", "mm3", "matmul", "add"]
     jobs = [
         {"name": n, "mode": "profile", "kind": "kernelbench", "spec": f"{n}.py", "steps": 2,
          "trace": str(root / f"{n}.trace.json")}
@@ -42,8 +42,12 @@ def test_naive_softmax_tables(profiles):
     s = profiles["naive"]
     assert s["sequence"] == ["aten::max", "aten::sub", "aten::exp", "aten::sum", "aten::div"]
     assert s["launches"] == 5 and s["operator_count"] == 5
-    assert s["dominant"]["name"] == "aten::exp"  # the one transcendental pass
-    assert 0 < s["dominant"]["share"] <= 1
+    # The dominant op is the table's first. Which pass it is, is not pinned: on a shared
+    # 2-core CPU exp, max and div of 128x1024 each measured 30-320 µs from run to run.
+    top = s["ops_by_name"][0]
+    assert s["dominant"]["name"] == top["name"] and s["dominant"]["share"] == top["share"]
+    assert top["name"] in s["sequence"] and 0 < top["share"] <= 1
+    assert sum(r["share"] for r in s["ops_by_name"]) == pytest.approx(1.0, abs=1e-3)
     row = s["intermediates"][0]
     assert {"bytes", "shape", "dtype", "producer", "consumers", "alive_us"} <= set(row)
     # The 128x1024 float32 tensors: sub's result read by exp; exp's read by sum and div.
@@ -68,7 +72,8 @@ def test_naive_softmax_tables(profiles):
 def test_matmul_then_three_elementwise_ops(profiles):
     s = profiles["mm3"]
     assert s["sequence"] == ["aten::matmul", "aten::mul", "aten::add", "aten::relu"]
-    assert s["dominant"]["name"] == "aten::mm"
+    assert s["dominant"]["name"] == "aten::mm"  # 2·256³ FLOPs against 3·256² elementwise
+    assert s["dominant"]["share"] > 0.5
     inter = [r for r in s["intermediates"] if r["kind"] == "intermediate"]
     # The scalars 2.0 and 1.0 become 8-byte tensors on the way: real, but not the subject.
     assert sorted(r["bytes"] for r in inter if r["bytes"] > 8) == [KIB256] * 3
@@ -128,3 +133,13 @@ def test_estimates_for_a_hypothesis(profiles):
     assert e.amdahl == pytest.approx(1 / (1 - e.share))
     assert e.share >= share
     assert e.fusion_saved_bytes == 2 * 128 * 1024 * 4 + 1024  # sub→exp, and max→sub
+
+
+def test_compile_counts_graph_breaks_and_the_ops_that_really_ran(profiles):
+    dyn = profiles["compiled"]["dynamo"]
+    assert dyn["graph_breaks"] >= 1 and dyn["unique_graphs"] >= 2
+    assert "print" in " ".join(dyn["break_reasons"])
+    # A fused graph does not prove one kernel: the profile counts what ran (sin, cos).
+    assert profiles["compiled"]["launches"] >= 2
+    # The counters are per process: a later workload in the same batch reports none.
+    assert "dynamo" not in profiles["fused"]
