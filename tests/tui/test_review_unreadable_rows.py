@@ -64,11 +64,11 @@ async def test_review_names_unreadable_rows_and_shows_the_rest(tmp_path: Path) -
             app.pop_screen()
             await settle(pilot)
         # the unreadable session: its row is named, nothing crashes, nothing opens
-        screen = app.screen
-        assert isinstance(screen, ReviewScreen)
-        screen.query_one("#review-sessions").move_cursor(row=1)  # type: ignore[attr-defined]
+        review: object = app.screen
+        assert isinstance(review, ReviewScreen)
+        review.query_one("#review-sessions").move_cursor(row=1)  # type: ignore[attr-defined]
         await settle(pilot)
-        detail = _text(screen.query_one("#review-detail", Static))
+        detail = _text(review.query_one("#review-detail", Static))
         assert f"unreadable row: sessions rowid {rowids['sessions']}" in detail
         await pilot.press("enter")
         await settle(pilot)
