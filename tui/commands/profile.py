@@ -47,6 +47,8 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sys
+
     from session import profile as prof
     from session import profile_text as text
     from session.profile_check import check_predictions, compare
@@ -56,12 +58,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
+    say = sys.stderr if args.json else sys.stdout  # JSON alone on stdout
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:
             runs, others = prof.profile_arm(
                 ledger, session, args.arm, args.workload, steps=args.steps,
-                progress=lambda line: print(f"· {plain(line)}", flush=True),
+                progress=lambda line: print(f"· {plain(line)}", file=say, flush=True),
             )  # fmt: skip
         except prof.ProfileError as exc:
             raise UsageError(str(exc)) from None
