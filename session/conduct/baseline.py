@@ -505,7 +505,7 @@ def _record(
     hooks = session.contract.hooks
     got: Measured | None = None
     done = [0]
-    least = f"at least {len(names) * (runs + warmup)}"
+    least = len(names) * (runs + warmup)  # the runs planned before any look
 
     def make_run(name: str, index: int, warm: bool) -> m.Run:
         done[0] += 1

@@ -54,7 +54,8 @@ def test_round_table_for_a_higher_is_better_metric(make_repo, tmp_path, capsys, 
     assert "0.8000" in up and "0.8000–0.8000" in up and "FASTER" in up, out
     assert "…" not in out
     bad = next(line for line in lines if "wrong-answers" in line)
-    assert "check FAILED" in bad, out
+    # the verdict a reviewer sees (session.verdicts): BROKEN, never its speed verdict
+    assert "BROKEN (check exited 1)" in bad and "FASTER" not in bad, out
 
 
 def test_baseline_progress_reaches_a_log(make_repo, tmp_path, capsys):

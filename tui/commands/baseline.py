@@ -135,7 +135,8 @@ def print_baseline(
     }[b.reproducibility]
     if isinstance(outcome, Outcome):
         style = {Outcome.REPRODUCIBLE: "green", Outcome.TOO_NOISY: "yellow"}.get(outcome, "red")
-        verdict = (outcome_text(outcome, delta), style)
+        words = outcome_text(outcome, delta)
+        verdict = (f"not reproducible: {words}" if outcome.blocks_round else words, style)
     # stored text (ids, names, warnings) goes out as Text: never markup, controls visible
     console.print(Text.assemble("Baseline ID  ", shown(b.id, style="bold")))
     console.print(

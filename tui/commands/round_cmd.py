@@ -7,7 +7,7 @@ import argparse
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -281,6 +281,7 @@ def run(args: argparse.Namespace) -> int:
 
     from session import conduct
     from session import models as m
+    from session.verdicts import shown_verdict
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
 
@@ -314,16 +315,18 @@ def run(args: argparse.Namespace) -> int:
                 print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
                 return 130
         comparisons = ledger.list(m.Comparison, round_id=rnd.id)
+        corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
     if args.json:
         print_json({
             "round": rnd.model_dump(mode="json"),
             "comparisons": [
-                {**c.model_dump(mode="json"), "variant": names.get(c.variant_id, c.variant_id)}
+                {**c.model_dump(mode="json"), "variant": names.get(c.variant_id, c.variant_id),
+                 **shown_verdict(c, corrects, rnd).fields()}
                 for c in comparisons
             ],
         })  # fmt: skip
     else:
-        print_round(rnd, comparisons, names, session)
+        print_round(rnd, comparisons, names, session, corrects)
     if rnd.status is m.RoundStatus.INTERRUPTED:
         print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
         return 130
@@ -346,11 +349,20 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--budget {args.budget:g}: give a positive number of seconds")
 
 
-def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session: Any) -> None:
+def print_round(
+    rnd: Any,
+    comparisons: list[Any],
+    names: dict[str, str],
+    session: Any,
+    corrects: Sequence[Any] = (),
+) -> None:
+    """The round table: the verdict a reviewer should see (session.verdicts: BROKEN when
+    the check failed, marked untrusted when the round or its runs are)."""
     from rich.table import Table
     from rich.text import Text
 
     from session.timing import metric_legend
+    from session.verdicts import shown_verdict
     from tui.display import console as make_console
     from tui.display import plain, shown
 
@@ -380,19 +392,15 @@ def print_round(rnd: Any, comparisons: list[Any], names: dict[str, str], session
         )
     for c in comparisons:
         ratio, ci = _fmt_ratio(c)
-        v = c.verdict.value
+        seen = shown_verdict(c, corrects, rnd)
         extra = []
         if c.untrusted_runs:
             extra.append(f"{c.untrusted_runs} quarantined")
         if c.failed_runs:
             extra.append(f"{c.failed_runs} failed")
-        failed = checks.get(names.get(c.variant_id, c.variant_id)) is False
-        verdict = Text(v, style=_VERDICT_STYLE.get(v, "white"))
-        if extra or failed:
-            verdict.append(f" ({', '.join(extra)}" + (", " if extra and failed else ""))
-            if failed:
-                verdict.append("check FAILED", style="red")
-            verdict.append(")")
+        verdict = Text(seen.text, style=_VERDICT_STYLE.get(seen.word, "white"))
+        if extra:
+            verdict.append(f" ({', '.join(extra)})")
         more = "" if c.blocks_needed is None else f"~{c.blocks_needed}"
         table.add_row(shown(names.get(c.variant_id, c.variant_id)), shown(c.workload), str(c.n),
                       ratio, ci, verdict, more)  # fmt: skip
