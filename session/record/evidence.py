@@ -1,8 +1,9 @@
 """Evidence attached to the session, each row generically: its kind, title and summary.
 
 The hook for richer evidence: `RENDERERS` maps an evidence kind to a function returning
-markdown lines for one row (e.g. a profile's operator table from `gpuopt profile`); a kind
-without one gets only its generic row, plus the top kernels when its summary has them.
+markdown lines for one row; a kind without one gets only its generic row, plus the top
+kernels when its summary has them. The profiles of `gpuopt profile` have their own section
+(`profile_lines`, from session.profile_record, gathered with the model), right after.
 """
 
 from __future__ import annotations
@@ -43,3 +44,8 @@ def evidence_lines(x: SessionExport) -> list[str]:
                  for k in tops],
             )  # fmt: skip
     return lines
+
+
+def profile_lines(x: SessionExport) -> list[str]:
+    """The profile section gathered with the model (it carries its own heading)."""
+    return list(x.profile_lines)

@@ -9,7 +9,7 @@ from session.record.baselines import baseline_lines
 from session.record.checks import audits_lines, correctness_lines
 from session.record.contract import contract_lines
 from session.record.decisions import dispositions_lines, residuals_lines
-from session.record.evidence import evidence_lines
+from session.record.evidence import evidence_lines, profile_lines
 from session.record.hypotheses import hypotheses_lines, hypothesis_details
 from session.record.model import SessionExport
 from session.record.plan_md import plan_lines
@@ -31,6 +31,7 @@ SECTIONS = (
     residuals_lines,
     dispositions_lines,
     evidence_lines,
+    profile_lines,
     lambda x: _variants(x),
     lambda x: _hypotheses_in_full(x),
     plan_lines,

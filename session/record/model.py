@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from session import models as m
 from session import verdicts as vd
@@ -189,6 +189,13 @@ class SessionExport(Row):
     residuals: list[dict[str, Any]] = Field(default_factory=list)
     dispositions: list[DispositionRow] = Field(default_factory=list)
     measurement_plan: list[PlanItem] = Field(default_factory=list)
+    # The profile section, as markdown lines from session.profile_record (gpuopt profile);
+    # rendered beside the evidence. Not part of the JSON: the evidence rows carry the data.
+    _profile_lines: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def profile_lines(self) -> list[str]:
+        return self._profile_lines
 
     def dump(self) -> dict[str, Any]:
         """The JSON format: plain types, documented keys ("class", not the field name)."""
@@ -405,7 +412,16 @@ def gather(ledger: Any, session: m.Session, view: SessionView | None = None) -> 
         ],
     )
     out.summary = _summary(view, out, CHOICE_WORDS)
+    out._profile_lines = _profile_section(ledger, session)
     return out
+
+
+def _profile_section(ledger: Any, session: m.Session) -> list[str]:
+    """The profile section of `gpuopt profile` (session.profile_record), imported only
+    when a record is gathered: it pulls in the profile tables' code."""
+    from session.profile_record import record_markdown
+
+    return record_markdown(ledger, session)
 
 
 def _suggested_status(ledger: Any, view: SessionView, h: m.Hypothesis) -> str | None:
