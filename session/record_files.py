@@ -24,9 +24,9 @@ def record_markdown(ledger: Any, session: m.Session, view: Any = None) -> str:
 
 def export_record(ledger: Any, session: m.Session, directory: str | Path) -> Path:
     """Write the decision record (markdown and JSON) beside each other; returns the .md path."""
-    data = gather(ledger, session)
     out = Path(directory).expanduser()
     out.mkdir(parents=True, exist_ok=True)
+    data = gather(ledger, session, folder=out)  # a roofline picture may go beside it
     stem = f"gpuopt-{session.id}"
     md = out / f"{stem}.md"
     for path, text in ((md, to_markdown(data)), (out / f"{stem}.json", to_json(data))):

@@ -231,8 +231,11 @@ def unit_of(contract: m.Contract, w: m.Workload) -> str:
     return metric_label(contract, w)[1] or ""
 
 
-def gather(ledger: Any, session: m.Session, view: SessionView | None = None) -> SessionExport:
-    """The whole record of a session, read once."""
+def gather(
+    ledger: Any, session: m.Session, view: SessionView | None = None, folder: Any = None
+) -> SessionExport:
+    """The whole record of a session, read once (`folder`: where it will be written, for
+    the pictures that go beside it)."""
     from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
     from session.evidence import describe
     from session.preflight import CHECKLIST, QUESTIONS
@@ -412,16 +415,16 @@ def gather(ledger: Any, session: m.Session, view: SessionView | None = None) -> 
         ],
     )
     out.summary = _summary(view, out, CHOICE_WORDS)
-    out._profile_lines = _profile_section(ledger, session)
+    out._profile_lines = _profile_section(ledger, session, folder)
     return out
 
 
-def _profile_section(ledger: Any, session: m.Session) -> list[str]:
+def _profile_section(ledger: Any, session: m.Session, folder: Any = None) -> list[str]:
     """The profile section of `gpuopt profile` (session.profile_record), imported only
     when a record is gathered: it pulls in the profile tables' code."""
     from session.profile_record import record_markdown
 
-    return record_markdown(ledger, session)
+    return record_markdown(ledger, session, folder=folder)
 
 
 def _suggested_status(ledger: Any, view: SessionView, h: m.Hypothesis) -> str | None:
