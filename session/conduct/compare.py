@@ -168,8 +168,6 @@ def compare(
 
     if len(commands) < 2:
         raise BadInput("compare needs at least two commands")
-    if len(set(commands)) != len(commands):
-        raise BadInput("each command once: the same command twice compares nothing")
     if not 0 < threshold < 1:
         raise BadInput("the threshold must lie between 0 and 1 (e.g. 0.02 for 2%)")
     if min_blocks < 2 or max_blocks < min_blocks:
