@@ -71,5 +71,5 @@ async def test_tables_follow_the_picked_profile() -> None:
         assert str(ops.get_row_at(0)[0]) == "aten::_softmax"
 
 
-def test_profile_screen_snapshot(snap_compare) -> None:  # type: ignore[no-untyped-def]
+def test_profile_screen_snapshot(snap_compare: Any) -> None:
     assert snap_compare(_Host(), terminal_size=(120, 40))
