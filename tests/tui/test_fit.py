@@ -89,3 +89,14 @@ def test_counts_say_their_noun_in_the_right_number() -> None:
 def test_the_baseline_eta_comes_from_its_pace() -> None:
     assert pace_eta((100.0, 1), 5, 25, 108.0) == pytest.approx(40.0)
     assert pace_eta((100.0, 1), 1, 25, 108.0) is None
+
+
+def test_residual_choices_are_shortened_at_a_word() -> None:
+    from session.residuals import SHORT
+    from tui.screens.session import residual_choice
+
+    for c in m.ResidualClass:
+        text = residual_choice(c)
+        whole = f"{c.value}: {SHORT[c]}"
+        assert text == whole or (text.endswith("…") and whole.startswith(text[:-1].rstrip()))
+        assert len(text) <= 70

@@ -17,10 +17,9 @@ from session.concerns import LABELS as CONCERN_LABELS
 from session.dispositions import DESCRIPTIONS as CHOICE_TEXTS
 from session.preflight import KIND_LABELS, QUESTIONS
 from session.read_model import STEP_ORDER
-from session.residuals import SHORT as RESIDUAL_TEXTS
 from session.steps import LABELS
 from tui.screens.modals import FormModal
-from tui.screens.session import SessionScreen
+from tui.screens.session import SessionScreen, residual_choice
 from tui.widgets.form import Field
 
 
@@ -85,9 +84,7 @@ async def test_the_forms_offer_the_session_layers_residual_and_choice_texts(
         screen.ask_residual()
         await settle(pilot)
         residual = app.screen.query_one("#field-residual", Field)
-        assert _choices(residual) == [
-            (f"{c.value}: {RESIDUAL_TEXTS[c]}"[:60], c.value) for c in m.ResidualClass
-        ]
+        assert _choices(residual) == [(residual_choice(c), c.value) for c in m.ResidualClass]
         await pilot.press("escape")
         await settle(pilot)
         view = screen.view

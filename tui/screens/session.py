@@ -7,6 +7,7 @@ open their own ledger connection, never touch a widget, and report through messa
 
 from __future__ import annotations
 
+import textwrap
 import threading
 import traceback
 from functools import partial
@@ -719,9 +720,7 @@ class SessionScreen(Screen[None]):
                 "residual",
                 "How the outcome differs from the prediction",
                 sug.value if sug else "",
-                choices=[
-                    (f"{c.value}: {RESIDUAL_WORDS[c]}"[:60], c.value) for c in m.ResidualClass
-                ],
+                choices=[(residual_choice(c), c.value) for c in m.ResidualClass],
             ),
             Field("note", "Note", placeholder="what you read in the results"),
         ]
@@ -977,6 +976,11 @@ class SessionScreen(Screen[None]):
 
     def telemetry_sample(self, sample: m.TelemetrySample) -> None:
         self.query_one(TelemetryPanel).push(sample)
+
+
+def residual_choice(c: m.ResidualClass) -> str:
+    """A residual class and its words, shortened at a word (never mid-word) to fit a form."""
+    return textwrap.shorten(f"{c.value}: {RESIDUAL_WORDS[c]}", 70, placeholder="…")
 
 
 def key_of(app: Any, b: Binding) -> str:

@@ -1,0 +1,65 @@
+"""Variants from refs you can see (issue 15 item 4): the add-variant form lists the
+repository's branches and tags with their last commit subject; a person picks one with the
+arrows or by typing, and the variant is named after it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from textual.widgets import Select
+from tui_helpers import settle, steady_app
+
+from ledger import Ledger
+from session import models as m
+from tui.demo.repo import BRANCHES, create_repo
+from tui.demo.start import start_session
+from tui.screens.modals import FormModal
+from tui.widgets.form import Field
+from tui.widgets.refs import list_refs
+
+
+def test_refs_carry_their_subject_and_a_diff_stat_against_the_baseline(tmp_path: Path) -> None:
+    repo = create_repo(tmp_path / "demo")
+    main = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "main"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    refs = {r.name: r for r in list_refs(repo, main)}
+    assert set(BRANCHES) <= set(refs)
+    assert refs["fused"].subject.startswith("softmax: one torch.softmax call")
+    assert refs["fused"].stat.startswith("1 file, +")
+    assert refs["main"].stat == "same tree as the baseline"
+    assert list_refs(tmp_path / "not-a-repo") == []
+
+
+@pytest.mark.asyncio
+async def test_the_add_variant_form_offers_the_branches_and_names_the_variant(
+    tmp_path: Path,
+) -> None:
+    repo = create_repo(tmp_path / "demo")
+    db = tmp_path / "l.db"
+    with Ledger.open(db) as ledger:
+        session, _ = start_session(ledger, repo, "command")
+    app = steady_app(db, session_id=session.id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.goto(m.StepName.ROUND)
+        app.screen.ask_variant()
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, FormModal)
+        pick = form.query_one("#field-ref_pick", Field)
+        options = [str(getattr(p, "plain", p)) for p, _ in pick.choices or []]
+        for name in BRANCHES:
+            assert any(o.startswith(f"{name} · ") for o in options), (name, options)
+        form.query_one("#field-ref_pick Select", Select).focus()
+        await pilot.press("enter", *"no-max", "enter")
+        await settle(pilot)
+        assert pick.value == "no-max"
+        await pilot.press("ctrl+s")
+        await settle(pilot, 10)
+        await app.workers.wait_for_complete()
+    with Ledger.open(db) as ledger:
+        names = [v.name for v in ledger.list(m.Variant, session_id=session.id)]
+    assert names == ["no-max"]
