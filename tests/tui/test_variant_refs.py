@@ -16,6 +16,7 @@ from session import models as m
 from tui.demo.repo import BRANCHES, create_repo
 from tui.demo.start import start_session
 from tui.screens.modals import FormModal
+from tui.screens.session import SessionScreen
 from tui.widgets.form import Field
 from tui.widgets.refs import list_refs
 
@@ -44,8 +45,10 @@ async def test_the_add_variant_form_offers_the_branches_and_names_the_variant(
     app = steady_app(db, session_id=session.id)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.screen.goto(m.StepName.ROUND)
-        app.screen.ask_variant()
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        screen.goto(m.StepName.ROUND)
+        screen.ask_variant()
         await settle(pilot)
         form = app.screen
         assert isinstance(form, FormModal)
