@@ -14,7 +14,12 @@ start); the machine's own noise (other processes) is the noise.
 - Power: 20 rounds, the variant does 5 % more loop iterations. Target: SLOWER in at
   least 90 % of the rounds; the median number of blocks to the verdict is printed.
 
-This drives its own loop with the measure parts, not the session layer. Not a pytest
+This drives its own loop with the measure parts, not the session layer, and skips the
+baseline gate: it flatters. `--cli` measures the way a person does instead: per trial a
+fresh session on a git repository holding a Python busy loop (run with this interpreter's
+own path), `gpuopt baseline` with its defaults (the gate included), an identical variant
+and one with 5% more wall time, and one `gpuopt round` with both, all through the command
+line. It prints each baseline's outcome and both verdicts of each round. Not a pytest
 module.
 """
 
@@ -22,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +45,7 @@ from measure.runner import run_command
 from measure.schedule import block_order
 from measure.stats import PairedEstimate, paired_estimate, paired_log_ratios
 
+ROOT = Path(__file__).resolve().parents[2]
 MIN_BLOCKS, MAX_BLOCKS, THRESHOLD = 10, 30, 0.02
 
 
@@ -112,12 +120,128 @@ def series(
     return out
 
 
+def _gpuopt(ledger: Path, *args: str) -> tuple[int, str, str]:
+    got = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "--ledger", str(ledger), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return got.returncode, got.stdout, got.stderr
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def cli_trial(k: int, n: int, n_more: int, work: Path) -> dict[str, object]:
+    """One fresh session through the command line: baseline (defaults), then a round."""
+    repo = work / f"repo{k}"
+    repo.mkdir()
+    (repo / "bench.py").write_text(
+        "n = int(open('n.txt').read())\ni = 0\nwhile i < n:\n    i += 1\n"
+    )
+    (repo / "n.txt").write_text(f"{n}\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "bench")
+    ledger = work / f"l{k}.db"
+    code, sid, err = _gpuopt(
+        ledger,
+        "new",
+        "--repo",
+        str(repo),
+        "--title",
+        "aa",
+        "--workload",
+        f"w={sys.executable} bench.py",
+    )
+    assert code == 0, err
+    sid = sid.strip()
+    t0 = time.perf_counter()
+    code, out, err = _gpuopt(ledger, "baseline", sid, "--json")
+    base_s = time.perf_counter() - t0
+    b = json.loads(out)
+    outcome = b.get("outcome") or b["reproducibility"]
+    row: dict[str, object] = {
+        "outcome": outcome,
+        "baseline_runs": b["runs_per_workload"],
+        "baseline_s": base_s,
+        "exit": code,
+    }
+    if code != 0:
+        return row
+    (repo / "n.txt").write_text(f"{n_more}\n")
+    patch = work / f"p{k}.diff"
+    patch.write_text(
+        subprocess.run(
+            ["git", "-C", str(repo), "diff"], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    _git(repo, "checkout", "-q", "--", ".")
+    assert _gpuopt(ledger, "variant", "add", sid, "--name", "same", "--ref", "HEAD")[0] == 0
+    assert _gpuopt(ledger, "variant", "add", sid, "--name", "more", "--patch", str(patch))[0] == 0
+    t0 = time.perf_counter()
+    code, out, err = _gpuopt(ledger, "round", sid, "--json")
+    row["round_s"] = time.perf_counter() - t0
+    assert code == 0, err
+    doc = json.loads(out)
+    for c in doc["comparisons"]:
+        row[c["variant"]] = c.get("speed_verdict", c["verdict"])
+        row[f"{c['variant']}_ratio"] = c["ratio"]
+    row["blocks"] = doc["round"]["blocks"]
+    row["baseline_check"] = doc["round"]["baseline_reproduced"]
+    return row
+
+
+def cli_main(trials: int) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from compare_vs_hyperfine import calibrate as calibrate_python
+
+    print(f"load average before: {os.getloadavg()}   cpus: {os.cpu_count()}")
+    n, n_more = calibrate_python(100.0)
+    print(f"workload: {sys.executable} bench.py, {n} iterations (~100 ms); {n_more} for +5%")
+    work = Path(tempfile.mkdtemp())
+    rows = []
+    for k in range(trials):
+        row = cli_trial(k, n, n_more, work)
+        rows.append(row)
+        print(f"  trial {k + 1}: {row}", flush=True)
+    outcomes = Counter(str(r["outcome"]) for r in rows)
+    ran = [r for r in rows if "same" in r]
+    aa_false = sum(r["same"] in ("FASTER", "SLOWER") for r in ran)
+    found = [r for r in ran if r["more"] == "SLOWER"]
+    print("\n== summary")
+    print(
+        f"baselines: {dict(outcomes)} of {len(rows)}; median runs "
+        f"{statistics.median(int(str(r['baseline_runs'])) for r in rows):g}"
+    )
+    if ran:
+        print(
+            f"A/A: {aa_false}/{len(ran)} false FASTER/SLOWER; "
+            f"verdicts {dict(Counter(str(r['same']) for r in ran))}"
+        )
+        print(
+            f"power (+5%): SLOWER {len(found)}/{len(ran)}; "
+            f"verdicts {dict(Counter(str(r['more']) for r in ran))}; median blocks "
+            f"{statistics.median(int(str(r['blocks'])) for r in ran):g}"
+        )
+        checks = Counter(str(r["baseline_check"]) for r in ran)
+        print(f"per-round baseline check reproduced: {dict(checks)}")
+    print(f"load average after: {os.getloadavg()}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10 A/A and 5 power rounds")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--target-ms", type=float, default=30.0)
+    ap.add_argument("--cli", type=int, metavar="TRIALS", help="through the command line")
     args = ap.parse_args()
+    if args.cli:
+        return cli_main(args.cli)
     aa_rounds, power_rounds = (10, 5) if args.quick else (40, 20)
     cwd = tempfile.gettempdir()
     print(f"load average before: {os.getloadavg()}   cpus: {os.cpu_count()}")
