@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from session.record.model import SessionExport
-from session.record.table import md_cell, md_table, section, words, yes
+from session.record.table import md_cell, md_code, md_table, section, words, yes
 
 
 def _env_rows(env: dict[str, Any]) -> list[list[Any]]:
@@ -29,7 +29,10 @@ def _env_rows(env: dict[str, Any]) -> list[list[Any]]:
 
 
 def _reproducibility(b: dict[str, Any]) -> str:
-    return f"{words(b['reproducibility'])} {b.get('reproducibility_detail') or ''}".strip()
+    word, detail = words(b["reproducibility"]), (b.get("reproducibility_detail") or "").strip()
+    if detail.startswith(word):  # the detail already says it
+        return detail
+    return f"{word}: {detail}" if detail else word
 
 
 def baseline_lines(x: SessionExport) -> list[str]:
@@ -48,10 +51,12 @@ def baseline_lines(x: SessionExport) -> list[str]:
             ["reproducibility", _reproducibility(b)],
             ["reference medians", ", ".join(f"{k} {v:.6g}" for k, v in b["reference"].items())],
             ["runs per workload", b.get("runs_per_workload")],
-            ["reset procedure", b.get("reset_procedure")],
             ["recorded", b.get("created_at")],
         ],
     )
+    if b.get("reset_procedure"):
+        lines += ["", "Reset / restore procedure:", ""]
+        lines += md_code(str(b["reset_procedure"]).splitlines())
     others = [o for o in x.baselines if o is not b]
     if others:
         lines += ["", "Other baseline attempts:", ""]

@@ -511,24 +511,11 @@ def _round_row(
             )
         )
     search = dict(draft(ledger, r))
-    stored = r.summary or {}
-    # The drafted lines use the verdicts and words of this record unless the person wrote them.
-    if not stored.get("results"):
-        search["results"] = "; ".join(
-            f"{x.variant}/{x.workload}: "
-            + (f"{x.ratio:.3f} " if x.ratio is not None else "")
-            + x.shown
-            for x in rows
-        )
-    if not stored.get("hypotheses"):
-        hyps = [view.hypothesis(v.hypothesis_id) for v in view.variants if v.id in r.variant_ids]
-        search["hypotheses"] = "; ".join(
-            dict.fromkeys(
-                f"{h.id} {h.title} (cheapest falsifier: {h.falsifier or 'none written'})"
-                for h in hyps
-                if h is not None
-            )
-        )
+    person = (r.summary or {}).get("search_round")
+    written = {k for k, v in person.items() if v} if isinstance(person, dict) else set()
+    # The drafted lines in this record's words and verdicts, unless the person wrote them.
+    ours = _round_summary_words(view, r, rows)
+    search.update({k: v for k, v in ours.items() if k not in written})
     why = vd.round_untrusted(r)
     return RoundRow(
         id=r.id,
@@ -553,6 +540,55 @@ def _round_row(
         comparisons=rows,
         runs=reads.runs.get(r.id, {"total": 0}),
     )
+
+
+def _round_summary_words(
+    view: SessionView, r: m.Round, rows: list[ComparisonRow]
+) -> dict[str, str]:
+    """The round summary's drafted fields in words: shown verdicts, the falsifier named as
+    the experiment it is, residual classes and choices in words, only the decisions that
+    rest on this round, and the reset procedure by reference (it is in the baseline)."""
+    from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+
+    names = {v.id: v.name for v in view.variants}
+    hyps = [view.hypothesis(v.hypothesis_id) for v in view.variants if v.id in r.variant_ids]
+    residuals = [x for x in view.residuals if x.round_id == r.id]
+    decided = [d for d in view.dispositions
+               if _resting_round(view, d.variant_id, d.created_at) == r.number]  # fmt: skip
+    return {
+        "results": "; ".join(
+            f"{x.variant}/{x.workload}: "
+            + (f"{x.ratio:.3f} " if x.ratio is not None else "")
+            + x.shown
+            for x in rows
+        ),
+        "hypotheses": "; ".join(
+            dict.fromkeys(
+                f"{h.id} {h.title} (cheapest falsifier: {h.falsifier or 'none written'})"
+                for h in hyps
+                if h is not None
+            )
+        ),
+        "confidence_updates": "; ".join(
+            f"{names.get(x.variant_id, x.variant_id)}: {_moved(x.confidence_from, x.confidence_to)}"
+            for x in residuals
+            if x.confidence_from and x.confidence_to
+        ),
+        "residuals": "; ".join(
+            f"{names.get(x.variant_id, x.variant_id)}: "
+            + (x.confirmed or x.suggested).value.replace("_", " ")
+            + ("" if x.confirmed else " (suggested)")
+            for x in residuals
+        ),
+        "disposition": "; ".join(
+            f"{names.get(d.variant_id, d.variant_id)}: {CHOICE_WORDS[d.choice]}" for d in decided
+        ),
+        "reset_procedure": "the baseline's reset procedure (in the Baseline section)",
+    }
+
+
+def _moved(before: m.Confidence, after: m.Confidence) -> str:
+    return f"{before.value}, unchanged" if before is after else f"{before.value} → {after.value}"
 
 
 def _resting_round(view: SessionView, vid: str, at: datetime | None) -> int | None:

@@ -44,12 +44,8 @@ def _round(r: RoundRow, units: dict[str, str]) -> list[str]:
     from session.residuals import ROUND_SUMMARY_FIELDS
 
     lines: list[str] = []
-    trust = "" if r.trusted else f", untrusted: {r.untrusted_why}"
-    section(
-        lines,
-        f"Round {r.number} ({md_cell(words(r.status))}, {r.blocks} blocks{md_cell(trust)})",
-        3,
-    )
+    trust = "" if r.trusted else f", untrusted: {md_cell(r.untrusted_why)}"
+    section(lines, f"Round {r.number} ({md_cell(words(r.status))}, {r.blocks} blocks{trust})", 3)
     check = "—" if r.baseline_check is None else f"{r.baseline_check:.3f}"
     lines.append(
         f"Baseline {md_cell(r.baseline_id)}, checked in the round at {md_cell(check)} of its "

@@ -205,6 +205,12 @@ def test_rows_carry_their_round_and_words_not_stored_values(exported: dict[str, 
     assert {r.split("|")[1].strip() for r in rows} == {"round 1", "round 2", "round 3"}
     assert "48.0 MiB → 32.0 MiB" in body  # bytes in MiB, not raw counts
     assert "Round 1 (completed, 12 blocks, untrusted: baseline not reproduced)" in body
+    assert "### Round 3 (completed, 12 blocks)\n" in body
+    # round summaries in words; the decisions made after round 3 only in round 3's
+    summaries = body.split("Round 1 summary:", 1)[1].split("## Correctness", 1)[0]
+    assert "as_predicted" not in summaries and "keep-default" not in summaries
+    r1 = summaries.split("Round 2 summary:", 1)[0]
+    assert "| disposition | — |" in r1
     # the error headline counts the NaNs: no tiny errors shown alone for a broken output
     assert "NaN 0→80; finite values: max abs 4.8e-7" in body
     # failed baseline attempts one line each, the environment once
