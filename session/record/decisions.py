@@ -16,8 +16,7 @@ def residuals_lines(x: SessionExport) -> list[str]:
         [
             [round_label(r.get("round")), r["variant"], r.get("hypothesis_id"),
              words(r["suggested"]), words(r["confirmed"]) if r.get("confirmed") else "not yet",
-             f"{r['confidence_from']} → {r['confidence_to']}" if r.get("confidence_from")
-             else "—", r.get("note") or r.get("description")]
+             _confidence(r), r.get("note") or r.get("description")]
             for r in x.residuals
         ],
     )  # fmt: skip
@@ -48,3 +47,10 @@ def dispositions_lines(x: SessionExport) -> list[str]:
             ],
         )
     return lines
+
+
+def _confidence(r: dict[str, object]) -> str:
+    before, after = r.get("confidence_from"), r.get("confidence_to")
+    if not before:
+        return "—"
+    return f"{before}, unchanged" if after in (None, before) else f"{before} → {after}"

@@ -72,7 +72,14 @@ def hypothesis_details(x: SessionExport) -> list[str]:
             lines += ["", "History:", ""]
             lines += md_table(
                 ["when", "what", "from", "to", "why"],
-                [[e["at"], e["field"], e["from_value"], e["to_value"], e["why"]]
-                 for e in h["history"]],
+                [[e["at"], e["field"], _listed(e["from_value"]), _listed(e["to_value"]),
+                  e["why"]] for e in h["history"]],
             )  # fmt: skip
     return lines
+
+
+def _listed(value: str | None) -> str:
+    """A stored value (or a comma-separated list of them, such as concern areas) in words."""
+    if not value:
+        return "—"
+    return ", ".join(words(x.strip()) for x in value.split(","))

@@ -63,5 +63,4 @@ def _hypotheses_in_full(x: SessionExport) -> list[str]:
         return []
     lines: list[str] = []
     section(lines, "Hypotheses in full")
-    lines.pop()
     return lines + hypothesis_details(x)
