@@ -269,17 +269,19 @@ class Estimate:
     lines: list[str] = field(default_factory=list)
 
 
+def _names(op: str, text: str) -> bool:
+    """Does the (lower-case) text name this op: "aten::_softmax" is named by "softmax"."""
+    bare = op.removeprefix("aten::").lstrip("_").lower()
+    return op.lower() in text or re.search(rf"(?<![\w:]){re.escape(bare)}\b", text) is not None
+
+
 def estimate(text: str, summary: Mapping[str, Any]) -> Estimate:
     """The Amdahl ceiling of the ops a hypothesis names (aten::exp, "exp", "the matmul"), and
     for a materialization hypothesis the bytes fusing the pairs it names would save."""
     out = Estimate()
     low = text.lower()
     ops = summary.get("ops_by_name") or []
-    named = [
-        r for r in ops
-        if re.search(rf"(?<![\w:]){re.escape(r['name'].removeprefix('aten::').lower())}\b", low)
-        or r["name"].lower() in low
-    ]  # fmt: skip
+    named = [r for r in ops if _names(r["name"], low)]
     if re.search(r"\bmatmul\b|\bgemm\b", low):
         named += [
             r
@@ -293,8 +295,8 @@ def estimate(text: str, summary: Mapping[str, Any]) -> Estimate:
         out.amdahl = amdahl_ceiling(out.share)
         ceiling = "unbounded" if out.amdahl == float("inf") else f"{out.amdahl:.2f}x"
         out.lines.append(
-            f"{', '.join(out.names)}: {out.share:.0%} of the step's time; if it took no time at "
-            f"all the step would be at most {ceiling} faster (Amdahl)"
+            f"{', '.join(out.names)}: {out.share:.0%} of the operators' time per step; if it "
+            f"took no time at all the step would be at most {ceiling} faster (Amdahl)"
         )
     if _WORDS["intermediate_bytes"].search(low) or "fus" in low:
         pairs = [

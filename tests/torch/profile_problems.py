@@ -100,6 +100,27 @@ def get_inputs():
 def get_init_inputs():
     return []
 """,
+    # An in-place op writes an intermediate again, and a view reads it without computing.
+    "inplace.py": """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        y = a @ b
+        y = y * 2.0
+        y.relu_()
+        return y.view(-1).sum()
+
+
+def get_inputs():
+    return [torch.randn(128, 128), torch.randn(128, 128)]
+
+
+def get_init_inputs():
+    return []
+""",
     # torch.compile with a graph break (a print), on the eager backend: no code generation.
     "compiled.py": """
 import torch

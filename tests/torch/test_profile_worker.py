@@ -23,7 +23,7 @@ KIB256 = 256 * 256 * 4  # one 256x256 float32 tensor
 @pytest.fixture(scope="module")
 def profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     root = write_all(tmp_path_factory.mktemp("problems"))
-    names = ["naive", "compiled", "fused", "mm3", "matmul", "add"]
+    names = ["naive", "inplace", "compiled", "fused", "mm3", "matmul", "add"]
     jobs = [
         {"name": n, "mode": "profile", "kind": "kernelbench", "spec": f"{n}.py", "steps": 2,
          "trace": str(root / f"{n}.trace.json")}
@@ -143,3 +143,12 @@ def test_compile_counts_graph_breaks_and_the_ops_that_really_ran(profiles):
     assert profiles["compiled"]["launches"] >= 2
     # The counters are per process: a later workload in the same batch reports none.
     assert "dynamo" not in profiles["fused"]
+
+
+def test_in_place_writes_and_views(profiles):
+    s = profiles["inplace"]
+    assert s["sequence"] == ["aten::matmul", "aten::mul", "aten::relu_", "aten::sum"]
+    mul = next(r for r in s["intermediates"] if r["producer"] == "aten::mul")
+    # relu_ writes it again and sum reads it through a view (the view is no reader).
+    assert mul["rewritten"] and mul["consumers"] == ["aten::relu_", "aten::sum"]
+    assert [(p["producer"], p["consumer"]) for p in s["pairs"]] == [("aten::matmul", "aten::mul")]
