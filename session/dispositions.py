@@ -149,8 +149,9 @@ def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
     """What a keep or a reject says of the variant's hypothesis. The residual read for the
     variant decides, as the method says (`session.residuals.SUGGESTED_STATUS`): a
     hypothesis that predicted no direction (a control) and saw nothing move is supported;
-    a rejected variant whose confirmed residual shows the mechanism did not move, or moved
-    the wrong way, rejects its hypothesis. With no residual: kept → supported, rejected →
+    a rejected variant whose check failed weakens it, whatever its speed; a rejected
+    variant whose confirmed residual shows the mechanism did not move, or moved the wrong
+    way, rejects it. With no residual: kept → supported, rejected →
     weakened. Supported raises the confidence a step, weakened lowers it, rejected makes
     it low. None when there is no hypothesis, the choice waits for evidence, or the
     hypothesis already says so."""
@@ -166,12 +167,14 @@ def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
     residuals = ledger.list(m.Residual, variant_id=variant.id, order_by="created_at, rowid")
     read = residuals[-1] if residuals else None
     cls = (read.confirmed or read.suggested) if read else None
-    if cls is None:
-        status = m.HypothesisStatus.WEAKENED if rejected else m.HypothesisStatus.SUPPORTED
-    elif cls is m.ResidualClass.NOTHING_MOVED and h.predicted_direction is None:
+    if cls is m.ResidualClass.NOTHING_MOVED and h.predicted_direction is None:
         status = m.HypothesisStatus.SUPPORTED  # a control: nothing moved, as it said
     elif rejected and read is not None and read.confirmed in _MECHANISM_FAILED:
         status = m.HypothesisStatus.REJECTED
+    elif rejected and _check_failed(ledger, variant):
+        status = m.HypothesisStatus.WEAKENED  # it may be fast, but not as a correct change
+    elif cls is None:
+        status = m.HypothesisStatus.WEAKENED if rejected else m.HypothesisStatus.SUPPORTED
     else:
         status = SUGGESTED_STATUS[cls]
     confidence = {
@@ -187,6 +190,15 @@ def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
         return None
     reopen = d.reopen_when.strip() or h.reopen_when.strip()
     return StatusSuggestion(h, status, confidence, why, reopen)
+
+
+def _check_failed(ledger: Any, variant: m.Variant) -> bool:
+    """Whether the latest check of the variant on any workload failed."""
+    latest: dict[str, m.CorrectnessResult] = {}
+    rows = ledger.list(m.CorrectnessResult, variant_id=variant.id, order_by="created_at, rowid")
+    for c in rows:
+        latest[c.workload] = c
+    return any(not c.passed for c in latest.values())
 
 
 def apply_status_suggestion(ledger: Any, s: StatusSuggestion) -> m.Hypothesis:

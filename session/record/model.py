@@ -435,7 +435,9 @@ def _suggested_status(ledger: Any, view: SessionView, h: m.Hypothesis) -> str | 
     mine = {v.id for v in view.variants if v.hypothesis_id == h.id}
     decided = [d for d in view.dispositions if d.variant_id in mine]
     offer = status_suggestion(ledger, decided[-1]) if decided else None
-    return None if offer is None else f"{offer.status.value} ({offer.why})"
+    if offer is None:
+        return None
+    return f"{offer.status.value}, confidence {offer.confidence.value}"
 
 
 def _planned_baselines(view: SessionView) -> list[m.Baseline]:

@@ -68,6 +68,17 @@ def test_a_control_that_saw_nothing_move_is_supported(led: Ledger) -> None:
     assert s is not None and s.status is m.HypothesisStatus.SUPPORTED
 
 
+def test_a_rejected_broken_variant_weakens_even_when_its_metric_moved(led: Ledger) -> None:
+    d = _decision(led, "nomax", m.DispositionChoice.REJECT)
+    v = led.get(m.Variant, d.variant_id)
+    assert v is not None
+    led.put(m.Residual(session_id=v.session_id, variant_id=v.id,
+                       suggested=m.ResidualClass.AS_PREDICTED,
+                       confirmed=m.ResidualClass.AS_PREDICTED))  # fmt: skip
+    s = status_suggestion(led, d)
+    assert s is not None and s.status is m.HypothesisStatus.WEAKENED
+
+
 def test_need_evidence_offers_nothing(led: Ledger) -> None:
     assert status_suggestion(led, _decision(led, "same", m.DispositionChoice.NEED_EVIDENCE)) is None
 
