@@ -1,6 +1,15 @@
-"""Regenerate screenshots/: an SVG and a PNG of every scene of the app at 120x40 and 80x24.
+"""Regenerate screenshots/ from the real `gpuopt demo` flow: an SVG and a PNG of every screen.
 
-PYTHONPATH=. python scripts/screenshots.py [--only NAME] [--no-png]
+    PYTHONPATH=. .venv/bin/python scripts/screenshots.py [--quick] [--only NAME] [--no-png]
+
+Nothing is staged: a demo repository is made, a new user's demo session is opened (what
+`gpuopt demo` shows first), and a second demo session is run through the whole method with
+real measurements (what `gpuopt demo --no-tui` runs: baseline, hypotheses, variants, round,
+residuals, decisions). Each screen of the app is then pictured on that ledger at 120x40 and
+80x24, with this machine's own telemetry (no GPU here says so). The telemetry app is shown
+on a replayed scenario, labelled REPLAY; the served review is pictured in headless Chromium
+when chromium and chromedriver are installed. PNGs come from Chromium (faithful to the SVG's
+fonts), else from cairosvg.
 """
 
 from __future__ import annotations
@@ -8,54 +17,257 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "tui"))  # the scenes are the snapshot tests'
-
-from scenes import SCENES, drive, make_app, steady_widgets  # noqa: E402
 
 SIZES = ((120, 40), (80, 24))
+OUT = ROOT / "screenshots"
 
 
-async def shoot(out: Path, only: str | None, png: bool) -> list[Path]:
-    written = []
-    for scene in SCENES:
-        if only and only not in scene.name:
-            continue
-        for w, h in SIZES:
-            with tempfile.TemporaryDirectory() as tmp:
-                os.environ["HOME"] = tmp  # the title bar shows ~/.local/share/gpuopt/…
-                app = make_app(scene, Path(tmp))
-                async with app.run_test(size=(w, h)) as pilot:
-                    await drive(scene, pilot)
-                    name = f"{scene.name}-{w}x{h}"
-                    svg = out / f"{name}.svg"
-                    app.save_screenshot(str(svg))
-                    written.append(svg)
-            if png:
-                import cairosvg
+def to_png(svg: Path, size: tuple[int, int]) -> None:
+    png = svg.with_suffix(".png")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium:
+        w, h = size
+        window = f"{w * 12 + 40},{h * 24 + 90}"  # the SVG's own size at Textual's cell size
+        subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                f"--screenshot={png}",
+                f"--window-size={window}",
+                svg.as_uri(),
+            ],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        if png.exists():
+            return
+    import cairosvg
 
-                cairosvg.svg2png(url=str(svg), write_to=str(svg.with_suffix(".png")))
-            print(svg.relative_to(ROOT), flush=True)
-    return written
+    cairosvg.svg2png(url=str(svg), write_to=str(png))
+
+
+Drive = Callable[[Any], Awaitable[None]]
+
+
+async def picture(name: str, make_app: Callable[[], Any], drive: Drive, png: bool) -> None:
+    for size in SIZES:
+        app = make_app()
+        async with app.run_test(size=size) as pilot:
+            await drive(pilot)
+            svg = OUT / f"{name}-{size[0]}x{size[1]}.svg"
+            app.save_screenshot(str(svg))
+        if png:
+            to_png(svg, size)
+        print(svg.relative_to(ROOT), flush=True)
+
+
+def keys(*pressed: str, wait_s: float = 0.0) -> Drive:
+    async def drive(pilot: Any) -> None:
+        await settle(pilot)
+        for k in pressed:
+            await pilot.press(k)
+            await settle(pilot)
+        await body_built(pilot)
+        if wait_s:  # the palette searches on a timer
+            await pilot.pause(wait_s)
+        else:
+            await pilot.app.workers.wait_for_complete()
+        await settle(pilot)
+
+    return drive
+
+
+async def settle(pilot: Any, rounds: int = 3) -> None:
+    for _ in range(rounds):
+        await pilot.pause()
+
+
+async def body_built(pilot: Any, timeout_s: float = 10.0) -> None:
+    """The step in front is built on a timer after the first frame: wait for it."""
+    pane_of = getattr(pilot.app.screen, "pane", None)
+    deadline = time.monotonic() + timeout_s
+    while pane_of is not None and time.monotonic() < deadline:
+        try:
+            if pane_of().built_body:
+                break
+        except Exception:  # not mounted yet
+            pass
+        await pilot.pause(0.05)
+    await settle(pilot)
+
+
+def run_demo_flow(db: Path, repo: Path, quick: bool) -> str:
+    """The whole method on a demo session, as `gpuopt demo --no-tui` runs it."""
+    from session.ledger_access import Ledger
+    from tui.commands.round_cmd import engine_monitor
+    from tui.demo.flow import demo_session, run_flow
+
+    with Ledger.open(db) as ledger:
+        session = demo_session(repo)
+        ledger.put(session)
+        kw: dict[str, Any] = {"runs": 12, "min_blocks": 6, "max_blocks": 12} if quick else {}
+        t0 = time.monotonic()
+        with engine_monitor(ledger, session.id) as monitor:
+            outcome = run_flow(
+                ledger, session, say=lambda s: print("  " + s, flush=True), monitor=monitor, **kw
+            )
+        print(f"demo flow: {time.monotonic() - t0:.0f} s, {outcome.get('decisions')}", flush=True)
+        return session.id
+
+
+async def shoot(only: str | None, png: bool, quick: bool) -> None:
+    from session.ledger_access import Ledger
+    from tui.app import GpuoptApp
+    from tui.demo.repo import create_repo
+    from tui.demo.start import start_session
+
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        os.environ["HOME"] = tmp  # the title bar shows ~/… paths, as on anyone's machine
+        repo = create_repo(home / "demo-softmax")
+        fresh_db = home / "fresh.db"
+        with Ledger.open(fresh_db) as ledger:
+            fresh, _ = start_session(ledger, repo)
+        wanted: list[tuple[str, Callable[[], Any], Drive]] = []
+
+        def fresh_app() -> Any:
+            return GpuoptApp(fresh_db, session_id=fresh.id, telemetry="live")
+
+        wanted += [
+            ("01-demo-opened", fresh_app, keys()),
+            ("02-demo-contract", fresh_app, keys("1")),
+            ("03-demo-hypothesis-written", fresh_app, keys("4")),
+            ("04-demo-add-variant", fresh_app, keys("5", "a", "enter")),
+            ("05-help", fresh_app, keys("2", "question_mark")),
+            ("06-palette", fresh_app, keys("ctrl+p", *"hypothesis", wait_s=0.8)),
+        ]
+        fresh_names = [n for n, _, _ in wanted]
+        if not only or not any(only in n for n in fresh_names):  # the flow's pictures too
+            db = home / "ledger.db"
+            sid = run_demo_flow(db, repo, quick)
+
+            def done_app(**kw: Any) -> Callable[[], Any]:
+                return lambda: GpuoptApp(db, telemetry="live", export_dir=home, **kw)
+
+            session_app = done_app(session_id=sid)
+            steps = [
+                "contract",
+                "baseline",
+                "preflight",
+                "hypotheses",
+                "round",
+                "results",
+                "disposition",
+                "record",
+            ]
+            for i, step in enumerate(steps):
+                wanted.append((f"1{i}-{step}", session_app, keys(str(i + 1))))
+            wanted += [
+                ("20-decide-form", session_app, keys("7", "d")),
+                ("21-session-list", done_app(), keys()),
+                ("22-review", done_app(review=True, readonly=True), keys()),
+            ]
+        for name, make, drive in wanted:
+            if only and only not in name:
+                continue
+            await picture(name, make, drive, png)
+        if not only or "telemetry" in only:
+            await telemetry_pictures(png)
+        if not only or "served" in only:
+            served_picture(home / "ledger.db" if (home / "ledger.db").exists() else fresh_db)
+
+
+async def telemetry_pictures(png: bool) -> None:
+    """`gpuopt telemetry` on a replayed scenario (every line says REPLAY)."""
+    from tui.telemetry_app import TelemetryApp
+
+    async def drive(pilot: Any) -> None:
+        app = pilot.app
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not app.processes:
+            await pilot.pause(0.2)
+        await pilot.pause(1.0)
+
+    await picture(
+        "30-telemetry-replay",
+        lambda: TelemetryApp(scenario="foreign-process", interval=0.25),
+        drive,
+        png,
+    )
+
+
+def served_picture(db: Path) -> None:
+    """The review served in a browser, pictured by headless Chromium (selenium)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        print("served review: skipped (needs chromium and chromedriver)", flush=True)
+        return
+    import socket
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tui.serve", "--ledger", str(db), "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    opts = Options()
+    opts.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900"):
+        opts.add_argument(arg)
+    driver = None
+    try:
+        time.sleep(2.0)
+        driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+        driver.get(f"http://127.0.0.1:{port}/")
+        time.sleep(6.0)  # the app starts in its own process and draws its first frame
+        target = OUT / "40-served-review-browser.png"
+        driver.save_screenshot(str(target))
+        print(target.relative_to(ROOT), flush=True)
+    finally:
+        if driver is not None:
+            driver.quit()
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", help="only scenes whose name contains this")
+    ap.add_argument("--only", help="only pictures whose name contains this")
     ap.add_argument("--no-png", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="a short baseline and round")
     args = ap.parse_args()
-    for obj, name, value in steady_widgets():
-        setattr(obj, name, value)
-    out = ROOT / "screenshots"
-    out.mkdir(exist_ok=True)
-    asyncio.run(shoot(out, args.only, not args.no_png))
+    OUT.mkdir(exist_ok=True)
+    if not args.only:  # the pictures of screens that no longer exist go too
+        for old in list(OUT.glob("*.svg")) + list(OUT.glob("*.png")):
+            old.unlink()
+    asyncio.run(shoot(args.only, not args.no_png, args.quick))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -72,7 +72,7 @@ from tui.widgets.form import Field
 from tui.widgets.glossary import glossary
 from tui.widgets.palette import PaletteCommand, ScreenCommands
 from tui.widgets.rail import StepRail
-from tui.widgets.refs import list_refs
+from tui.widgets.refs import SAME_TREE, list_refs
 from tui.widgets.telemetry import TelemetryPanel
 
 # One pane per step, in the order of the method.
@@ -87,6 +87,7 @@ PANES: tuple[type[StepPane], ...] = (
     RecordPane,
 )
 NARROW_BELOW = 110
+REFS_NAMED = 4  # refs named in the add-variant form's note (the list holds them all)
 
 
 class EngineProgress(Message):
@@ -689,7 +690,17 @@ class SessionScreen(Screen[None]):
                 probe=bool(vals.get("probe")),
             )
 
-        note = "" if hyps else "No hypothesis yet: a variant without one cannot be kept."
+        note = "" if hyps else "No hypothesis yet: a variant without one cannot be kept.\n"
+        # the refs named on screen, not only behind the list's arrow
+        shown_refs = [r for r in refs if r.kind == "branch" and r.stat != SAME_TREE] or refs
+        if shown_refs:
+            note += "In this repository: " + "; ".join(
+                plain(r.label(), 90) for r in shown_refs[:REFS_NAMED]
+            )
+            if len(shown_refs) > REFS_NAMED:
+                note += f"; and {len(shown_refs) - REFS_NAMED} more in the list"
+        else:
+            note += "No branch or tag found: give a commit below."
         self.app.push_screen(
             FormModal(
                 "Add a variant",

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import git
 
+SAME_TREE = "same tree as the baseline"
+
 
 @dataclass(frozen=True)
 class RefInfo:
@@ -60,6 +62,6 @@ def _stat(r: git.Repo, base: str | None, commit: str) -> str:
         added += int(a) if a.isdigit() else 0
         removed += int(d) if d.isdigit() else 0
     if not files:
-        return "same tree as the baseline"
+        return SAME_TREE
     n = len(files)
     return f"{n} file{'s' if n != 1 else ''}, +{added} −{removed}"
