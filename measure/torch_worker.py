@@ -1477,15 +1477,19 @@ def profile_workload(
     result["sequence"] = computing[:SEQUENCE_MAX]
     result.update(_op_tables(prof, w.device, steps))
     if gpu:
-        kernels, copies = _device_events(prof.events())
+        events = prof.events()
+        kernels, copies = _device_events(events)
+        result["launch_source"] = "CUDA kernels"
+        if not kernels and not copies:  # no device activity recorded (no CUPTI): the launches
+            kernels = [(e.name, 0.0) for e in events if "LaunchKernel" in e.name]
+            result["launch_source"] = "runtime launch calls (no kernel times)"
         result["kernels"] = _kernel_table(kernels, steps)
         result["launches"] = _per_step(len(kernels), steps)
         result["memcpy_memset"] = _per_step(len(copies), steps)
-        result["launch_source"] = "CUDA kernels in the profile of one step"
         ranked = result["kernels"]
     else:
         result["launches"] = len(computing)
-        result["launch_source"] = "computing top-level aten ops of one step (CPU)"
+        result["launch_source"] = "computing top-level aten ops (CPU)"
         ranked = result["ops_by_name"]
     if ranked:
         head = ranked[0]

@@ -67,8 +67,9 @@ def parse_stats(text: str | Iterable[str], top: int = TOP) -> dict[str, Any]:
         scale = 1e-3 if "(ns)" in header[total_col] else 1.0  # to microseconds
         if "Name" in header and "Instances" in header:
             target, name_col, count_col = kernels, header.index("Name"), header.index("Instances")
-        elif "Operation" in header and "Count" in header:
-            target, name_col, count_col = copies, header.index("Operation"), header.index("Count")
+        elif "Operation" in header and ({"Count", "Operations"} & set(header)):
+            count = "Count" if "Count" in header else "Operations"  # older versions' word
+            target, name_col, count_col = copies, header.index("Operation"), header.index(count)
         else:
             continue
         for row in table[1:]:

@@ -18,7 +18,7 @@ def _summary(ops: list[tuple[str, float]], ai: float, achieved: float) -> dict[s
     return {
         "workload": "softmax", "device": "cpu", "dtype": "float32", "profiled_steps": 3,
         "step_ms": total / 1e3, "launches": len(ops),
-        "launch_source": "computing top-level aten ops of one step (CPU)",
+        "launch_source": "computing top-level aten ops (CPU)",
         "operators": [
             {"name": n, "calls": 1, "self_us": t, "share": t / total, "input_shapes": [[128, 1024]]}
             for n, t in ops

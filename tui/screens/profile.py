@@ -30,8 +30,8 @@ class ProfileScreen(Screen[None]):
     DEFAULT_CSS = """
     ProfileScreen #profile-facts { height: auto; padding: 0 1; }
     ProfileScreen DataTable { height: auto; max-height: 12; }
-    ProfileScreen #profile-tables { width: 1fr; }
-    ProfileScreen RooflineChart { width: 1fr; }
+    ProfileScreen #profile-tables { width: 3fr; }
+    ProfileScreen #profile-chart { width: 2fr; }
     """
 
     def __init__(self, profiles: Sequence[tuple[str, Mapping[str, Any]]], **kw: Any):
@@ -45,7 +45,7 @@ class ProfileScreen(Screen[None]):
             with VerticalScroll(id="profile-tables"):
                 yield DataTable(id="profile-ops", zebra_stripes=True, cursor_type="row")
                 yield DataTable(id="profile-tensors", zebra_stripes=True, cursor_type="row")
-            with Vertical():
+            with Vertical(id="profile-chart"):
                 yield RooflineChart(self.profiles, id="profile-roofline")
         yield Footer()
 

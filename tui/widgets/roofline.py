@@ -40,7 +40,7 @@ class RooflineChart(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title("roofline (log-log): FLOP/s against FLOP per byte")
+        plt.title("roofline (log-log)")
         if roof is None:
             plt.title("roofline: no ceilings measured yet (run gpuopt profile)")
             self.refresh()
