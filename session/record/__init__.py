@@ -21,7 +21,7 @@ from session import models as m
 from session.record.markdown import to_markdown
 from session.record.model import FORMAT, FORMAT_VERSION, SessionExport, gather
 from session.record.plan import measurement_plan
-from session.record.table import md_cell, md_code, md_table, md_text, visible_controls
+from session.record.table import md_cell, md_code, md_table, visible_controls
 
 __all__ = [
     "FORMAT",
@@ -32,7 +32,6 @@ __all__ = [
     "md_cell",
     "md_code",
     "md_table",
-    "md_text",
     "measurement_plan",
     "to_json",
     "to_markdown",

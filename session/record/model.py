@@ -202,9 +202,6 @@ class SessionExport(Row):
         out: dict[str, Any] = self.model_dump(mode="json", by_alias=True)
         return out
 
-    def round_number(self, round_id: str) -> int | None:
-        return next((r.number for r in self.rounds if r.id == round_id), None)
-
 
 # ---------------------------------------------------------------------------- gathering
 

@@ -77,11 +77,6 @@ def md_code(lines: list[str]) -> list[str]:
     return [fence + "sh", *body.split("\n"), fence]
 
 
-def md_text(value: Any) -> str:
-    """Free text as one line of a paragraph: escaped as a cell is."""
-    return md_cell(value)
-
-
 def section(lines: list[str], title: str, level: int = 2) -> None:
     """A section head, with exactly one blank line before and after it."""
     while lines and lines[-1] == "":
