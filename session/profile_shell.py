@@ -71,7 +71,8 @@ def profile_shell(
                     errors.append(f"nsys: {exc}")
         if found["ncu"]:
             out = base.with_suffix(".ncu.csv")
-            why = _run(session, w, f"{nsys.ncu_command(w.command)} > {out}", tree)
+            top = [k["name"] for k in summary.get("kernels", [])[:3]]  # nsys's, when it ran
+            why = _run(session, w, f"{nsys.ncu_command(w.command, names=top)} > {out}", tree)
             if why:
                 errors.append(f"ncu: {why}")
             else:

@@ -10,9 +10,10 @@ memory summary has Count and Operation instead of Instances and Name.
 from __future__ import annotations
 
 import csv
+import re
 import shlex
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 TOP = 10
@@ -138,9 +139,30 @@ NCU_METRICS = (
 )
 
 
-def ncu_command(command: str, kernels: int = 5) -> str:
-    """`ncu --csv --page raw` on the first launches, with time and the throughput metrics."""
+def kernel_base_name(name: str) -> str:
+    """A kernel's function name as ncu's --kernel-name matches it by default (no return type,
+    namespace, template arguments or parameters): "void at::native::f<4>(int)" gives "f"."""
+    depth = 0
+    cut = []
+    for ch in name:  # drop everything inside <...> and (...)
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            cut.append(ch)
+    words = "".join(cut).split()
+    return (words[-1] if words else name).split("::")[-1]
+
+
+def ncu_command(command: str, kernels: int = 5, names: Sequence[str] = ()) -> str:
+    """`ncu --csv --page raw` with time and the throughput metrics: on the kernels `names`
+    (the top kernels by time, from nsys) when given, else on the first launches."""
+    pick = ""
+    if names:
+        bases = sorted({re.escape(kernel_base_name(n)) for n in names})
+        pick = f"--kernel-name {shlex.quote('regex:^(' + '|'.join(bases) + ')$')} "
     return (
-        f"ncu --csv --page raw --print-units base --launch-count {int(kernels)} "
+        f"ncu --csv --page raw --print-units base {pick}--launch-count {int(kernels)} "
         f"--metrics {NCU_METRICS} {command}"
     )

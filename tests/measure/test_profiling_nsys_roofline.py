@@ -91,3 +91,15 @@ def test_amdahl_ceiling():
     assert roofline.amdahl_ceiling(0.5) == pytest.approx(2.0)
     assert roofline.amdahl_ceiling(0.0) == pytest.approx(1.0)
     assert roofline.amdahl_ceiling(1.0) == float("inf")
+
+
+def test_ncu_targets_the_top_kernels_by_their_function_names():
+    long = (
+        "void at::native::vectorized_elementwise_kernel<4, at::native::exp_kernel_cuda"
+        "(at::TensorIteratorBase&)::{lambda()#1}, at::detail::Array<char*, 2> >"
+        "(int, at::native::exp_kernel_cuda(at::TensorIteratorBase&)::{lambda()#1})"
+    )
+    assert nsys.kernel_base_name(long) == "vectorized_elementwise_kernel"
+    assert nsys.kernel_base_name("ampere_sgemm_128x64_tn") == "ampere_sgemm_128x64_tn"
+    cmd = nsys.ncu_command("python b.py", names=["ampere_sgemm_128x64_tn", long])
+    assert "--kernel-name 'regex:^(ampere_sgemm_128x64_tn|vectorized_elementwise_kernel)$'" in cmd
