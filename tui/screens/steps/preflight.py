@@ -7,13 +7,25 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Static
+from textual.widgets import Select, Static
 
 from session import models as m
 from session.concerns import LABELS as CONCERN_LABELS
-from session.preflight import KIND_LABELS, QUESTIONS
+from session.evidence import describe
+from session.preflight import (
+    BOTTLENECKS,
+    CHECKLIST,
+    KIND_LABELS,
+    QUESTIONS,
+    PreflightView,
+    checklist,
+    set_bottleneck,
+    set_checklist,
+)
+from session.preflight import view as preflight_view
 from session.read_model import SessionView
-from tui.screens.modals import ConflictModal
+from tui.display import plain, shown
+from tui.screens.modals import ConflictModal, FormModal
 from tui.screens.pane_messages import ReloadView, SaveModels
 from tui.screens.step_base import StepPane
 from tui.widgets.form import Field, clear_errors
@@ -33,10 +45,26 @@ class PreflightPane(StepPane):
     BINDINGS = [
         Binding(
             "ctrl+s,f2", "save", "save", tooltip="Save the preflight answers", id="preflight.save"
-        )
+        ),
+        Binding(
+            "b",
+            "bottleneck",
+            "bottleneck",
+            tooltip="Set the bottleneck class, with what shows it",
+            id="preflight.bottleneck",
+        ),
+        Binding(
+            "k",
+            "checklist",
+            "checklist",
+            tooltip="Tick the preflight checklist (fourteen items)",
+            id="preflight.checklist",
+        ),
     ]
+    WRITES = StepPane.WRITES | {"bottleneck", "checklist"}
 
     def body(self) -> ComposeResult:
+        yield Static("", id="preflight-summary")
         for q, text in QUESTIONS.items():
             with Vertical(classes="question", id=f"q-{q.value}"):
                 # a Static wraps at word breaks in the pane's width: never cut mid-word
@@ -46,11 +74,13 @@ class PreflightPane(StepPane):
                     yield Field(
                         f"{q.value}.concern_area", "goes to", choices=AREA_CHOICES, allow_blank=True
                     )
-                yield Field(
-                    f"{q.value}.text",
-                    "what you know",
-                    placeholder="measurement, evidence or reason",
-                )
+                with Horizontal(classes="row"):
+                    yield Field(
+                        f"{q.value}.text",
+                        "what you know",
+                        placeholder="measurement, evidence or reason",
+                    )
+                    yield Field(f"{q.value}.evidence_id", "evidence", choices=[], allow_blank=True)
 
     def help_text(self) -> Text:
         """The guidance and each question whole (the session layer's words)."""
@@ -65,14 +95,31 @@ class PreflightPane(StepPane):
             return "save the contract first."
         n = len(view.preflight)
         if n < len(QUESTIONS):
-            return f"{n} of {len(QUESTIONS)} answered; ctrl+s saves what you wrote."
-        return "write hypotheses before editing code (n)."
+            return (
+                f"{n} of {len(QUESTIONS)} answered; ctrl+s saves what you wrote, "
+                "b sets the bottleneck, k ticks the checklist."
+            )
+        return "write hypotheses before editing code (n); b and k set the bottleneck and checklist."
 
     filled: dict[m.PreflightQuestion, tuple[str, str, str]]
 
     def refresh_body(self, view: SessionView | None) -> None:
         if view is None:
             return
+        ledger = self.context.ledger
+        pv = preflight_view(ledger, view.session) if ledger is not None else None
+        self.query_one("#preflight-summary", Static).update(summary_text(pv))
+        evidence = (
+            [
+                (shown(describe(e), 60, brief=True), e.id)
+                for e in ledger.list(m.Evidence, session_id=view.session.id)
+            ]
+            if ledger is not None
+            else []
+        )
+        for question in QUESTIONS:
+            box = self.query_one(f"#field-{question.value}-evidence_id Select", Select)
+            box.set_options(evidence)
         # what the form shows now: a save writes only the questions edited since
         self.filled = {a.question: _answer_key(a) for a in view.preflight}
         for a in view.preflight:
@@ -81,6 +128,8 @@ class PreflightPane(StepPane):
             if a.concern_area is not None:
                 self.query_one(f"#field-{q}-concern_area", Field).value = a.concern_area.value
             self.query_one(f"#field-{q}-text", Field).value = a.text
+            if a.evidence_id:
+                self.query_one(f"#field-{q}-evidence_id", Field).value = a.evidence_id
         for f in self.query(Field):
             f.disabled = self.readonly
 
@@ -100,11 +149,14 @@ class PreflightPane(StepPane):
             kind = fields["kind"].value or "unknown"
             text = fields["text"].value
             area = fields["concern_area"].value or None
+            evidence_id = fields["evidence_id"].value or None
             existing = next((a for a in view.preflight if a.question is q), None)
             if kind == "unknown" and not text.strip() and existing is None:
                 continue
             shown_before = getattr(self, "filled", {}).get(q, ("unknown", "", ""))
-            if (kind, area or "", text) == shown_before:
+            if (kind, area or "", text) == shown_before and evidence_id == (
+                existing.evidence_id if existing else None
+            ):
                 continue  # not edited here: whatever is stored (maybe newer) stays
             try:
                 answers.append(
@@ -114,6 +166,7 @@ class PreflightPane(StepPane):
                         kind=m.PreflightAnswerKind(kind),
                         text=text,
                         concern_area=m.ConcernArea(area) if area else None,
+                        evidence_id=evidence_id,
                     )
                 )
             except ValidationError as exc:
@@ -154,7 +207,77 @@ class PreflightPane(StepPane):
             return
         self.post_message(SaveModels(*answers, note=f"saved {count(len(answers), 'answer')}"))
 
+    def action_bottleneck(self) -> None:
+        view, ledger = self.view, self.context.ledger
+        if view is None or ledger is None or self.readonly:
+            return
+        fresh = ledger.get(m.Session, view.session.id) or view.session
+        fields = [
+            Field(
+                "bottleneck",
+                "Bottleneck class",
+                fresh.bottleneck.value,
+                choices=[(f"{c.value}: {w}", c.value) for c, w in BOTTLENECKS.items()],
+            ),
+            Field(
+                "evidence",
+                "What shows it (a measurement, a profile, an evidence id)",
+                fresh.bottleneck_evidence,
+            ),
+        ]
+
+        def submit(vals: dict[str, str]) -> m.Session:
+            return set_bottleneck(ledger, view.session, vals["bottleneck"], vals["evidence"])
+
+        self.app.push_screen(
+            FormModal("The bottleneck", fields, submit), lambda r: self._saved(r, "bottleneck set")
+        )
+
+    def action_checklist(self) -> None:
+        view, ledger = self.view, self.context.ledger
+        if view is None or ledger is None or self.readonly:
+            return
+        items = {c.number: c for c in checklist(ledger, view.session)}
+        boxes = [(f"item{n}", f"{n:>2}. {text}", items[n].done) for n, text in CHECKLIST.items()]
+
+        def submit(vals: dict[str, object]) -> int:
+            changed = 0
+            for n in CHECKLIST:
+                done = bool(vals.get(f"item{n}"))
+                if done != items[n].done:
+                    set_checklist(ledger, view.session, n, done)
+                    changed += 1
+            return changed
+
+        self.app.push_screen(
+            FormModal("The preflight checklist", [], submit, checkboxes=boxes),
+            lambda r: self._saved(r, f"checklist: {count(int(r or 0), 'item')} changed"),
+        )
+
+    def _saved(self, result: object, note: str) -> None:
+        if result is None:
+            return
+        self.post_message(ReloadView())
+        self.notify(note, markup=False)
+
 
 def _answer_key(a: m.PreflightAnswer) -> tuple[str, str, str]:
     """An answer as the form holds it: kind, concern area, text."""
     return (a.kind.value, a.concern_area.value if a.concern_area else "", a.text)
+
+
+def summary_text(pv: PreflightView | None) -> Text:
+    """The bottleneck class and the checklist's count, with the keys that set them."""
+    t = Text()
+    if pv is None:
+        return t
+    t.append("bottleneck ", style="dim")
+    t.append(pv.bottleneck.value, style="bold")
+    if pv.bottleneck_evidence:
+        t.append(f"  {plain(pv.bottleneck_evidence, 200)}", style="dim")
+    t.append("  (b sets it)\n", style="dim")
+    done = sum(1 for c in pv.checklist if c.done)
+    t.append("checklist ", style="dim")
+    t.append(f"{done} of {len(pv.checklist)} done", style="bold")
+    t.append("  (k ticks items)", style="dim")
+    return t
