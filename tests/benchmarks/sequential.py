@@ -22,6 +22,10 @@ and how often "not decidable within 30" was right), and the per-round baseline c
 false-alarm rate when nothing changed (new rule: the Moses interval of round vs
 reference beyond the band; old rule: the median ratio beyond the band).
 
+Then the baseline's split-half check (session.conduct.baseline, the defaults: 10 to 60 runs
+at ±2%) under the same noise models: how often it ends reproducible, too noisy or
+drifting when nothing drifts, and how often it catches a real 6% drift.
+
 Not a pytest module; tests/measure/test_sequential_rule.py runs a few hundred rounds.
 """
 
@@ -40,6 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from measure import sequential, stats
+from session.conduct import baseline as baseline_rule
 
 THRESHOLD = 0.02
 BLOCK_SD = 0.03  # sd of the per-block log ratio d
@@ -217,10 +222,43 @@ def table(rows: list[Row], rounds: int) -> str:
     return "\n".join(lines)
 
 
+def baseline_outcomes(model: Model, rng: random.Random, drift: float = 0.0) -> str:
+    """One adaptive baseline (the defaults: 10 to 60 runs at ±2%) under a noise model, with
+    an optional drift (the last run `drift` slower than the first): its outcome."""
+    noise = model(rng)
+    runs = [math.exp(next(noise) + math.log1p(drift) * k / 59) for k in range(60)]
+    for look in baseline_rule.looks(10, 60):
+        j = baseline_rule.judge("w", runs[:look], THRESHOLD, final=look == 60)
+        if j.outcome is not None:
+            return str(j.outcome)
+    return "undecided"
+
+
+def baseline_table(rounds: int, seed: int) -> str:
+    rng = random.Random(seed)
+    names = ["reproducible", "too noisy for this band", "drifting"]
+    lines = [
+        f"\nbaseline split-half check, {rounds} baselines per model (10 to 60 runs, ±2%, "
+        f"per-run sd {RUN_SD:.1%}): outcomes when nothing drifts (A/A), and with a 6% drift",
+        f"{'noise model':<14} {'A/A: reprod.':>12} {'too noisy':>9} {'drifting':>8} | "
+        f"{'6% drift: drifting':>18} {'reprod.':>7}",
+    ]
+    for name, model in MODELS.items():
+        aa = [baseline_outcomes(model, rng) for _ in range(rounds)]
+        dr = [baseline_outcomes(model, rng, drift=0.06) for _ in range(rounds)]
+        share = [aa.count(n) / rounds for n in names]
+        lines.append(
+            f"{name:<14} {share[0]:>12.1%} {share[1]:>9.1%} {share[2]:>8.2%} | "
+            f"{dr.count('drifting') / rounds:>18.1%} {dr.count('reproducible') / rounds:>7.1%}"
+        )
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--baselines", type=int, default=2000, help="baselines per noise model")
     args = ap.parse_args()
     t0 = time.perf_counter()
     rows = [
@@ -228,6 +266,7 @@ def main() -> int:
         for k, (name, model) in enumerate(MODELS.items())
     ]
     print(table(rows, args.rounds))
+    print(baseline_table(args.baselines, args.seed))
     print(f"({time.perf_counter() - t0:.0f} s)")
     return 0
 
