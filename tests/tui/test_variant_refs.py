@@ -66,3 +66,51 @@ async def test_the_add_variant_form_offers_the_branches_and_names_the_variant(
     with Ledger.open(db) as ledger:
         names = [v.name for v in ledger.list(m.Variant, session_id=session.id)]
     assert names == ["no-max"]
+
+
+@pytest.mark.asyncio
+async def test_a_variant_from_a_patch_picked_in_the_files(tmp_path: Path) -> None:
+    import sys
+
+    from session import conduct
+    from tui.widgets.file_picker import FilePicker
+
+    repo = create_repo(tmp_path / "demo")
+    patch = subprocess.run(
+        ["git", "-C", str(repo), "diff", "main", "fused"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (tmp_path / "patches").mkdir()
+    (tmp_path / "patches" / "fused.patch").write_text(patch, encoding="utf-8")
+    db = tmp_path / "l.db"
+    with Ledger.open(db) as ledger:
+        session = m.Session(
+            title="patch",
+            repo=str(repo),
+            contract=m.Contract(
+                workloads=[m.Workload(name="w", command=f"{sys.executable} -c pass")]
+            ),
+        )
+        ledger.put(session)
+        conduct.record_baseline(ledger, session, runs=8, warmup=0)
+    app = steady_app(db, session_id=session.id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        cmd = next(c for c in screen.palette_commands() if "patch file" in c.title)
+        cmd.run()
+        await settle(pilot)
+        assert isinstance(app.screen, FilePicker)
+        app.screen.dismiss(str(tmp_path / "patches" / "fused.patch"))  # as enter on the file
+        await settle(pilot)
+        form = app.screen
+        assert isinstance(form, FormModal)
+        assert form.query_one("#field-patch", Field).value.endswith("fused.patch")
+        await pilot.press("ctrl+s")
+        await settle(pilot, 10)
+    with Ledger.open(db) as ledger:
+        (variant,) = ledger.list(m.Variant, session_id=session.id)
+    assert variant.name == "fused" and variant.files_changed == 1

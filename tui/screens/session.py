@@ -11,6 +11,7 @@ import textwrap
 import threading
 import traceback
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -38,6 +39,7 @@ from session.read_model import (
 from session.record_files import default_export_dir, export_record, record_markdown
 from session.residuals import SHORT as RESIDUAL_WORDS
 from session.steps import LABELS as STEP_TITLES
+from session.variant_add import add_variant
 from tui.display import plain, shown
 from tui.keymap import bindings_help
 from tui.screens.modals import ConfirmModal, ConflictModal, ErrorModal, FormModal, HelpModal
@@ -68,6 +70,7 @@ from tui.screens.steps.record import RecordPane
 from tui.screens.steps.results import ResultsPane
 from tui.screens.steps.round import RoundPane
 from tui.widgets.evidence_form import evidence_form
+from tui.widgets.file_picker import FilePicker
 from tui.widgets.form import Field
 from tui.widgets.glossary import glossary
 from tui.widgets.palette import PaletteCommand, ScreenCommands
@@ -438,6 +441,15 @@ class SessionScreen(Screen[None]):
                     words="evidence note profile ncu",
                 )
             )
+        if not self.readonly:
+            out.append(
+                PaletteCommand(
+                    "Add a variant from a patch file",
+                    "Round · a file picker, then the form",
+                    self.ask_variant_patch,
+                    words="patch diff variant file",
+                )
+            )
         if self.busy:
             out.append(
                 PaletteCommand(
@@ -647,7 +659,19 @@ class SessionScreen(Screen[None]):
             lambda r: self._after(r, "status updated"),
         )
 
-    def ask_variant(self) -> None:
+    def ask_variant_patch(self) -> None:
+        """A patch file picked from the repository's tree, then the add-variant form."""
+        view = self.view
+        if view is None or not self._guard():
+            return
+
+        def picked(path: str | None) -> None:
+            if path:
+                self.ask_variant(patch=path)
+
+        self.app.push_screen(FilePicker(view.session.repo), picked)
+
+    def ask_variant(self, patch: str = "") -> None:
         view = self.view
         if view is None or not self._guard():
             return
@@ -666,6 +690,12 @@ class SessionScreen(Screen[None]):
                 allow_blank=True,
             ),
             Field("ref", "…or any other git ref or commit", placeholder="e.g. a1b2c3d"),
+            Field(
+                "patch",
+                "…or a patch on the baseline snapshot (a file)",
+                patch,
+                placeholder="palette: Add a variant from a patch file",
+            ),
             Field("name", "Name (no spaces; blank: the ref's name)"),
             Field(
                 "hypothesis_id",
@@ -677,17 +707,24 @@ class SessionScreen(Screen[None]):
         ]
 
         def submit(vals: dict[str, Any]) -> m.Variant:
+            patch_file = vals["patch"].strip()
             ref = vals["ref"].strip() or vals["ref_pick"]
-            if not ref:
-                raise ValueError("choose a branch or tag, or give a git ref holding the change")
-            name = vals["name"].strip() or ref.rsplit("/", 1)[-1]
-            return conduct.add_variant(
+            if not ref and not patch_file:
+                raise ValueError("choose a branch or tag, or give a git ref or a patch file")
+            if ref and patch_file:
+                raise ValueError("a variant comes from a ref or from a patch, not both")
+            name = vals["name"].strip() or (
+                ref.rsplit("/", 1)[-1] if ref else Path(patch_file).stem
+            )
+            how: dict[str, Any] = {"patch": patch_file} if patch_file else {"ref": ref}
+            # the race-safe path: a variant not recorded leaves no snapshot ref behind
+            return add_variant(
                 self.ledger,
                 view.session,
                 name,
-                ref=ref,
                 hypothesis_id=vals["hypothesis_id"] or None,
                 probe=bool(vals.get("probe")),
+                **how,
             )
 
         note = "" if hyps else "No hypothesis yet: a variant without one cannot be kept.\n"
