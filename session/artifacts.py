@@ -60,8 +60,11 @@ def _newest_mtime(path: Path) -> float:
 
 
 def referenced_paths(ledger: LedgerLike) -> set[Path]:
-    """Every artifact path a stored CorrectnessResult names (resolved)."""
-    return {Path(a).resolve() for r in ledger.list(m.CorrectnessResult) for a in r.artifacts if a}
+    """Every artifact path a stored row names (resolved): a CorrectnessResult's saved
+    outputs, an Evidence row's file (a profile's trace)."""
+    return {
+        Path(a).resolve() for r in ledger.list(m.CorrectnessResult) for a in r.artifacts if a
+    } | {Path(e.path).resolve() for e in ledger.list(m.Evidence) if e.path}
 
 
 def find_artifacts(ledger_path: Path | str, referenced: set[Path]) -> list[ArtifactEntry]:

@@ -16,12 +16,10 @@ from ledger import (
 )
 from ledger.db import refuse_overwrite
 from ledger.store import ConflictError
-from session import conduct
 from session.errors import GpuoptError
 
-# Every error of gpuopt's one root; conduct's own class is named until conduct raises the
-# `session.errors` families (then it is a GpuoptError too, and this is one name).
-ENGINE_ERRORS: tuple[type[Exception], ...] = (GpuoptError, conduct.ConductError)
+# Every error of gpuopt's one root (conduct's too: session.errors' families).
+ENGINE_ERRORS: tuple[type[Exception], ...] = (GpuoptError,)
 
 __all__ = [
     "ENGINE_ERRORS",

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from measure.numerics import format_bytes
+from session.record.table import md_table
 
 OP_HEAD = ("operator", "calls", "self time", "share", "input shapes")
 TENSOR_HEAD = ("bytes", "shape", "dtype", "made by", "read by", "alive", "kind")
@@ -176,14 +177,7 @@ def roofline_lines(summary: Mapping[str, Any]) -> list[str]:
 
 
 def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    def cell(x: str) -> str:
-        return str(x).replace("|", "\\|").replace("\n", " ")
-
-    return [
-        "| " + " | ".join(head) + " |",
-        "|" + "|".join("---" for _ in head) + "|",
-        *("| " + " | ".join(cell(c) for c in r) + " |" for r in rows),
-    ]
+    return md_table(list(head), [list(r) for r in rows])
 
 
 def profile_markdown(

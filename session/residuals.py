@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from session import models as m
+from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+from session.verdicts import shown_verdict
 
 R = m.ResidualClass
 # Per workload, the profile summaries of the baseline and of the variant (session.profile).
@@ -395,6 +397,18 @@ def confirm_residual(
 # ---------------------------------------------------------------------------- round summary
 
 
+def _rests_on(ledger: Any, disposition: m.Disposition) -> str | None:
+    """The round a disposition rests on: the last one with its variant that ended before it."""
+    ended = [
+        r
+        for r in ledger.list(m.Round, session_id=disposition.session_id)
+        if disposition.variant_id in r.variant_ids
+        and r.ended_at is not None
+        and r.ended_at <= disposition.created_at
+    ]
+    return max(ended, key=lambda r: r.ended_at or r.started_at).id if ended else None
+
+
 def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
     """A round summary filled from the ledger; text the person wrote (stored) wins."""
     session = ledger.find(m.Session, rnd.session_id)
@@ -411,8 +425,11 @@ def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
         r for r in ledger.list(m.Residual, session_id=rnd.session_id) if r.round_id == rnd.id
     ]
     dispositions = [
-        d for d in ledger.list(m.Disposition, session_id=rnd.session_id) if d.variant_id in names
+        d
+        for d in ledger.list(m.Disposition, session_id=rnd.session_id)
+        if d.variant_id in names and _rests_on(ledger, d) == rnd.id
     ]
+    checks = ledger.list(m.CorrectnessResult, session_id=rnd.session_id)
     ref = ""
     if baseline is not None:
         ref = ", ".join(f"{k}={v:.6g}" for k, v in baseline.reference.items())
@@ -438,7 +455,9 @@ def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
         "baseline_id": f"{rnd.baseline_id}" + (f" ({ref})" if ref else ""),
         "reset_procedure": reset,
         "hypotheses": "; ".join(
-            f"{h.id} {h.title}: falsified by {h.falsifier or '—'}" for h in hyps.values() if h
+            f"{h.id} {h.title}: cheapest falsifier: {h.falsifier or '—'}"
+            for h in hyps.values()
+            if h
         ),
         "variants": "; ".join(
             f"{v.name} ({'probe' if v.probe else 'change'}, {v.snapshot.commit[:12]})"
@@ -448,7 +467,7 @@ def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
         "results": "; ".join(
             f"{names.get(c.variant_id, c.variant_id)}/{c.workload}: "
             + (f"{c.ratio:.3f} " if c.ratio is not None else "")
-            + c.verdict.value
+            + shown_verdict(c, checks, rnd).text
             for c in comps
         ),
         "confidence_updates": "; ".join(
@@ -458,12 +477,12 @@ def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
             if r.confidence_from and r.confidence_to
         ),
         "residuals": "; ".join(
-            f"{names.get(r.variant_id, r.variant_id)}: {(r.confirmed or r.suggested).value}"
+            f"{names.get(r.variant_id, r.variant_id)}: {SHORT[r.confirmed or r.suggested]}"
             + ("" if r.confirmed else " (suggested)")
             for r in residuals
         ),
         "disposition": "; ".join(
-            f"{names.get(d.variant_id)}: {d.choice.value}" for d in dispositions
+            f"{names.get(d.variant_id)}: {CHOICE_WORDS[d.choice]}" for d in dispositions
         ),
         "next": "; ".join(
             f"{h.id}: {h.reopen_when}" for h in hyps.values() if h and h.reopen_when.strip()

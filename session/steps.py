@@ -182,7 +182,7 @@ def step_states(ledger: Any, session: m.Session) -> list[m.StepStatus]:
     ]
     disp = states[-1]
     if disp.state is S.DONE:
-        record = _status(m.StepName.RECORD, S.DONE, "ready: gpuopt export SESSION")
+        record = _status(m.StepName.RECORD, S.DONE, f"ready: gpuopt export {session.id}")
     elif ledger.list(m.Disposition, session_id=session.id):
         record = _status(m.StepName.RECORD, S.IN_PROGRESS, "some variants still to decide")
     else:

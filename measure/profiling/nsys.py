@@ -16,12 +16,14 @@ import shutil
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from measure.errors import BadInput
+
 TOP = 10
 KERNEL_REPORT = "cuda_gpu_kern_sum"
 MEMORY_REPORT = "cuda_gpu_mem_time_sum"
 
 
-class NsysError(ValueError):
+class NsysError(BadInput, ValueError):
     """Text that is not an `nsys stats` CSV summary, in one line."""
 
 

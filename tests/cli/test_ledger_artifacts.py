@@ -99,3 +99,20 @@ def test_prune_refuses_when_a_correctness_row_cannot_be_read(tmp_path, capsys):
     code, _, err = gpuopt(capsys, db, "ledger", "prune-artifacts")
     assert code != 0 and "cannot be read" in err and "nothing deleted" in err
     assert all(p.exists() for p in dirs.values())
+
+
+def test_prune_keeps_a_profile_trace_an_evidence_row_names(tmp_path, capsys):
+    db, _ = setup(tmp_path)
+    with Ledger.open(db) as ledger:
+        s = ledger.list(m.Session)[0]
+        trace = tmp_path / "l.db.artifacts" / s.id / "profiles" / "baseline-gelu.trace.json"
+        trace.parent.mkdir(parents=True)
+        trace.write_text("{}")
+        os.utime(trace, (OLD, OLD))
+        stray = trace.with_name("old-gelu.trace.json")
+        stray.write_text("{}")
+        os.utime(stray, (OLD, OLD))
+        ledger.put(m.Evidence(session_id=s.id, title="profile", path=str(trace)))
+    code, _, err = gpuopt(capsys, db, "ledger", "prune-artifacts")
+    assert code == 0, err
+    assert trace.exists() and not stray.exists()

@@ -136,6 +136,18 @@ def test_confirmation_records_confidence_change_in_history(ledger):
     assert ("status", "proposed", "supported") in events
 
 
+def test_round_summary_of_a_broken_variant_says_broken_not_faster(ledger):
+    s, _, v, r = _setup(ledger, m.Verdict.FASTER, 7, 1)
+    stats = m.ErrorStats(nan_ref=0, nan_new=80, max_abs=4.77e-7, max_rel=1.1e-6, passed=False)
+    ledger.put(
+        m.CorrectnessResult(
+            session_id=s.id, variant_id=v.id, workload="e2e", passed=False, stats=[stats]
+        )
+    )
+    results = draft_round_summary(ledger, r)["results"]
+    assert "BROKEN (NaN 0→80)" in results and "FASTER" not in results
+
+
 def test_person_may_overrule_the_suggestion(ledger):
     s, _, v, _ = _setup(ledger, m.Verdict.FASTER, 7, 7)
     res = record_residual(ledger, s, v)
@@ -155,7 +167,7 @@ def test_round_summary_holds_the_search_round_fields(ledger):
     assert "rm -rf .cache" in draft["reset_procedure"]
     assert "fused" in draft["variants"] and "FASTER" in draft["results"]
     assert "medium → high" in draft["confidence_updates"]
-    assert "as_predicted" in draft["residuals"]
+    assert "moved as predicted" in draft["residuals"] and "as_predicted" not in str(draft)
     set_round_summary(ledger, r, next="re-profile with ncu after the fusion lands")
     assert ledger.get(m.Round, r.id).summary["search_round"]["next"].startswith("re-profile")
     assert draft_round_summary(ledger, ledger.get(m.Round, r.id))["next"].startswith("re-profile")

@@ -232,6 +232,7 @@ def add(args: argparse.Namespace) -> int:
 
     from session.concerns import LABELS, suggest_for
     from session.hypotheses import add_hypothesis
+    from session.profile_record import estimate_lines, hypothesis_text
     from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:
@@ -243,6 +244,8 @@ def add(args: argparse.Namespace) -> int:
         )
         _link(ledger, session, h, args.variant)
         suggestions = suggest_for(ledger, session, h)
+        # what the baseline's profile (gpuopt profile) bounds it by: Amdahl, fusion bytes
+        estimates = estimate_lines(ledger, session, hypothesis_text(h))
     if args.json:
         print_json(
             {
@@ -260,12 +263,15 @@ def add(args: argparse.Namespace) -> int:
                 "concern_suggestions": [
                     {"area": s.area.value, "reason": s.reason} for s in suggestions
                 ],
+                "profile_estimates": estimates,
             }
         )
         return 0
     from tui.display import plain
 
     print(plain(h.id))
+    for line in estimates:
+        print(f"gpuopt: from the baseline's profile: {plain(line, 1000)}", file=sys.stderr)
     for s in suggestions:
         print(f"gpuopt: concern area {LABELS[s.area]}: {plain(s.reason, 1000)}", file=sys.stderr)
     for old in similar:
