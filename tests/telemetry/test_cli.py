@@ -84,7 +84,8 @@ def test_live_replay_labels_every_line_and_shows_verdicts() -> None:
                "--interval", "0.25")  # fmt: skip
     assert r.returncode == 0, r.stderr
     lines = [line for line in r.stdout.splitlines() if line.strip()]
-    assert lines and all(line.startswith("REPLAY │ ") for line in lines), lines
+    assert lines and all(line.startswith(("REPLAY │ ", "LIVE   │ host")) for line in lines), lines
+    assert sum(line.startswith("REPLAY │ ") for line in lines) > 1  # the GPU's lines
     text = r.stdout
     assert "replay run 1: clean" in text
     assert "replay run 2: untrusted" in text and "HW slowdown in" in text
@@ -107,7 +108,7 @@ def test_view_renders_every_line_with_replay_at_a_narrow_width() -> None:
     console.print(Group(*view.lines()))
     out = console.export_text().splitlines()
     assert len(out) >= 8
-    assert all(line.startswith("REPLAY") for line in out), out
+    assert all(line.startswith(("REPLAY │ ", "LIVE   │ host")) for line in out), out
     assert any("reasons: HW slowdown" in line for line in out)
     assert any("1110 / 1980 MHz" in line for line in out)
 

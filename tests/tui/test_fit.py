@@ -100,3 +100,15 @@ def test_residual_choices_are_shortened_at_a_word() -> None:
         whole = f"{c.value}: {SHORT[c]}"
         assert text == whole or (text.endswith("…") and whole.startswith(text[:-1].rstrip()))
         assert len(text) <= 70
+
+
+def test_a_wrapped_detail_line_keeps_its_indent() -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from tui.screens.steps.results import hang
+
+    console = Console(width=40, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(hang(Text("    out: max abs 8.34e-07  max rel 9.67e-07  ulp max 15  worst")))
+    lines = [ln for ln in console.export_text().split("\n") if ln.strip()]
+    assert len(lines) > 1 and all(ln.startswith("    ") for ln in lines)

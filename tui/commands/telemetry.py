@@ -163,6 +163,7 @@ class View:
                 words = ", ".join(decode_reasons(s.clock_reasons))
                 bad = s.clock_reasons is not None and s.clock_reasons & 0xE8
                 out.append(Text(f"  reasons: {words}", style="bold red" if bad else ""))
+            host_from = len(out)  # the host's lines: this machine's, even in a replay
             h = self.host
             if h is not None:
                 hist = lambda n, k="host": list(self.hist.get((k, n), []))  # noqa: E731
@@ -180,11 +181,16 @@ class View:
                         f"{_gib(x.get('host_mem_total_bytes'))} GiB{freq}"
                     )
                 )
+            host_end = len(out)
             for v in self.verdicts[-3:]:
                 out.extend(Text(line) for line in v.splitlines())
         if self.replay is not None:  # a column of its own, ruled off: never "REPLAYutil"
             label = Text.assemble(("REPLAY", "bold magenta"), (" │ ", "dim"))
-            out = [Text.assemble(label, line) for line in out] or [label]
+            live = Text.assemble(("LIVE  ", "bold green"), (" │ ", "dim"))
+            out = [
+                Text.assemble(label if i < host_from or i >= host_end else live, line)
+                for i, line in enumerate(out)
+            ] or [label]
             out.insert(0, Text.assemble(label, Text(f"scenario: {self.replay}", style="magenta")))
         for line in out:  # one screen line each: a wrapped line would lose its label
             line.no_wrap = True

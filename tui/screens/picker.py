@@ -204,11 +204,12 @@ class PickerScreen(Screen[None]):
         t.clear()
         rows = app.ledger.session_rows()
         self._rows = rows
+        title_w, repo_w = fit_widths(self.app.size.width)
         for r in rows:
             t.add_row(  # stored text: shown literally, never read as markup
                 cell(r["id"][:8]),
-                cell(r["title"], length=r.get("title_length")),
-                cell(r["repo"].rstrip("/").rsplit("/", 1)[-1], 60),
+                cell(r["title"], title_w, brief=True, length=r.get("title_length")),
+                cell(r["repo"].rstrip("/").rsplit("/", 1)[-1], repo_w, brief=True),
                 cell(str(r["created_at"])[:16].replace("T", " ")),
                 str(r["hypotheses"]),
                 str(r["variants"]),
@@ -227,6 +228,10 @@ class PickerScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         self.refresh_rows()
 
+    def on_resize(self) -> None:
+        if self.query_one(DataTable).columns:  # the columns are made on mount
+            self.refresh_rows()
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self._open(str(event.row_key.value))
 
@@ -243,6 +248,17 @@ class PickerScreen(Screen[None]):
 
     def action_review(self) -> None:
         self.app.push_screen(ReviewScreen())
+
+
+OTHER_COLUMNS = 8 + 16 + 3 + 3 + 6 + 2 * 7  # id, created, the counts, the cell padding
+
+
+def fit_widths(width: int) -> tuple[int, int]:
+    """Title and repository widths that keep every column on screen (the title gives way
+    first, with an ellipsis; both stay readable)."""
+    room = max(width - OTHER_COLUMNS, 24)
+    repo_w = max(min(room // 3, 24), 10)
+    return max(room - repo_w, 14), repo_w
 
 
 def deleted_words(report: DeleteReport) -> str:

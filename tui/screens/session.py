@@ -435,15 +435,6 @@ class SessionScreen(Screen[None]):
         if not self.readonly:
             out.append(
                 PaletteCommand(
-                    "Add evidence (a note, a file, a profile) to a hypothesis",
-                    "Hypotheses · key +",
-                    lambda: self.step_action(m.StepName.HYPOTHESES, "evidence"),
-                    words="evidence note profile ncu",
-                )
-            )
-        if not self.readonly:
-            out.append(
-                PaletteCommand(
                     "Add a variant from a patch file",
                     "Round · a file picker, then the form",
                     self.ask_variant_patch,

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -175,7 +176,15 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
         else:
             line.append("no suggestion yet", style="dim")
         parts.append(line)
-    return Group(*parts)
+    return Group(*(hang(p) if isinstance(p, Text) else p for p in parts))
+
+
+def hang(line: Text) -> Any:
+    """A detail line whose wrapped rest keeps the line's own indent."""
+    n = len(line.plain) - len(line.plain.lstrip(" "))
+    if n == 0:
+        return line
+    return Padding(line[n:], (0, 0, 0, n))
 
 
 def check_detail_lines(c: m.CorrectnessResult) -> list[Text]:
