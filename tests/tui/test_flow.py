@@ -143,4 +143,7 @@ async def test_a_whole_session_through_the_app(tmp_path: Path, make_repo) -> Non
         (d,) = ledger.list(m.Disposition, session_id=session.id)
         assert d.variant_id == variants["fast"].id and d.choice is m.DispositionChoice.KEEP_DEFAULT
     record = (tmp_path / "out" / f"gpuopt-{session.id}.md").read_text()
-    assert "fixed numbers" in record and "keep-default" in record
+    from session.dispositions import DESCRIPTIONS  # the record says the choice in words
+
+    assert "fixed numbers" in record
+    assert DESCRIPTIONS[m.DispositionChoice.KEEP_DEFAULT] in record
