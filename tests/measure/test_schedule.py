@@ -16,13 +16,14 @@ from measure.schedule import (
     stop_reason,
 )
 from measure.stats import PairedEstimate
+from measure.vocabulary import Verdict
 
-DONE = PairedEstimate(12, 0.9, 0.85, 0.95, "FASTER", None)
-SAME = PairedEstimate(12, 1.0, 0.99, 1.01, "SAME", None)
+DONE = PairedEstimate(12, 0.9, 0.85, 0.95, Verdict.FASTER, None)
+SAME = PairedEstimate(12, 1.0, 0.99, 1.01, Verdict.SAME, None)
 
 
 def _open(needed: int | None) -> PairedEstimate:
-    return PairedEstimate(12, 0.99, 0.95, 1.03, "INCONCLUSIVE", needed)
+    return PairedEstimate(12, 0.99, 0.95, 1.03, Verdict.INCONCLUSIVE, needed)
 
 
 def test_block_order_is_a_permutation_and_random() -> None:

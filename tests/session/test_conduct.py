@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_git
@@ -18,7 +19,7 @@ VALUE = m.Metric(name="value", source=m.MetricSource.REGEX, pattern=r"(?P<value>
 
 
 def make_session(ledger: Ledger, repo: Path, **contract: object) -> m.Session:
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "metric": VALUE,
         "workloads": [m.Workload(name="read", command="cat value.txt")],
     }
@@ -65,8 +66,10 @@ class Scripted:
         if self.finished == self.interrupt_at:
             raise KeyboardInterrupt
         if self.finished in self.untrusted:
-            return RunObservation(trust="untrusted", reasons=["HW slowdown"], deltas={"e_j": 1})
-        return RunObservation(trust="clean", reasons=[])
+            return RunObservation(
+                trust=m.Trust.UNTRUSTED, reasons=["HW slowdown"], deltas={"e_j": 1}
+            )
+        return RunObservation(trust=m.Trust.CLEAN, reasons=[])
 
 
 # ------------------------------------------------------------------------------ baseline
