@@ -633,13 +633,13 @@ def _summary(view: SessionView, out: SessionExport, choice_words: Any) -> Summar
     checks = {c.id: c for c in out.correctness}
     for v in view.variants:
         d = next((x for x in reversed(out.dispositions) if x.variant_id == v.id), None)
-        number = d.round if d else None
-        if number is None:
-            number = next(
-                (r.number for r in reversed(out.rounds)
-                 if any(c.variant_id == v.id for c in r.comparisons)),
-                None,
-            )  # fmt: skip
+        # The row shows the latest round that measured the variant: a decision resting on
+        # an earlier one says so, so a check that failed since never reads as kept-and-fine.
+        number = next(
+            (r.number for r in reversed(out.rounds)
+             if any(c.variant_id == v.id for c in r.comparisons)),
+            d.round if d else None,
+        )  # fmt: skip
         rnd = next((r for r in out.rounds if r.number == number), None)
         comps = [c for c in rnd.comparisons if c.variant_id == v.id] if rnd else []
         mine = [c for c in checks.values() if c.variant_id == v.id]
@@ -653,7 +653,7 @@ def _summary(view: SessionView, out: SessionExport, choice_words: Any) -> Summar
                 round=number,
                 round_trusted=rnd.trusted if rnd else True,
                 optimization_class=(d.optimization_class if d else None) or suggested,
-                disposition=choice_words[m.DispositionChoice(d.choice)] if d else "not decided",
+                disposition=_decision_words(d, c, number, choice_words),
                 unit=units.get(workload, ""),
                 correctness=_correct_words(mine, workload, rnd),
             )
@@ -668,6 +668,23 @@ def _summary(view: SessionView, out: SessionExport, choice_words: Any) -> Summar
                 row.variant_median = c.variant_median
             summary.rows.append(row)
     return summary
+
+
+def _decision_words(
+    d: DispositionRow | None, c: ComparisonRow | None, number: int | None, choice_words: Any
+) -> str:
+    """The decision in words, with the round it rests on when a later one measured the
+    variant again ("keep as the default path on round 1; its check failed in round 2")."""
+    if d is None:
+        return "not decided"
+    text = str(choice_words[m.DispositionChoice(d.choice)])
+    if d.round is None or number is None or d.round == number:
+        return text
+    since = (
+        "its check failed in" if c is not None and c.verdict == m.Verdict.BROKEN.value
+        else "measured again in"
+    )  # fmt: skip
+    return f"{text} on round {d.round}; {since} round {number}"
 
 
 def _correct_words(checks: list[CheckRow], workload: str, rnd: RoundRow | None) -> str:
@@ -686,15 +703,26 @@ def _correct_words(checks: list[CheckRow], workload: str, rnd: RoundRow | None) 
         return "fails: " + "; ".join(dict.fromkeys(c.failure or "check failed" for c in failed))
     parts = []
     for c in latest.values():
+        # a check that failed earlier on the same snapshot and passes now is flaky: say so
+        once = [x.round for x in mine if x.workload == c.workload and not x.passed
+                and x.created_at < c.created_at]  # fmt: skip
+        when = ""
+        if once:
+            rounds = ", ".join(dict.fromkeys(round_words(n) for n in once))
+            when = f" in {round_words(c.round)}; failed in {rounds}"
         if c.workload == vd.CHECK_COMMAND:
-            parts.append("check command passes")
+            parts.append("check command passes" + when)
         elif c.exact:
-            parts.append(f"bit-identical ({c.trials} trials)")
+            parts.append(f"bit-identical ({c.trials} trials){when}")
         else:
             worst = max(
                 (s.get("max_rel") or 0.0 for s in c.stats if s.get("max_rel") is not None),
                 default=None,
             )
             tail = f", max rel {vd.sci(worst)}" if worst is not None else ""
-            parts.append(f"passes ({c.trials} trials{tail})")
+            parts.append(f"passes ({c.trials} trials{tail}){when}")
     return "; ".join(parts)
+
+
+def round_words(number: int | None) -> str:
+    return "an unknown round" if number is None else f"round {number}"

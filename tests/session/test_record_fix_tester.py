@@ -1,0 +1,177 @@
+"""Defects an independent tester found in the rebuilt decision record, one test each.
+
+Sessions are built by hand in a real ledger (as tests/session/test_broken_export.py does):
+the record reads only what is stored, so each case is the stored shape that showed it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ledger import Ledger
+from session import models as m
+from session.record import gather, to_markdown
+from session.verdicts import CHECK_COMMAND
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+W = "w"
+
+
+def at(minutes: float) -> datetime:
+    return T0 + timedelta(minutes=minutes)
+
+
+def _snap(n: int) -> m.Snapshot:
+    return m.Snapshot(id=f"snap{n:08d}", commit=f"{n:x}".rjust(40, "a"), ref=f"refs/x/{n}")
+
+
+def _session(ledger: Ledger, env: m.EnvironmentFingerprint | None = None) -> m.Session:
+    contract = m.Contract(
+        metric=m.Metric(name="time", unit="s"),
+        workloads=[m.Workload(name=W, command="bash run.sh")],
+        check="true",
+    )
+    s = m.Session(id="5e55f1000001", title="fix", repo="/tmp/fixr/r", contract=contract,
+                  created_at=at(0))  # fmt: skip
+    ledger.put(s)
+    return s
+
+
+def _baseline(ledger: Ledger, s: m.Session, i: int = 0, **kw: Any) -> m.Baseline:
+    b = m.Baseline(
+        id=f"ba5ef100000{i}", session_id=s.id, snapshot=_snap(1),
+        environment=kw.pop("environment", m.EnvironmentFingerprint(hostname="box")),
+        contract_hash=s.contract.stable_hash(), reference={W: 0.2},
+        reproducibility=kw.pop("reproducibility", m.Reproducibility.REPRODUCIBLE),
+        created_at=at(i), **kw,
+    )  # fmt: skip
+    ledger.put(b)
+    return b
+
+
+def _variant(ledger: Ledger, s: m.Session, name: str, n: int = 2) -> m.Variant:
+    v = m.Variant(id=f"va{n:010d}", session_id=s.id, name=name, snapshot=_snap(n),
+                  created_at=at(2))  # fmt: skip
+    ledger.put(v)
+    return v
+
+
+def _round(
+    ledger: Ledger,
+    s: m.Session,
+    b: m.Baseline,
+    number: int,
+    variants: list[m.Variant],
+    ratio: float = 0.5,
+    verdict: m.Verdict = m.Verdict.FASTER,
+    ci: tuple[float, float] | None = None,
+) -> m.Round:
+    r = m.Round(
+        id=f"40df1000000{number}", session_id=s.id, baseline_id=b.id, number=number,
+        variant_ids=[v.id for v in variants], seed=number, status=m.RoundStatus.COMPLETED,
+        blocks=10, min_blocks=8, baseline_reproduced=True, started_at=at(10 * number),
+        ended_at=at(10 * number + 5),
+    )  # fmt: skip
+    ledger.put(r)
+    low, high = ci or (ratio * 0.95, ratio * 1.05)
+    for v in variants:
+        ledger.put(
+            m.Comparison(
+                round_id=r.id,
+                variant_id=v.id,
+                workload=W,
+                n=10,
+                ratio=ratio,
+                ci_low=low,
+                ci_high=high,
+                verdict=verdict,
+            )
+        )
+    return r
+
+
+def _check(ledger: Ledger, s: m.Session, v: m.Variant, minute: float, passed: bool) -> None:
+    ledger.put(
+        m.CorrectnessResult(
+            session_id=s.id,
+            variant_id=v.id,
+            workload=CHECK_COMMAND,
+            passed=passed,
+            exit_code=0 if passed else 1,
+            created_at=at(minute),
+        )
+    )
+
+
+def _keep(ledger: Ledger, s: m.Session, v: m.Variant, minute: float) -> None:
+    ledger.put(
+        m.Disposition(
+            id="d0f100000001",
+            session_id=s.id,
+            variant_id=v.id,
+            choice=m.DispositionChoice.KEEP_DEFAULT,
+            optimization_class=m.OptimizationClass.NA,
+            guards=["g"],
+            fallback="f",
+            reason="r",
+            created_at=at(minute),
+        )
+    )
+
+
+def _record(tmp_path: Path, build: Any) -> tuple[Any, str]:
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        s = build(ledger)
+        x = gather(ledger, s)
+    return x, to_markdown(x)
+
+
+def _summary_row(md: str, name: str) -> str:
+    head = md[: md.index("# Details")]
+    rows = [ln for ln in head.splitlines() if ln.startswith(f"| {name} |")]
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+# ---------------------------------------------------------------------------- 1
+
+
+def test_a_kept_variant_whose_check_fails_in_a_later_round_reads_broken(tmp_path):
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        b = _baseline(ledger, s)
+        v = _variant(ledger, s, "fast")
+        _round(ledger, s, b, 1, [v])
+        _check(ledger, s, v, 11, passed=True)
+        _keep(ledger, s, v, 16)
+        _round(ledger, s, b, 2, [v])
+        _check(ledger, s, v, 21, passed=False)
+        return s
+
+    x, md = _record(tmp_path, build)
+    row = _summary_row(md, "fast")
+    assert "BROKEN" in row and "FASTER" not in row
+    assert "passes" not in row
+    assert "keep as the default path on round 1; its check failed in round 2" in row
+    assert "| round 2 |" in row
+    assert x.summary.rows[0].round == 2
+
+
+def test_a_flaky_check_says_it_failed_once(tmp_path):
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        b = _baseline(ledger, s)
+        v = _variant(ledger, s, "fast")
+        _round(ledger, s, b, 1, [v])
+        _check(ledger, s, v, 11, passed=True)
+        _round(ledger, s, b, 2, [v])
+        _check(ledger, s, v, 21, passed=False)
+        _round(ledger, s, b, 3, [v])
+        _check(ledger, s, v, 31, passed=True)
+        return s
+
+    _, md = _record(tmp_path, build)
+    row = _summary_row(md, "fast")
+    assert "check command passes in round 3; failed in round 2" in row
