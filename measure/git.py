@@ -23,6 +23,8 @@ from pathlib import Path
 from measure.errors import WorkFailed
 
 SNAPSHOT_REF_PREFIX = "refs/gpuopt/snapshots/"
+# A kept variant's code outlives its session under this name: no prune ever lists it.
+KEPT_REF_PREFIX = "refs/gpuopt/kept/"
 LARGE_UNTRACKED_BYTES = 50 * 1000 * 1000
 LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
 
@@ -445,6 +447,22 @@ def snapshot_of_ref(repo: str | Path, gitref: str, snapshot_id: str | None = Non
 def delete_snapshot_ref(repo: str | Path, ref: str) -> None:
     if ref.startswith(SNAPSHOT_REF_PREFIX):
         git(["update-ref", "-d", ref], repo, check=False)
+
+
+def pin_kept(repo: str | Path, snapshot_ref: str, commit: str) -> str:
+    """Pin commit as `refs/gpuopt/kept/<id>` (the id of snapshot_ref): the name of a kept
+    variant's code once no ledger row names its snapshot ref any more."""
+    ref = KEPT_REF_PREFIX + snapshot_ref.removeprefix(SNAPSHOT_REF_PREFIX)
+    git(["update-ref", ref, commit], repo)
+    return ref
+
+
+def has_commit(repo: str | Path, commit: str) -> bool:
+    """Whether the repository still holds the commit object (a removed ref's code)."""
+    if not commit or commit.startswith("-"):
+        return False
+    proc = git(["cat-file", "-e", f"{commit}^{{commit}}"], repo, check=False)
+    return proc.returncode == 0
 
 
 def apply_patch(worktree: str | Path, patch: str | Path) -> None:

@@ -5,15 +5,18 @@ What the command line (`gpuopt session …`, `gpuopt ledger prune-refs`) and the
 session picker call. A refusal is a `session.errors` family with one line for the person.
 
 A snapshot ref (`refs/gpuopt/snapshots/<id>`, see `measure.git`) is the only name of a
-snapshot's commit: the ref of a kept variant is its code, so deleting a session leaves
-those refs in the repository unless `with_refs` says otherwise. Every ref removed is
-reported with its commit, so it can be put back (`git update-ref REF COMMIT`) while git
-still holds the object.
+snapshot's commit: the ref of a kept variant is its code, so deleting a session pins that
+commit again as `refs/gpuopt/kept/<id>` (a name `prune_refs` never lists: once no row names
+the snapshot ref, a prune would remove it) unless `with_refs` says otherwise. Every ref
+removed is reported with its commit, so it can be put back (`git update-ref REF COMMIT`)
+while git still holds the object; `missing_refs` finds the refs a ledger's rows name that
+its repositories lost (a copy of the ledger may name refs another copy's delete removed).
 """
 
 from __future__ import annotations
 
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +27,9 @@ from measure.git import (
     GitError,
     common_dir,
     delete_snapshot_ref,
+    has_commit,
     list_refs,
+    pin_kept,
     repo_root,
 )
 from session import artifacts
@@ -36,12 +41,15 @@ from session.ledger_port import LedgerLike
 __all__ = [
     "RECENT_S",
     "DeleteReport",
+    "MissingRef",
     "PruneReport",
     "RefLine",
     "archive_session",
     "delete_session",
+    "missing_refs",
     "prune_refs",
     "rename_session",
+    "title_problem",
 ]
 
 KEPT = (
@@ -92,6 +100,7 @@ class DeleteReport:
     rows: dict[str, int] = field(default_factory=dict)  # table -> rows deleted
     refs_removed: list[RefLine] = field(default_factory=list)
     refs_kept: list[RefLine] = field(default_factory=list)  # kept variants' (no with_refs)
+    kept_as: dict[str, str] = field(default_factory=dict)  # snapshot ref -> its kept/ name
     refs_left: list[tuple[RefLine, str]] = field(default_factory=list)  # could not: why
     artifacts_freed: int = 0  # bytes of saved check outputs removed
 
@@ -126,8 +135,23 @@ def _changed(ledger: LedgerLike, session_id: str, **values: object) -> m.Session
     return ledger.put_if_unchanged(changed, read).model
 
 
+def title_problem(title: str) -> str | None:
+    """Why a title cannot be a session's new title (one line), or None: a control character
+    (a newline, a tab, an escape) would break every listing that shows it on one line."""
+    bad = [c for c in title if unicodedata.category(c) == "Cc"]
+    if bad:
+        return (
+            f"a title cannot hold control characters (it has {ascii(bad[0])[1:-1]}): "
+            "give it on one line"
+        )
+    return None
+
+
 def rename_session(ledger: LedgerLike, session_id: str, title: str) -> m.Session:
-    """Give the session a new title (not blank)."""
+    """Give the session a new title (not blank, no control characters)."""
+    problem = title_problem(title)
+    if problem:
+        raise BadInput(problem)
     return _changed(ledger, session_id, title=title)
 
 
@@ -215,7 +239,7 @@ def delete_session(ledger: LedgerLike, session_id: str, *, with_refs: bool = Fal
         if line.ref in still_used:
             continue
         if kept and not with_refs:
-            report.refs_kept.append(line)
+            _keep(session.repo, line, report)
         else:
             doomed.append(line)
     if doomed:
@@ -223,6 +247,17 @@ def delete_session(ledger: LedgerLike, session_id: str, *, with_refs: bool = Fal
         report.refs_removed, report.refs_left = removed, left
     report.artifacts_freed = _remove_artifacts(ledger, session.id)
     return report
+
+
+def _keep(repo: str | Path, line: RefLine, report: DeleteReport) -> None:
+    """Pin a kept variant's commit where no prune looks (its snapshot ref stays too: a copy
+    of the ledger may still name it)."""
+    try:
+        report.kept_as[line.ref] = pin_kept(repo, line.ref, line.commit)
+    except GitError as exc:
+        report.refs_left.append((line, f"could not pin it as kept: {exc}"))
+        return
+    report.refs_kept.append(line)
 
 
 def _remove_refs(
@@ -283,3 +318,45 @@ def prune_refs(ledger: LedgerLike, repo: str | Path, *, dry_run: bool = True) ->
         if left:
             raise WorkFailed(f"{left[0][0].ref}: {left[0][1]} ({len(left)} refs left in all)")
     return report
+
+
+@dataclass(frozen=True)
+class MissingRef:
+    """A snapshot ref a row names that its session's repository no longer has."""
+
+    session_id: str
+    repo: str
+    line: RefLine
+    commit_there: bool  # the object is still in the repository: `git update-ref` restores it
+
+    def problem(self) -> str:
+        """One line for `ledger check`: what is missing, and how to get it back if it can."""
+        lost = f"{self.line.what} of session {self.session_id} names {self.line.ref}, "
+        if self.commit_there:
+            how = f"git -C {self.repo} update-ref {self.line.ref} {self.line.commit} restores it"
+        else:
+            how = f"its commit {self.line.commit} is gone too: that code cannot be rebuilt"
+        return lost + f"missing from {self.repo} ({how})"
+
+
+def missing_refs(ledger: LedgerLike) -> tuple[list[MissingRef], list[str]]:
+    """The snapshot refs the ledger's rows name that their repositories lack, and the
+    repositories that could not be read (moved, or on another machine: not a problem)."""
+    missing: list[MissingRef] = []
+    unreachable: list[str] = []
+    sessions = ledger.query("SELECT id, repo FROM sessions ORDER BY rowid")
+    by_repo: dict[str, list[str]] = {}
+    for r in sessions:
+        by_repo.setdefault(r["repo"], []).append(r["id"])
+    for repo, ids in by_repo.items():
+        try:
+            present = list_refs(repo)
+        except GitError:
+            unreachable.append(repo)
+            continue
+        for sid in ids:
+            for line, _ in _session_refs(ledger, sid):
+                if line.ref not in present:
+                    there = has_commit(repo, line.commit)
+                    missing.append(MissingRef(sid, repo, line, there))
+    return missing, unreachable

@@ -57,6 +57,7 @@ def check(args: argparse.Namespace) -> int:
     import sqlite3
 
     from session.artifacts import artifacts_root, find_artifacts, referenced_paths
+    from session.manage import missing_refs
     from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
@@ -67,6 +68,10 @@ def check(args: argparse.Namespace) -> int:
             problems += [str(row) for row in ledger.validate_rows()]
         except sqlite3.DatabaseError as exc:  # damage the integrity check has named already
             problems.append(f"row check stopped: {exc}")
+        unreachable: list[str] = []
+        if not problems:  # a damaged file's rows are not worth following into git
+            lost, unreachable = missing_refs(ledger)
+            problems += [m.problem() for m in lost]
         counts = ledger.counts()
         entries = find_artifacts(ledger.path, referenced_paths(ledger))
         report = {
@@ -75,6 +80,7 @@ def check(args: argparse.Namespace) -> int:
             "problems": problems,
             "newer": ledger.newer,
             "counts": counts,
+            "repos_not_checked": unreachable,
             "artifacts": {
                 "root": str(artifacts_root(ledger.path)),
                 "bytes": sum(e.size for e in entries),
@@ -92,9 +98,11 @@ def check(args: argparse.Namespace) -> int:
         print(f"{plain(report['path'])}: {state}")
         if ledger.newer:
             print("written by a newer gpuopt: opened read-only")
-        for p in problems:
-            print(f"  {plain(p)}")
+        for p in problems:  # long enough for a recovery command with two paths in it
+            print(f"  {plain(p, 1000)}")
         print("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        for repo in unreachable:
+            print(f"  snapshot refs not checked in {plain(repo)}: not a repository here")
         print_artifacts(entries, artifacts_root(report["path"]))
     return 0 if not problems else 1
 

@@ -34,12 +34,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="delete a session, its rows and the snapshot refs it pinned",
         description="Delete a session and everything recorded for it, its saved check "
         "outputs, and the snapshot refs its baselines and variants pinned in its "
-        "repository. A kept variant's ref stays (it is that variant's code) unless "
-        "--with-refs. Refused while one of its rounds is being measured. Asks first on a "
-        "terminal; elsewhere it needs --yes.",
+        "repository. A kept variant's ref stays (it is that variant's code), pinned again "
+        "as refs/gpuopt/kept/<id>, which prune-refs never removes, unless --with-refs. "
+        "Refused while one of its rounds is being measured. Asks first on a terminal; "
+        "elsewhere it needs --yes.",
     )
     d.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    d.add_argument("--with-refs", action="store_true", help="kept variants' refs too")
+    d.add_argument(
+        "--with-refs", action="store_true", help="kept variants' refs too (none pinned as kept)"
+    )
     d.add_argument("--yes", "-y", action="store_true", help="do not ask")
     d.set_defaults(handler=delete)
 
@@ -51,7 +54,7 @@ def rename(args: argparse.Namespace) -> int:
 
     with open_ledger(args) as ledger:
         s = rename_session(ledger, session_of(ledger, args.session).id, args.title)
-    print(f"session {plain(s.id)} is now titled {plain(s.title)!r}")
+    print(f"session {plain(s.id)} is now titled '{plain(s.title)}'")
     return 0
 
 
@@ -87,7 +90,7 @@ def delete(args: argparse.Namespace) -> int:
                 )
             refs = ", kept variants' refs included" if args.with_refs else ""
             question = (
-                f"Delete session {plain(s.id)} ({plain(s.title, 80)!r}) and everything "
+                f"Delete session {plain(s.id)} ('{plain(s.title, 80)}') and everything "
                 f"recorded for it{refs}? [y/N] "
             )
             print(question, end="", file=sys.stderr, flush=True)
@@ -107,7 +110,7 @@ def _say_deleted(report: DeleteReport) -> None:
 
     rows = sum(report.rows.values())
     print(
-        f"deleted session {plain(report.session_id)} ({plain(report.title, 80)!r}): "
+        f"deleted session {plain(report.session_id)} ('{plain(report.title, 80)}'): "
         f"{rows} row(s)"
         + (
             f", {human_bytes(report.artifacts_freed)} of saved outputs"
@@ -118,7 +121,15 @@ def _say_deleted(report: DeleteReport) -> None:
     for line in report.refs_removed:  # with its commit: `git update-ref REF COMMIT` restores it
         print(f"  removed {plain(line.ref)} {line.commit} ({plain(line.what)})")
     for line in report.refs_kept:
-        what = f"{plain(line.what)}; --with-refs removes it"
+        kept_as = plain(report.kept_as.get(line.ref, line.ref))
+        what = f"{plain(line.what)}; pinned as {kept_as}, which prune-refs never removes"
         print(f"  kept    {plain(line.ref)} {line.commit} ({what})")
     for line, why in report.refs_left:
         print(f"gpuopt: left {plain(line.ref)} {line.commit}: {plain(why)}", file=sys.stderr)
+    if report.refs_removed:  # the refs are the repository's, shared by every copy
+        print(
+            "gpuopt: note: a copy of this ledger (gpuopt ledger backup) may still name the "
+            "removed refs; gpuopt ledger check on it names any it lost, and `git update-ref "
+            "REF COMMIT` with the commits above puts them back",
+            file=sys.stderr,
+        )
