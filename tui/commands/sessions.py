@@ -27,7 +27,8 @@ LAYOUTS = (
     (100, ("id", "title", "repo", "created", *COUNTS)),
     (72, ("id", "title", "repo", "created")),
     (50, ("id", "title", "created")),
-    (0, ("id", "title")),
+    (22, ("id", "title")),
+    (0, ("id",)),  # an id is never cut (it is what the person copies): it alone, whole
 )
 
 
@@ -125,6 +126,9 @@ def _widths(columns: tuple[str, ...], width: int) -> dict[str, int]:
 
 
 def _print_table(rows: list[dict[str, Any]], unreadable: list[str], path: Any) -> None:
+    import shutil
+
+    from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
 
@@ -132,10 +136,19 @@ def _print_table(rows: list[dict[str, Any]], unreadable: list[str], path: Any) -
     from tui.display import plain, shown
 
     console = make_console()
+    if console.width < 1:  # COLUMNS=0 (or a terminal that says 0): ask the terminal itself
+        console = make_console(width=max(shutil.get_terminal_size().columns, 1))
     if not rows:
         console.print(Text.assemble(*_none_yet(path)), soft_wrap=True)
         return
-    columns = next(cols for least, cols in LAYOUTS if console.width >= least)
+    id_width = max(cell_len(plain(r["id"])) for r in rows)
+    longer = id_width - FIXED["id"]  # the layouts' widths are for ids of FIXED["id"]
+    columns = next(cols for least, cols in LAYOUTS if console.width >= least + longer)
+    if columns == ("id",):  # narrower than an id and a scrap of title: the ids, whole
+        console.print(Text("id", style="bold"))
+        for r in rows:
+            console.print(shown(r["id"]), soft_wrap=True)  # wraps, never cut
+        return
     widths = _widths(columns, console.width)
     table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
     for col in columns:  # every cell one line; titles and paths give way, with an ellipsis
@@ -144,6 +157,7 @@ def _print_table(rows: list[dict[str, Any]], unreadable: list[str], path: Any) -
             justify="right" if col in COUNTS else "left",
             no_wrap=True,
             overflow="ellipsis",
+            min_width=id_width if col == "id" else None,
             max_width=widths.get(col),
         )
     for r in rows:  # stored text: shown literally, controls visible, long values cut
