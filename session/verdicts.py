@@ -106,6 +106,8 @@ def shown_verdict(
     correct: bool | None = None if not relevant else not failed
     speed = comparison.verdict
     word = speed.value
+    if speed in _DECIDED and not _finite(comparison.ratio):
+        word = m.Verdict.INCONCLUSIVE.value  # no finite estimate decides anything
     failure = ""
     if failed or speed is m.Verdict.BROKEN:
         word = m.Verdict.BROKEN.value
@@ -123,6 +125,13 @@ def shown_verdict(
         failure=failure,
         untrusted_why="; ".join(why),
     )
+
+
+_DECIDED = (m.Verdict.FASTER, m.Verdict.SLOWER, m.Verdict.SAME)
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
 
 
 def verdict_for(view: Any, comparison: m.Comparison) -> ShownVerdict:
@@ -275,7 +284,7 @@ def sci(x: float | None) -> str:
 
 def times_text(ratio: float | None) -> str:
     """A ratio (below 1 is better) as "× faster/slower"."""
-    if ratio is None or ratio <= 0:
+    if ratio is None or not math.isfinite(ratio) or ratio <= 0:
         return "—"
     if abs(math.log(ratio)) < 0.005:  # below half a percent: 1.00× either way
         return "no change"
@@ -286,7 +295,9 @@ def times_text(ratio: float | None) -> str:
 
 def times_ci_text(low: float | None, high: float | None) -> str:
     """A ratio's interval in the words of `times_text`: "4.71–4.99× faster"."""
-    if low is None or high is None or low <= 0 or high <= 0:
+    if low is None or high is None or not (_finite(low) and _finite(high)):
+        return "—"
+    if low <= 0 or high <= 0:
         return "—"
     if high < 1:
         return f"{1 / high:.2f}–{1 / low:.2f}× faster"

@@ -15,6 +15,7 @@ format over one shared table layer (as hyperfine's exporters are).
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from session import models as m
@@ -45,5 +46,20 @@ def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
 
 
 def to_json(data: SessionExport | dict[str, Any]) -> str:
+    """Strict JSON: a non-finite stored figure (NaN, ±Infinity) is null, never a bare token
+    a JSON parser refuses."""
     plain = data.dump() if isinstance(data, SessionExport) else data
-    return json.dumps(plain, ensure_ascii=False, indent=2, default=str) + "\n"
+    return (
+        json.dumps(_finite(plain), ensure_ascii=False, indent=2, default=str, allow_nan=False)
+        + "\n"
+    )
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

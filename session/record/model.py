@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from session import models as m
 from session import verdicts as vd
 from session.read_model import RecordReads, SessionView, load_view, record_reads
+from session.record.table import fixed
 from session.timing import metric_label, metric_text
 
 FORMAT = "gpuopt-session"
@@ -557,7 +558,7 @@ def _round_summary_words(
     return {
         "results": "; ".join(
             f"{x.variant}/{x.workload}: "
-            + (f"{x.ratio:.3f} " if x.ratio is not None else "")
+            + (f"{fixed(x.ratio)} " if fixed(x.ratio) != "—" else "")
             + x.shown
             for x in rows
         ),

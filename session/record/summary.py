@@ -3,7 +3,8 @@ the verdict, by how much, whether it is correct, what was decided and on which r
 
 from __future__ import annotations
 
-from session.record.model import SessionExport
+from session import models as m
+from session.record.model import SessionExport, SummaryRow
 from session.record.table import figure, md_cell, md_table, round_label
 
 
@@ -37,7 +38,7 @@ def summary_lines(x: SessionExport) -> list[str]:
                 r.variant,
                 r.workload,
                 r.verdict or "not measured",
-                f"{r.times} ({r.times_ci})" if r.times != "—" else "—",
+                _times(r),
                 f"{figure(r.baseline_median)} → {figure(r.variant_median, r.unit)}"
                 if r.baseline_median is not None or r.variant_median is not None
                 else "—",
@@ -55,6 +56,16 @@ def summary_lines(x: SessionExport) -> list[str]:
         "workload, whatever its speed.",
     ]
     return lines
+
+
+def _times(r: SummaryRow) -> str:
+    """By how much, with its interval: an undecided estimate says so, and a figure without
+    an interval is never shown bare (it would read as a result)."""
+    if r.times == "—":
+        return "—"
+    if r.verdict_word == m.Verdict.INCONCLUSIVE.value:
+        return "undecided" + (f": {r.times} ({r.times_ci})" if r.times_ci != "—" else "")
+    return f"{r.times} ({r.times_ci})"
 
 
 def legend(x: SessionExport) -> str:

@@ -9,6 +9,7 @@ table, become HTML or a link on GitHub, or act on the terminal that shows it.
 
 from __future__ import annotations
 
+import math
 import re
 from enum import Enum
 from typing import Any
@@ -28,6 +29,10 @@ _CELL = str.maketrans(
         "\\": "&#92;",
         "[": "&#91;",
         "]": "&#93;",
+        # emphasis and strikethrough: `a*b*` is text a person typed, never italics
+        "*": "\\*",
+        "_": "\\_",
+        "~": "\\~",
     }
 )
 # GFM's extended autolinks start at `scheme://`, `www.` and `user@host`: breaking the
@@ -119,12 +124,16 @@ def yes(flag: Any) -> str:
 
 
 def fixed(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
+    """A figure with `digits` decimals; "—" for none or a non-finite one, and 4 significant
+    digits past a million (a hostile 1e308 is not a 300-digit cell)."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    return f"{x:.4g}" if abs(x) >= 1e6 else f"{x:.{digits}f}"
 
 
 def figure(x: float | None, unit: str = "") -> str:
-    """An absolute figure with 4 significant digits and its unit."""
-    if x is None:
+    """An absolute figure with 4 significant digits and its unit ("—" when not finite)."""
+    if x is None or not math.isfinite(x):
         return "—"
     return f"{x:.4g} {unit}".strip()
 

@@ -6,13 +6,16 @@ the record reads only what is stored, so each case is the stored shape that show
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from ledger import Ledger
 from session import models as m
-from session.record import gather, to_markdown
+from session.record import gather, to_json, to_markdown
+from session.record.table import md_cell
 from session.verdicts import CHECK_COMMAND
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -66,7 +69,7 @@ def _round(
     variants: list[m.Variant],
     ratio: float = 0.5,
     verdict: m.Verdict = m.Verdict.FASTER,
-    ci: tuple[float, float] | None = None,
+    ci: tuple[float | None, float | None] | None = None,
 ) -> m.Round:
     r = m.Round(
         id=f"40df1000000{number}", session_id=s.id, baseline_id=b.id, number=number,
@@ -175,3 +178,61 @@ def test_a_flaky_check_says_it_failed_once(tmp_path):
     _, md = _record(tmp_path, build)
     row = _summary_row(md, "fast")
     assert "check command passes in round 3; failed in round 2" in row
+
+
+# ---------------------------------------------------------------------------- 5, 6, 9, 10
+
+
+def test_emphasis_characters_are_escaped_in_cells_and_text():
+    cell = md_cell("a*b* and _c_ and ~~d~~")
+    assert "*" not in cell.replace("\\*", "")
+    assert "_" not in cell.replace("\\_", "")
+    assert "~" not in cell.replace("\\~", "")
+
+
+def test_a_hostile_stored_ratio_gives_strict_json_and_no_figure_that_reads_as_a_result(tmp_path):
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        b = _baseline(ledger, s)
+        v = _variant(ledger, s, "odd")
+        _round(ledger, s, b, 1, [v], ratio=float("nan"), ci=(-1e308, float("inf")))
+        return s
+
+    x, md = _record(tmp_path, build)
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"bare {name} in the JSON")
+
+    data = json.loads(to_json(x), parse_constant=refuse)
+    comp = data["rounds"][0]["comparisons"][0]
+    assert comp["ratio"] is None and comp["ci_low"] == -1e308 and comp["ci_high"] is None
+    assert comp["verdict"] != "FASTER"
+    row = _summary_row(md, "odd")
+    assert "FASTER" not in row
+    low = md.lower()
+    assert "nan" not in low.replace("nanoseconds", "") and "inf×" not in low
+    assert not re.search(r"\d{20}", md)
+
+
+def test_an_inconclusive_row_never_shows_a_bare_times_faster(tmp_path):
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        b = _baseline(ledger, s)
+        v = _variant(ledger, s, "maybe")
+        _round(ledger, s, b, 1, [v], ratio=0.526, verdict=m.Verdict.INCONCLUSIVE, ci=(None, None))
+        return s
+
+    _, md = _record(tmp_path, build)
+    row = _summary_row(md, "maybe")
+    assert "1.90× faster (—)" not in row
+    assert "undecided" in row
+
+
+def test_export_accepts_json_as_a_synonym_of_format_json(tmp_path, capsys):
+    from tui.cli import main
+
+    db = tmp_path / "l.db"
+    with Ledger.open(db) as ledger:
+        s = _session(ledger)
+    assert main(["--ledger", str(db), "export", s.id, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["session"]["id"] == s.id

@@ -18,6 +18,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="md",
         help="md: the decision record to read (default); json: every record, for tools",
     )
+    p.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="--format json"
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(handler=run)
 
