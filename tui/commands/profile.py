@@ -117,6 +117,11 @@ def run(args: argparse.Namespace) -> int:
                     print(f"    {plain(c.line(), 400)}")
                 if not checks:
                     print("    no claim about launches, operators, bytes or intermediates to check")
-    for line in prof.shell_advice(others):
+    advice = prof.shell_advice(others)
+    if others and not runs:  # nothing could be profiled here: that is a failure, with why
+        for line in advice:
+            print(f"gpuopt: {plain(line, 1000)}", file=sys.stderr)
+        return 1
+    for line in advice:
         print(plain(line, 1000))
     return 1 if failed else 0
