@@ -66,17 +66,16 @@ def baseline_lines(x: SessionExport) -> list[str]:
                 f"{md_cell(o['snapshot']['commit'][:12])}): {md_cell(_reproducibility(o))}"
             )
     section(lines, "Environment", 3)
-    first = x.baselines[0]
-    lines.append(f"As recorded with baseline {md_cell(first['baseline_id'])}:")
+    # The environment of the baseline the record rests on; other attempts by what differs.
+    lines.append(f"As recorded with baseline {md_cell(b['baseline_id'])}:")
     lines.append("")
-    lines += md_table(["field", "value"], _env_rows(first["environment"]))
-    before = _env_rows(first["environment"])
-    for o in x.baselines[1:]:
-        now = _env_rows(o["environment"])
-        changed = [[a[0], f"{a[1]} → {n[1]}"] for a, n in zip(before, now, strict=True)
+    ours = _env_rows(b["environment"])
+    lines += md_table(["field", "value"], ours)
+    for o in others:
+        theirs = _env_rows(o["environment"])
+        changed = [[n[0], n[1], a[1]] for a, n in zip(ours, theirs, strict=True)
                    if a[1] != n[1]]  # fmt: skip
         if changed:
-            lines += ["", f"Changed with baseline {md_cell(o['baseline_id'])}:", ""]
-            lines += md_table(["field", "before → now"], changed)
-        before = now
+            lines += ["", f"Baseline {md_cell(o['baseline_id'])} differed:", ""]
+            lines += md_table(["field", "that baseline", "this one"], changed)
     return lines

@@ -60,6 +60,7 @@ class Summary(Row):
     baseline_medians: dict[str, float] = Field(default_factory=dict)
     units: dict[str, str] = Field(default_factory=dict)
     attempts: int = 0  # baselines recorded before the one the rounds rest on
+    baseline_outcome: str = ""  # its split-half check in the words of `gpuopt baseline`
     rows: list[SummaryRow] = Field(default_factory=list)
 
 
@@ -413,8 +414,24 @@ def gather(
         ],
     )
     out.summary = _summary(view, out, CHOICE_WORDS)
+    out.summary.baseline_outcome = _baseline_outcome(ledger, view, out.summary.baseline_id)
     out._profile_lines = _profile_section(ledger, session, folder)
     return out
+
+
+def _baseline_outcome(ledger: Any, view: SessionView, baseline_id: str | None) -> str:
+    """The baseline's outcome at the contract's band, as `gpuopt baseline` says it."""
+    from session.conduct import outcome, outcome_text  # the adaptive baseline's own words
+
+    b = next((x for x in view.baselines if x.id == baseline_id), None)
+    if b is None:
+        return ""
+    got = outcome(ledger, view.session, b)
+    if got is None:
+        return "not judged"
+    words = outcome_text(got, view.session.contract.threshold)
+    # as tui/commands/baseline.py composes it
+    return f"not reproducible: {words}" if got.blocks_round else words
 
 
 def _profile_section(ledger: Any, session: m.Session, folder: Any = None) -> list[str]:

@@ -21,6 +21,7 @@ def summary_lines(x: SessionExport) -> list[str]:
         head = f"- **Baseline:** {md_cell(s.baseline_id)} at commit "
         head += md_cell((s.baseline_commit or "")[:12])
         head += f", median {md_cell(medians)}" if medians else ""
+        head += f"; {md_cell(s.baseline_outcome)}" if s.baseline_outcome else ""
         if s.attempts:
             head += f" ({s.attempts} earlier attempt{'s' if s.attempts > 1 else ''}, below)"
         lines.append(head)
@@ -30,6 +31,15 @@ def summary_lines(x: SessionExport) -> list[str]:
     if not s.rows:
         lines.append("No variant yet.")
         return lines
+    # Variants never measured nor decided fold into one line, and the table gives way
+    # before the summary passes MAX_LINES: the first screen stays one screen.
+    shown = [r for r in s.rows if r.round is not None or r.disposition != "not decided"]
+    idle = [r.variant for r in s.rows if r not in shown]
+    room = MAX_LINES - len(lines) - 2 - 2 - (1 if idle else 0)  # head, legend, folded
+    cut = len(shown) - room + 1 if len(shown) > room else 0
+    table = shown[: len(shown) - cut] if cut else shown
+    if not shown:
+        return [*lines, _folded(idle, after_table=False)]
     lines += md_table(
         ["variant", "workload", "verdict", "× faster (95% CI)", "median baseline → variant",
          "correctness", "class", "disposition", "round"],
@@ -47,15 +57,32 @@ def summary_lines(x: SessionExport) -> list[str]:
                 r.disposition,
                 round_label(r.round) + ("" if r.round_trusted else " (untrusted)"),
             ]
-            for r in s.rows
+            for r in table
         ],
     )  # fmt: skip
+    if cut:
+        lines.append(f"| … {cut} more rows in the Rounds section |" + " |" * 8)
+    if idle:
+        lines += ["", _folded(idle, after_table=True)]
     lines += [
         "",
         legend(x) + " BROKEN: the variant failed its correctness check on that "
         "workload, whatever its speed.",
     ]
     return lines
+
+
+MAX_LINES = 40
+
+
+def _folded(names: list[str], after_table: bool, shown: int = 8) -> str:
+    """Variants never measured nor decided, in one line ("40 more variants not measured
+    yet: v02, v03, …")."""
+    head = ", ".join(md_cell(n) for n in names[:shown])
+    more = ", …" if len(names) > shown else ""
+    n = len(names)
+    what = f"{n}{' more' if after_table else ''} variant{'s' if n > 1 else ''}"
+    return f"{what} not measured yet: {head}{more}"
 
 
 def _times(r: SummaryRow) -> str:

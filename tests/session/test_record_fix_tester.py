@@ -236,3 +236,93 @@ def test_export_accepts_json_as_a_synonym_of_format_json(tmp_path, capsys):
         s = _session(ledger)
     assert main(["--ledger", str(db), "export", s.id, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["session"]["id"] == s.id
+
+
+# ---------------------------------------------------------------------------- 2, 3, 4
+
+
+def test_the_environment_is_the_one_of_the_baseline_in_use(tmp_path):
+    pinned = m.EnvironmentFingerprint(hostname="box", variables={"CUDA_VISIBLE_DEVICES": "7"})
+    plain = m.EnvironmentFingerprint(hostname="box")
+
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        _baseline(ledger, s, 0, environment=pinned)
+        b = _baseline(ledger, s, 1, environment=plain)
+        _round(ledger, s, b, 1, [_variant(ledger, s, "fast")])
+        return s
+
+    _, md = _record(tmp_path, build)
+    env = md[md.index("### Environment") :]
+    env = env[: env.index("\n## ")]
+    assert "As recorded with baseline ba5ef1000001" in env
+    table = env[: env.index("\n\n", env.index("| field | value |"))]
+    assert "VISIBLE" not in table
+    assert "ba5ef1000000" in env and "CUDA\\_VISIBLE\\_DEVICES=7" in env
+
+
+def test_many_unmeasured_variants_fold_into_one_line_and_the_summary_fits_40_lines(tmp_path):
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        b = _baseline(ledger, s)
+        vs = [_variant(ledger, s, f"v{i:02d}", n=i + 2) for i in range(42)]
+        _round(ledger, s, b, 1, vs[:2])
+        return s
+
+    x, md = _record(tmp_path, build)
+    summary = md[: md.index("## Hypotheses")].rstrip("\n").splitlines()
+    assert len(summary) <= 40, len(summary)
+    folded = [ln for ln in summary if "40 more variants not measured yet" in ln]
+    assert len(folded) == 1 and "v02, v03" in folded[0]
+    assert len(x.summary.rows) == 42  # the JSON keeps every row
+
+
+def _baseline_runs(ledger: Ledger, s: m.Session, b: m.Baseline, values: list[float]) -> None:
+    ledger.put(
+        *(
+            m.Run(session_id=s.id, baseline_id=b.id, arm="baseline", workload=W, block=i,
+                  value=v, trust=m.Trust.CLEAN)
+            for i, v in enumerate(values)
+        )
+    )  # fmt: skip
+
+
+def test_the_summary_says_a_drifting_baseline_in_the_words_of_the_cli(tmp_path):
+    from session.conduct import Outcome, outcome_text
+
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        b = _baseline(ledger, s, reproducibility=m.Reproducibility.NOT_REPRODUCIBLE)
+        _baseline_runs(ledger, s, b, [0.1] * 6 + [0.2] * 6)
+        return s
+
+    _, md = _record(tmp_path, build)
+    line = next(ln for ln in md.splitlines() if ln.startswith("- **Baseline:**"))
+    assert "not reproducible: " + outcome_text(Outcome.DRIFTING, 0.02) in line
+
+
+def test_the_summary_says_a_baseline_too_noisy_for_the_band(tmp_path):
+    from session.conduct import Outcome, outcome_text
+
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        b = _baseline(ledger, s, reproducibility=m.Reproducibility.NOT_REPRODUCIBLE)
+        _baseline_runs(ledger, s, b, [0.1, 0.3, 0.12, 0.28, 0.3, 0.1, 0.29, 0.11])
+        return s
+
+    _, md = _record(tmp_path, build)
+    line = next(ln for ln in md.splitlines() if ln.startswith("- **Baseline:**"))
+    assert outcome_text(Outcome.TOO_NOISY, 0.02) in line
+
+
+def test_many_measured_variants_still_fit_40_lines(tmp_path):
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        b = _baseline(ledger, s)
+        _round(ledger, s, b, 1, [_variant(ledger, s, f"v{i:02d}", n=i + 2) for i in range(45)])
+        return s
+
+    _, md = _record(tmp_path, build)
+    summary = md[: md.index("## Hypotheses")].rstrip("\n").splitlines()
+    assert len(summary) <= 40, len(summary)
+    assert any("more rows in the Rounds section" in ln for ln in summary)
