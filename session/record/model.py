@@ -61,6 +61,8 @@ class Summary(Row):
     units: dict[str, str] = Field(default_factory=dict)
     attempts: int = 0  # baselines recorded before the one the rounds rest on
     baseline_outcome: str = ""  # its split-half check in the words of `gpuopt baseline`
+    # stored rows that did not read back, per kind ("variant": 2): left out of every list
+    left_out: dict[str, int] = Field(default_factory=dict)
     rows: list[SummaryRow] = Field(default_factory=list)
 
 
@@ -415,8 +417,21 @@ def gather(
     )
     out.summary = _summary(view, out, CHOICE_WORDS)
     out.summary.baseline_outcome = _baseline_outcome(ledger, view, out.summary.baseline_id)
+    for row in view.unreadable:
+        kind = _ROW_KINDS.get(row.table, row.table.replace("_", " "))
+        out.summary.left_out[kind] = out.summary.left_out.get(kind, 0) + 1
     out._profile_lines = _profile_section(ledger, session, folder)
     return out
+
+
+# A ledger table's rows, named as the record names them.
+_ROW_KINDS = {
+    "sessions": "session", "baselines": "baseline", "hypotheses": "hypothesis",
+    "hypothesis_events": "hypothesis history", "variants": "variant", "evidence": "evidence",
+    "preflight": "preflight answer", "rounds": "round", "runs": "run", "hooks": "hook run",
+    "audits": "audit", "correctness": "correctness check", "comparisons": "comparison",
+    "residuals": "residual", "dispositions": "decision",
+}  # fmt: skip
 
 
 def _baseline_outcome(ledger: Any, view: SessionView, baseline_id: str | None) -> str:

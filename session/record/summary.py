@@ -28,8 +28,10 @@ def summary_lines(x: SessionExport) -> list[str]:
     else:
         lines.append("- **Baseline:** none recorded yet")
     lines.append("")
+    if s.left_out:
+        lines += [_left_out(s.left_out), ""]
     if not s.rows:
-        lines.append("No variant yet.")
+        lines.append("No readable variant." if s.left_out.get("variant") else "No variant yet.")
         return lines
     # Variants never measured nor decided fold into one line, and the table gives way
     # before the summary passes MAX_LINES: the first screen stays one screen.
@@ -73,6 +75,14 @@ def summary_lines(x: SessionExport) -> list[str]:
 
 
 MAX_LINES = 40
+
+
+def _left_out(counts: dict[str, int]) -> str:
+    """Rows the ledger holds but could not read back: the record says so, never a silence
+    a reader takes for "none"."""
+    parts = [f"{n} {kind} row{'s' if n > 1 else ''}" for kind, n in counts.items()]
+    tail = " (the rounds below name their variants by id)" if "variant" in counts else ""
+    return f"**Left out:** {md_cell(', '.join(parts))} could not be read{tail}."
 
 
 def _folded(names: list[str], after_table: bool, shown: int = 8) -> str:

@@ -326,3 +326,25 @@ def test_many_measured_variants_still_fit_40_lines(tmp_path):
     summary = md[: md.index("## Hypotheses")].rstrip("\n").splitlines()
     assert len(summary) <= 40, len(summary)
     assert any("more rows in the Rounds section" in ln for ln in summary)
+
+
+# ---------------------------------------------------------------------------- 7
+
+
+def test_unreadable_variant_rows_are_said_to_be_left_out(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "l.db"
+    with Ledger.open(db) as ledger:
+        s = _session(ledger)
+        b = _baseline(ledger, s)
+        vs = [_variant(ledger, s, "a", 2), _variant(ledger, s, "b", 3)]
+        _round(ledger, s, b, 1, vs)
+    with sqlite3.connect(db) as con:  # what a newer or damaged writer may leave
+        con.execute("UPDATE variants SET data = json_set(data, '$.snapshot', 'x')")
+    with Ledger.open(db) as ledger:
+        x = gather(ledger, ledger.get(m.Session, s.id))
+    md = to_markdown(x)
+    head = md[: md.index("## Hypotheses")]
+    assert "No variant yet." not in head
+    assert "2 variant rows could not be read" in head
