@@ -343,7 +343,9 @@ def test_unreadable_variant_rows_are_said_to_be_left_out(tmp_path):
     with sqlite3.connect(db) as con:  # what a newer or damaged writer may leave
         con.execute("UPDATE variants SET data = json_set(data, '$.snapshot', 'x')")
     with Ledger.open(db) as ledger:
-        x = gather(ledger, ledger.get(m.Session, s.id))
+        stored = ledger.get(m.Session, s.id)
+        assert stored is not None
+        x = gather(ledger, stored)
     md = to_markdown(x)
     head = md[: md.index("## Hypotheses")]
     assert "No variant yet." not in head
