@@ -1068,6 +1068,39 @@ def _pairs(tables: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _shared(tables: dict[str, Any]) -> list[dict[str, Any]]:
+    """Intermediates several ops read (an exp read by a sum and a div): no write/read pair,
+    yet one fusion of the producer with all its readers saves the write and every read."""
+    ops = tables["ops"]
+    out = []
+    for r in tables["rows"]:
+        p, readers = r["producer_index"], r["consumer_indices"]
+        if r["kind"] != "intermediate" or p is None or r["rewritten"] or len(readers) < 2:
+            continue
+        if not ops[p]["computes"]:
+            continue
+        reads = [int(b) for b in r["_read_bytes"]] or [r["bytes"]] * len(readers)
+        out.append(
+            {
+                "producer": r["producer"],
+                "consumers": r["consumers"],
+                "bytes": r["bytes"],
+                "saved_bytes": r["bytes"] + sum(reads),  # its write and each read of it
+                "shape": r["shape"],
+                "dtype": r["dtype"],
+                "tensor": r["id"],
+            }
+        )
+    out.sort(key=lambda d: -d["saved_bytes"])
+    return out
+
+
+def _frequent_boundary(bounds: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The most frequent boundary worth naming: one seen more than once with bytes across
+    it (a boundary nothing crosses, or seen once, says nothing about fusion); None if none."""
+    return next((b for b in bounds if b["bytes"] > 0 and b["count"] > 1), None)
+
+
 def _boundaries(tables: dict[str, Any]) -> list[dict[str, Any]]:
     """Each pair of consecutive computing ops, how often it occurs, and the bytes that cross it."""
     ops, computing = tables["ops"], tables["computing"]
@@ -1085,7 +1118,8 @@ def _boundaries(tables: dict[str, Any]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = [
         {"from": a, "to": b, "count": n, "bytes": nb} for (a, b), (n, nb) in tally.items()
     ]
-    found.sort(key=lambda d: (-d["count"], -d["bytes"], d["from"], d["to"]))
+    # Boundaries with bytes across them first: those are what a fusion would save.
+    found.sort(key=lambda d: (d["bytes"] == 0, -d["count"], -d["bytes"], d["from"], d["to"]))
     return found
 
 
@@ -1502,9 +1536,10 @@ def profile_workload(
     result["largest_intermediate"] = _clean_row(largest) if largest else None
     result["live_peak"] = _live_peak(rows, tables["moves"])
     result["pairs"] = _pairs(tables)[:TENSOR_ROWS]
+    result["shared_intermediates"] = _shared(tables)[:TENSOR_ROWS]
     bounds = _boundaries(tables)
     result["boundaries"] = bounds[:10]
-    result["most_frequent_boundary"] = bounds[0] if bounds else None
+    result["most_frequent_boundary"] = _frequent_boundary(bounds)
     if trace:
         try:
             prof.export_chrome_trace(trace)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from measure.numerics import format_bytes
-from measure.profiling.roofline import amdahl_ceiling
+from measure.profiling.roofline import amdahl_ceiling, si
 
 TOLERANCE = 0.05  # a figure moved when it changed by more than this share
 
@@ -79,7 +79,9 @@ def figures(summary: Mapping[str, Any]) -> dict[str, float | None]:
 def _show(name: str, x: float | None) -> str:
     if x is None:
         return "—"
-    return format_bytes(x) if name in _BYTES else f"{x:g}"
+    if name in _BYTES:
+        return format_bytes(x)
+    return si(x, "FLOP") if name == "flops" else f"{x:g}"
 
 
 @dataclass

@@ -7,11 +7,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from measure.numerics import format_bytes
+from measure.profiling.roofline import si
 from session.record.table import md_table
 
 OP_HEAD = ("operator", "calls", "self time", "share", "input shapes")
 TENSOR_HEAD = ("bytes", "shape", "dtype", "made by", "read by", "alive", "kind")
 PAIR_HEAD = ("written by", "read by", "bytes", "a fusion saves")
+SHARED_HEAD = ("written by", "read by (all)", "bytes", "fusing them all saves")
+# Step times whose slowest is this many times the fastest: the machine was busy (or the step
+# varies), and every time in the profile is rough.
+SPREAD_WARN = 3.0
 _KIND_WORDS = {
     "intermediate": "intermediate",
     "temporary": "scratch inside one op",
@@ -30,12 +35,7 @@ def _pct(x: Any) -> str:
 
 
 def _si(x: Any, unit: str) -> str:
-    if not isinstance(x, (int, float)):
-        return "—"
-    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}"
+    return si(x, unit) if isinstance(x, (int, float)) else "—"
 
 
 def _shape(s: Any) -> str:
@@ -86,6 +86,55 @@ def pair_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, ..
     ]
 
 
+def shared_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, ...]]:
+    """Intermediates several ops read: the producer, its readers, and what fusing them saves."""
+    return [
+        (
+            str(r["producer"]),
+            ", ".join(r.get("consumers") or []),
+            format_bytes(r["bytes"]),
+            format_bytes(r["saved_bytes"]),
+        )
+        for r in (summary.get("shared_intermediates") or [])[:limit]
+    ]
+
+
+def _step_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The time per step, said as what it is (timed apart from the profiled steps), and a
+    warning when the timed steps spread widely."""
+    step_ms = summary.get("step_ms")
+    if not isinstance(step_ms, (int, float)):
+        return []
+    samples = [t for t in summary.get("step_ms_samples") or [] if isinstance(t, (int, float))]
+    timed = len(samples) or 5
+    out = [
+        f"time per step {step_ms:.4g} ms: the fastest of {timed} steps timed before the "
+        "profiled ones (profiling distorts time; not the timing's figure)"
+    ]
+    low, high = (min(samples), max(samples)) if samples else (0.0, 0.0)
+    if low > 0 and high / low >= SPREAD_WARN:
+        out.append(
+            f"warning: the timed steps ranged from {low:.3g} to {high:.3g} ms (max/min "
+            f"{high / low:.3g}×): the machine was busy or the step varies; times here are rough"
+        )
+    return out
+
+
+def _boundary_line(summary: Mapping[str, Any]) -> str:
+    bound = summary.get("most_frequent_boundary")
+    # A profile stored before the worker chose only boundaries worth naming may hold one
+    # nothing crosses, or one seen once: that is no "most frequent" boundary either.
+    if not bound or not bound.get("bytes") or int(bound.get("count") or 0) < 2:
+        return (
+            "most frequent operator boundary: none (no boundary seen more than once with "
+            "bytes across it)"
+        )
+    return (
+        f"most frequent operator boundary {bound['from']} → {bound['to']} "
+        f"({bound['count']}×, {format_bytes(bound['bytes'])} across it)"
+    )
+
+
 def fact_lines(summary: Mapping[str, Any]) -> list[str]:
     """The method's quick checklist, answered from one profile."""
     out = [
@@ -93,26 +142,15 @@ def fact_lines(summary: Mapping[str, Any]) -> list[str]:
         + (f" ({summary['device_name']})" if summary.get("device_name") else "")
         + f", dtype {summary.get('dtype') or '—'}, "
         f"{summary.get('profiled_steps', 1)} step(s) profiled",
-        *(
-            [
-                f"time per step {summary['step_ms']:.4g} ms (fastest of 5, in the profile pass: "
-                "not the timing's figure)"
-            ]
-            if isinstance(summary.get("step_ms"), (int, float))
-            else []
-        ),
+        *_step_lines(summary),
         f"launches {'per step' if summary.get('per_step', True) else 'in the whole run'} "
         f"{summary.get('launches')} ({summary.get('launch_source')})",
     ]
     head = summary.get("dominant")
     if head:
         out.append(f"dominant operation {head['name']}: {_pct(head.get('share'))} of the time")
-    bound = summary.get("most_frequent_boundary")
-    if bound:
-        out.append(
-            f"most frequent operator boundary {bound['from']} → {bound['to']} "
-            f"({bound['count']}×, {format_bytes(bound['bytes'])} across it)"
-        )
+    if "most_frequent_boundary" in summary:  # a torch profile (Nsight's have no op order)
+        out.append(_boundary_line(summary))
     largest = summary.get("largest_intermediate")
     if largest:
         out.append(
@@ -136,6 +174,13 @@ def fact_lines(summary: Mapping[str, Any]) -> list[str]:
             f"{len(pairs)} write/read pair(s); fusing them all would save about "
             f"{format_bytes(saved)} per step"
         )
+    shared = summary.get("shared_intermediates") or []
+    if shared:
+        saved = sum(int(r["saved_bytes"]) for r in shared)
+        out.append(
+            f"{len(shared)} intermediate(s) read by several ops (no write/read pair); fusing "
+            f"each producer with all its readers would save about {format_bytes(saved)} per step"
+        )
     dyn = summary.get("dynamo")
     if dyn:
         out.append(
@@ -148,11 +193,15 @@ def fact_lines(summary: Mapping[str, Any]) -> list[str]:
 def roofline_lines(summary: Mapping[str, Any]) -> list[str]:
     work = summary.get("work") or {}
     pos = summary.get("roofline") or {}
-    out = [
-        f"work {_si(work.get('flops'), 'FLOP')} and at least "
-        f"{format_bytes(work.get('bytes') or 0)} "
-        f"moved per step: intensity {pos.get('intensity') or 0:.3g} FLOP/byte"
-    ]
+    ai = pos.get("intensity")
+    if not work.get("flops") and not work.get("bytes"):
+        out = ["work: no work measured (no FLOPs counted and no bytes moved per step)"]
+    else:
+        out = [
+            f"work {_si(work.get('flops'), 'FLOP')} and at least "
+            f"{format_bytes(work.get('bytes') or 0)} moved per step: intensity "
+            + (f"{ai:.3g} FLOP/byte" if isinstance(ai, (int, float)) else "— (no bytes moved)")
+        ]
     ceil = pos.get("ceilings") or {}
     if ceil:
         out.append(
@@ -205,6 +254,9 @@ def profile_markdown(
         pairs = pair_rows(s)
         if pairs:
             out += [*_md_table(PAIR_HEAD, pairs), ""]
+        shared = shared_rows(s)
+        if shared:
+            out += [*_md_table(SHARED_HEAD, shared), ""]
         if s.get("trace"):
             out += [f"Trace: `{s['trace']}` (open it in ui.perfetto.dev or chrome://tracing)", ""]
     if picture:

@@ -66,11 +66,20 @@ def vendor(part: Part | None, dtype: str) -> Ceilings | None:
     return Ceilings(part.bandwidth, peak, None, f"{part.name}: {part.source}")
 
 
-def _si(x: float, unit: str) -> str:
+def si(x: float, unit: str) -> str:
+    """A figure in SI units: 655360 FLOP -> "655 kFLOP"."""
     for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(x) >= scale:
             return f"{x / scale:.3g} {prefix}{unit}"
     return f"{x:.3g} {unit}"
+
+
+def _share_of(fraction: float, ceiling: str, measured: bool) -> str:
+    """ "37% of the bandwidth ceiling", or, above 100% of a measured probe, that the probe
+    is a lower bound of the ceiling (a workload can beat a simple probe, not the chip)."""
+    if fraction > 1 and measured:
+        return f"above the measured {ceiling} probe, a lower bound of the ceiling"
+    return f"{fraction:.0%} of the {ceiling} ceiling"
 
 
 def position(
@@ -120,14 +129,15 @@ def position(
     side = "below" if ai < pos.ridge else "above"
     pos.reasons.append(
         f"intensity {ai:.3g} FLOP/byte is {side} the ridge point {pos.ridge:.3g} FLOP/byte "
-        f"({_si(ref.flops, 'FLOP/s')} / {_si(ref.bandwidth, 'B/s')})"
+        f"({si(ref.flops, 'FLOP/s')} / {si(ref.bandwidth, 'B/s')})"
         + (": near it, either bound is plausible" if pos.borderline else "")
     )
     if pos.bandwidth_fraction is not None and pos.flops_fraction is not None:
+        measured = ceilings is not None
         pos.reasons.append(
-            f"achieved {_si(ach_bw or 0.0, 'B/s')} ({pos.bandwidth_fraction:.0%} of the "
-            f"bandwidth ceiling) and {_si(ach_f or 0.0, 'FLOP/s')} ({pos.flops_fraction:.0%} of "
-            "the compute ceiling)"
+            f"achieved {si(ach_bw or 0.0, 'B/s')} "
+            f"({_share_of(pos.bandwidth_fraction, 'bandwidth', measured)}) and "
+            f"{si(ach_f or 0.0, 'FLOP/s')} ({_share_of(pos.flops_fraction, 'compute', measured)})"
         )
     if pos.launch_share is not None:
         pos.reasons.append(f"launch overhead about {pos.launch_share:.0%} of the step")

@@ -14,6 +14,7 @@ from profile_problems import write_all
 from measure import harness
 from session.profile import summarize
 from session.profile_check import check_predictions, compare, estimate
+from session.profile_text import fact_lines, shared_rows
 
 pytest.importorskip("torch")
 
@@ -92,8 +93,23 @@ def test_matmul_then_three_elementwise_ops(profiles):
     assert work["flops_by_kind"]["elementwise"] == 3 * 256 * 256
     # mm reads two and writes one; each elementwise op reads one and writes one.
     assert work["bytes"] == 9 * KIB256
-    boundary = s["most_frequent_boundary"]
-    assert boundary["count"] == 1 and boundary["bytes"] == KIB256
+    # Each boundary is seen once: listed, but none is "most frequent".
+    assert {"from": "aten::matmul", "to": "aten::mul", "count": 1, "bytes": KIB256} in s[
+        "boundaries"
+    ]
+    assert s["most_frequent_boundary"] is None
+    assert "most frequent operator boundary: none" in "\n".join(fact_lines(s))
+
+
+def test_an_intermediate_read_by_several_ops_is_listed_with_what_a_fusion_saves(profiles):
+    s = profiles["naive"]
+    full = 128 * 1024 * 4
+    [exp] = [r for r in s["shared_intermediates"] if r["producer"] == "aten::exp"]
+    assert exp["consumers"] == ["aten::sum", "aten::div"] and exp["bytes"] == full
+    assert exp["saved_bytes"] == 3 * full  # its write, and the read of each reader
+    assert ("aten::exp", "aten::sum, aten::div", "512 KiB", "1.5 MiB") in shared_rows(s)
+    facts = "\n".join(fact_lines(s))
+    assert "read by several ops (no write/read pair)" in facts
 
 
 def test_fused_variant_moves_op_count_and_bytes(profiles):
