@@ -3,11 +3,19 @@ statistics (NaN/Inf counted in the headline), what each check tried, the audits'
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from session.record.model import CheckRow, SessionExport
-from session.record.table import md_cell, md_code, md_table, round_label, section, yes
+from session.record.table import (
+    md_cell,
+    md_code,
+    md_table,
+    plain_value,
+    round_label,
+    section,
+    words,
+    yes,
+)
 from session.verdicts import bytes_text, sci
 
 
@@ -48,7 +56,7 @@ def correctness_lines(x: SessionExport) -> list[str]:
 def _check_details(c: CheckRow) -> list[str]:
     """What one check did and did not try, what it warned of, and why it failed."""
     out: list[str] = []
-    rows: list[list[Any]] = [[k.replace("_", " "), v if isinstance(v, str) else json.dumps(v)]
+    rows: list[list[Any]] = [[words(k), v if isinstance(v, str) else plain_value(v)]
                              for k, v in c.options.items()]  # fmt: skip
     rows += [["warning", w] for w in c.warnings]
     for s in c.stress:
@@ -57,7 +65,7 @@ def _check_details(c: CheckRow) -> list[str]:
                      f"{s.get('nan_new')}, Inf {s.get('inf_ref')}→{s.get('inf_new')}"])  # fmt: skip
     for side in ("baseline", "variant"):
         if c.nondeterminism.get(side):
-            rows.append([f"nondeterministic ({side})", json.dumps(c.nondeterminism[side])])
+            rows.append([f"nondeterministic ({side})", plain_value(c.nondeterminism[side])])
     if c.class_reason:
         rows.append(["class reason", c.class_reason])
     who = f"{md_cell(c.variant)}/{md_cell(c.workload)} ({round_label(c.round)})"

@@ -3,10 +3,13 @@ then each one in full with its history."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from session.concerns import LABELS
 from session.record.model import SessionExport
 from session.record.table import md_cell, md_table, section, words
+from session.verdicts import bytes_text
 
 
 def _confidence_change(x: SessionExport, h: dict[str, Any]) -> str:
@@ -73,7 +76,7 @@ def hypothesis_details(x: SessionExport) -> list[str]:
             lines += md_table(
                 ["when", "what", "from", "to", "why"],
                 [[e["at"], e["field"], _listed(e["from_value"]), _listed(e["to_value"]),
-                  e["why"]] for e in h["history"]],
+                  stored_words(e["why"])] for e in h["history"]],
             )  # fmt: skip
     return lines
 
@@ -82,4 +85,25 @@ def _listed(value: str | None) -> str:
     """A stored value (or a comma-separated list of them, such as concern areas) in words."""
     if not value:
         return "—"
-    return ", ".join(words(x.strip()) for x in value.split(","))
+    return ", ".join(_AREAS.get(x.strip()) or words(x.strip()) for x in value.split(","))
+
+
+# Concern areas in session.concerns' labels; byte counts as sizes, with the change exact.
+_AREAS = {a.value: label for a, label in LABELS.items()}
+_AREA = re.compile(r"\b(" + "|".join(map(re.escape, _AREAS)) + r")\b")
+_BYTES = re.compile(r"\b(\d+) -> (\d+) bytes\b")
+
+
+def _sizes(hit: re.Match[str]) -> str:
+    before, after = int(hit.group(1)), int(hit.group(2))
+    delta = after - before
+    sign = "+" if delta > 0 else "−"
+    return f"{bytes_text(before)} → {bytes_text(after)} ({sign}{bytes_text(abs(delta))})"
+
+
+def stored_words(text: str | None) -> str:
+    """History text written with stored values in it (`fusion_and_layout: …`, `1049600 ->
+    1049088 bytes`) in the record's words."""
+    if not text:
+        return "—"
+    return _BYTES.sub(_sizes, _AREA.sub(lambda hit: _AREAS[hit.group(1)], text))

@@ -14,6 +14,7 @@ from typing import Any
 
 from session import commands
 from session import models as m
+from session.record.table import words as stored_words
 
 
 def _tree(var: str, repo: str, name: str, commit: str, subdir: str = "") -> list[str]:
@@ -123,10 +124,10 @@ def measurement_plan(
             sha = str(e.summary.get("file", e.summary).get("sha256", ""))
             plan.append(
                 {
-                    "figure": f"evidence {e.id} ({e.kind.value})",
+                    "figure": f"{stored_words(e.kind)} evidence: {e.title or e.id}",
                     "refs": [],
                     "commands": [commands.command("sha256sum", e.path)],
-                    "note": f"expect sha256 {sha}" if sha else "",
+                    "note": f"evidence {e.id}" + (f"; expect sha256 {sha}" if sha else ""),
                 }
             )
     return plan

@@ -119,6 +119,18 @@ def words(value: Any) -> str:
     return _WORDS.get(text, text.replace("_", " "))
 
 
+def plain_value(value: Any) -> str:
+    """A stored option (dict, list, flag) in words, never JSON: `{"warm_up": 2}` →
+    "warm up 2"; `["x100", "nan_inf"]` → "x100, nan inf"."""
+    if isinstance(value, dict):
+        return "; ".join(f"{words(k)} {plain_value(v)}" for k, v in value.items()) or "—"
+    if isinstance(value, list | tuple):
+        return ", ".join(plain_value(v) for v in value) or "—"
+    if isinstance(value, bool) or value is None:
+        return yes(value)
+    return words(value) if isinstance(value, str) and " " not in value else str(value)
+
+
 def yes(flag: Any) -> str:
     return "—" if flag is None else ("yes" if flag else "no")
 

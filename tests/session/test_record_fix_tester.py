@@ -350,3 +350,48 @@ def test_unreadable_variant_rows_are_said_to_be_left_out(tmp_path):
     head = md[: md.index("## Hypotheses")]
     assert "No variant yet." not in head
     assert "2 variant rows could not be read" in head
+
+
+# ---------------------------------------------------------------------------- 8
+
+
+def test_stored_values_read_as_words(tmp_path):
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        b = _baseline(ledger, s)
+        h = m.Hypothesis(id="4ff100000001", session_id=s.id, title="fuse", created_at=at(1))
+        v = _variant(ledger, s, "fast")
+        ledger.put(
+            h,
+            m.HypothesisEvent(
+                hypothesis_id=h.id, field="edited", from_value="",
+                to_value="performance_evidence, fusion_and_layout",
+                why="concern areas suggested from the facts (performance_evidence: a "
+                "profile; fusion_and_layout: peak memory changed (softmax: 1049600 -> "
+                "1049088 bytes))",
+                at=at(1),
+            ),
+            m.Evidence(id="813abb5bae01", session_id=s.id, kind=m.EvidenceKind.TORCH_PROFILE,
+                       title="profile of the step", path="/tmp/fixr/p.json",
+                       created_at=at(1)),
+            m.CorrectnessResult(
+                session_id=s.id, variant_id=v.id, workload=W, passed=True,
+                options={"worker_options": {"device": "cpu", "warm_up": 2},
+                         "stress": ["x100", "x1e-3", "zeros", "nan_inf"]},
+                created_at=at(11),
+            ),
+        )  # fmt: skip
+        _round(ledger, s, b, 1, [v])
+        return s
+
+    _, md = _record(tmp_path, build)
+    assert "(torch_profile)" not in md and "torch\\_profile" not in md
+    plan = md[md.index("## Measurement plan") :]
+    assert "torch profile" in plan
+    history = md[md.index("History:") :]
+    history = history[: history.index("\n\n", history.index("| when |"))]
+    assert "performance evidence: a profile" in history
+    assert "fusion and layout" in history and "\\_" not in history
+    assert "1049600" not in history and "1.0 MiB → 1.0 MiB (−512 B)" in history
+    assert "worker options | device cpu; warm up 2 |" in md
+    assert "stress | x100, x1e-3, zeros, nan inf |" in md
