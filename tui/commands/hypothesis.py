@@ -181,6 +181,7 @@ def _fields(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _print_h(h: m.Hypothesis, history: list[m.HypothesisEvent] | None = None) -> None:
+    from session.concerns import LABELS
     from session.hypotheses import FIELD_LABELS
     from tui.display import LONG_LIMIT, plain
 
@@ -189,15 +190,15 @@ def _print_h(h: m.Hypothesis, history: list[m.HypothesisEvent] | None = None) ->
         if name in ("status", "confidence"):
             continue
         value = getattr(h, name)
-        if isinstance(value, list):
-            value = ", ".join(getattr(x, "value", str(x)) for x in value)
+        if isinstance(value, list):  # concern areas: their words, not the stored values
+            value = ", ".join(LABELS.get(x, getattr(x, "value", str(x))) for x in value)
         elif hasattr(value, "value"):
             value = value.value
         if value:
             print(f"  {label}: {plain(value, LONG_LIMIT)}")
     for e in history or []:
         print(
-            f"  {e.at:%Y-%m-%d %H:%M} {e.field}: "
+            f"  {e.at:%Y-%m-%d %H:%M} {FIELD_LABELS.get(e.field, e.field)}: "
             f"{plain(e.from_value or '—')} → {plain(e.to_value or '—')}  ({plain(e.why)})"
         )
 
