@@ -18,6 +18,7 @@ __all__ = [
     "NEW_HYPOTHESIS",
     "GateRefusal",
     "VariantFacts",
+    "baseline_warning",
     "check_disposition",
     "check_one_factor",
     "check_round_allowed",
@@ -42,23 +43,46 @@ def require(reasons: Iterable[str]) -> None:
 
 
 def check_round_allowed(ledger: LedgerLike, session: m.Session) -> list[str]:
-    """A round compares variants against a baseline; that baseline must reproduce itself."""
+    """A round compares variants against a baseline: one never judged, drifting or with
+    failing runs blocks it; one too noisy for its band does not (a round may go on at a
+    band the noise supports: `baseline_warning` says which)."""
+    from session import conduct  # lazy: the measuring engine, only for a recorded baseline
+
     baseline = ledger.latest_baseline(session.id)
     if baseline is None:
         return ["no round before a baseline: record one first (gpuopt baseline)"]
-    if baseline.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+    got = conduct.outcome(ledger, session, baseline)
+    if got is None:
+        return [
+            f"no round before a judged baseline: baseline {baseline.id} has not been judged "
+            "yet; record it again"
+        ]
+    if got.blocks_round:
+        delta = session.contract.threshold if baseline.threshold is None else baseline.threshold
         detail = f" ({baseline.reproducibility_detail})" if baseline.reproducibility_detail else ""
         return [
-            f"no round before a baseline judged reproducible: baseline {baseline.id} did not "
-            f"reproduce itself{detail}; repair it (noise, warm-up, reset procedure) and record "
-            "it again"
-        ]
-    if baseline.reproducibility is not m.Reproducibility.REPRODUCIBLE:
-        return [
-            f"no round before a baseline judged reproducible: baseline {baseline.id} has not "
-            "been judged yet"
+            f"no round on this baseline: baseline {baseline.id} is "
+            f"{conduct.outcome_words(got, delta)}{detail}; repair the setup (warm-up, a "
+            "prepare command that resets state, a quieter machine) and record it again"
         ]
     return []
+
+
+def baseline_warning(ledger: LedgerLike, session: m.Session, baseline: m.Baseline) -> str:
+    """For a baseline too noisy for its band: what a round may do, with the band its noise
+    supports (empty for any other baseline)."""
+    from session import conduct  # lazy, as above
+
+    got = conduct.outcome(ledger, session, baseline)
+    if got is not conduct.Outcome.TOO_NOISY:
+        return ""
+    delta = session.contract.threshold if baseline.threshold is None else baseline.threshold
+    fit = conduct.supported_band(conduct.judge_baseline(ledger, session, baseline, delta))
+    at = f"--threshold {fit:.3g}" if fit is not None else "a wider --threshold"
+    return (
+        f"baseline {baseline.id} is {conduct.outcome_words(got, delta)}: a round may go on "
+        f"at a band this noise supports ({at}), or quiet the machine and record it again"
+    )
 
 
 # ---------------------------------------------------------------------------- one factor

@@ -140,7 +140,8 @@ class RoundStatus(StrEnum):
 
 class Reproducibility(StrEnum):
     REPRODUCIBLE = "reproducible"
-    NOT_REPRODUCIBLE = "not_reproducible"
+    NOT_REPRODUCIBLE = "not_reproducible"  # drifting or failing runs: blocks a round
+    TOO_NOISY = "too_noisy"  # undecided at its band: a round may go on at a wider one
     UNJUDGED = "unjudged"
 
 
@@ -467,6 +468,7 @@ class Baseline(Model):
     reference: dict[str, float] = Field(default_factory=dict)  # workload -> median metric
     reproducibility: Reproducibility = Reproducibility.UNJUDGED
     reproducibility_detail: str = ""
+    threshold: float | None = None  # the band it was judged at (None: the contract's)
     reset_procedure: str = ""
     created_at: datetime = Field(default_factory=utcnow)
 
@@ -798,6 +800,7 @@ class Comparison(Model):
     ci_high: float | None = None
     verdict: Verdict = Verdict.INCONCLUSIVE
     blocks_needed: int | None = None  # for INCONCLUSIVE: estimated more blocks to decide
+    min_effect: float | None = None  # for INCONCLUSIVE: the smallest effect it could resolve
     untrusted_runs: int = 0
     failed_runs: int = 0
     error: str = ""  # FAILED/BROKEN: the last lines of the arm's exception

@@ -9,7 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from session import models as m
-from session.gates import check_round_allowed, latest_comparisons, latest_correctness
+from session.gates import (
+    baseline_warning,
+    check_round_allowed,
+    latest_comparisons,
+    latest_correctness,
+)
 from session.timing import metric_legend
 
 S = m.StepState
@@ -47,19 +52,23 @@ def _contract(session: m.Session) -> m.StepStatus:
 
 
 def _baseline(ledger: Any, session: m.Session) -> m.StepStatus:
+    from session import conduct  # lazy: the measuring engine, only for a recorded baseline
+
     b = ledger.latest_baseline(session.id)
     if b is None:
         return _status(m.StepName.BASELINE, S.NOT_STARTED, "no baseline recorded")
-    if b.reproducibility is m.Reproducibility.REPRODUCIBLE:
-        return _status(m.StepName.BASELINE, S.DONE, f"baseline {b.id} reproducible")
-    if b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+    got = conduct.outcome(ledger, session, b)
+    if got is None:
+        return _status(m.StepName.BASELINE, S.IN_PROGRESS, f"baseline {b.id} not judged yet")
+    delta = session.contract.threshold if b.threshold is None else b.threshold
+    words = conduct.outcome_words(got, delta)
+    if got.blocks_round:
         detail = f": {b.reproducibility_detail}" if b.reproducibility_detail else ""
         return _status(
-            m.StepName.BASELINE,
-            S.BLOCKED,
-            f"baseline {b.id} is not reproducible{detail}; repair it",
+            m.StepName.BASELINE, S.BLOCKED, f"baseline {b.id} is {words}{detail}; repair it"
         )
-    return _status(m.StepName.BASELINE, S.IN_PROGRESS, f"baseline {b.id} not judged yet")
+    warning = baseline_warning(ledger, session, b)
+    return _status(m.StepName.BASELINE, S.DONE, warning or f"baseline {b.id} {words}")
 
 
 def _preflight(ledger: Any, session: m.Session) -> m.StepStatus:

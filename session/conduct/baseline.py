@@ -57,13 +57,17 @@ __all__ = [
     "Judgement",
     "Outcome",
     "baseline_id",
+    "baseline_words",
     "judge",
     "judge_baseline",
     "looks",
     "outcome",
     "outcome_text",
+    "outcome_words",
     "record_baseline",
     "reset_procedure",
+    "stored_outcome",
+    "supported_band",
 ]
 
 DEFAULT_RUNS = 10  # the minimum per workload
@@ -388,6 +392,47 @@ def outcome_text(outcome: Outcome, threshold: float) -> str:
     return f"{outcome.value} at {band(threshold)}"
 
 
+def outcome_words(outcome: Outcome | None, threshold: float) -> str:
+    """The one wording of a baseline's outcome that every screen and command shows:
+    "reproducible at ±2%", "too noisy for ±2%", "not reproducible: drifting at ±2%"."""
+    if outcome is None:
+        return "not judged"
+    words = outcome_text(outcome, threshold)
+    return f"not reproducible: {words}" if outcome.blocks_round else words
+
+
+def stored_outcome(baseline: m.Baseline) -> Outcome | None:
+    """The outcome the baseline was recorded with, from its stored fields alone (no runs
+    read): for a list of sessions. Rows from before TOO_NOISY was stored read as the
+    blocking outcome their detail begins with."""
+    r = baseline.reproducibility
+    if r is m.Reproducibility.UNJUDGED:
+        return None
+    if r is m.Reproducibility.REPRODUCIBLE:
+        return Outcome.REPRODUCIBLE
+    if r is m.Reproducibility.TOO_NOISY:
+        return Outcome.TOO_NOISY
+    detail = baseline.reproducibility_detail
+    if detail.startswith("too noisy"):
+        return Outcome.TOO_NOISY
+    return Outcome.FAILING if detail.startswith("failing") else Outcome.DRIFTING
+
+
+def baseline_words(baseline: m.Baseline, contract_threshold: float) -> str:
+    """A stored baseline's outcome in the words of `outcome_words`, at its own band."""
+    delta = contract_threshold if baseline.threshold is None else baseline.threshold
+    return outcome_words(stored_outcome(baseline), delta)
+
+
+def supported_band(judgements: Sequence[Judgement]) -> float | None:
+    """The narrowest band, typed as people would, at which every workload's halves would
+    be SAME: what a round on a too-noisy baseline may use."""
+    found = [j.narrowest for j in judgements if j.outcome is not Outcome.FAILING]
+    if not found or any(x is None for x in found):
+        return None
+    return _round_up(max(x for x in found if x is not None))
+
+
 def judge_baseline(
     ledger: LedgerLike, session: m.Session, baseline: m.Baseline, threshold: float
 ) -> list[Judgement]:
@@ -411,14 +456,13 @@ def judge_baseline(
 def outcome(
     ledger: LedgerLike, session: m.Session, baseline: m.Baseline, threshold: float | None = None
 ) -> Outcome | None:
-    """The baseline's outcome at `threshold` (default the contract's); None when it was
-    never judged."""
+    """The baseline's outcome at `threshold` (default the band it was judged at); None
+    when it was never judged."""
     if baseline.reproducibility is m.Reproducibility.UNJUDGED:
         return None
-    if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE and threshold is None:
-        return Outcome.REPRODUCIBLE
-    delta = session.contract.threshold if threshold is None else threshold
-    return overall(judge_baseline(ledger, session, baseline, delta))
+    if threshold is None or threshold == baseline.threshold:
+        return stored_outcome(baseline)  # as recorded, at its own band
+    return overall(judge_baseline(ledger, session, baseline, threshold))
 
 
 def record_baseline(
@@ -573,11 +617,11 @@ def _record(
     else:
         judged = [got.judgements[n] for n in names]
         outcome = overall(judged)
-        baseline.reproducibility = (
-            m.Reproducibility.REPRODUCIBLE
-            if outcome is Outcome.REPRODUCIBLE
-            else m.Reproducibility.NOT_REPRODUCIBLE
-        )
+        baseline.reproducibility = {
+            Outcome.REPRODUCIBLE: m.Reproducibility.REPRODUCIBLE,
+            Outcome.TOO_NOISY: m.Reproducibility.TOO_NOISY,
+        }.get(outcome, m.Reproducibility.NOT_REPRODUCIBLE)
+        baseline.threshold = threshold
         baseline.reproducibility_detail = "; ".join([_detail(judged, threshold), *executor.notes])
     ledger.put(baseline)
     say(

@@ -62,8 +62,8 @@ def gate_round(
         if why == "being measured":
             why = "its measurement never finished"
         raise GateRefused(f"baseline {baseline.id} was not judged ({why}): record it again")
-    if baseline.reproducibility is not m.Reproducibility.REPRODUCIBLE:
-        delta = session.contract.threshold if threshold is None else threshold
+    delta = session.contract.threshold if threshold is None else threshold
+    if not _held_at(baseline, delta):
         judged = baseline_mod.judge_baseline(ledger, session, baseline, delta)
         blocking = [j for j in judged if j.outcome is not None and j.outcome.blocks_round]
         if blocking:
@@ -79,11 +79,18 @@ def gate_round(
     return baseline
 
 
+def _held_at(baseline: m.Baseline, threshold: float) -> bool:
+    """Reproducible as recorded, at a band no wider than this round's (so no judging
+    again from its runs)."""
+    ok = baseline.reproducibility is m.Reproducibility.REPRODUCIBLE
+    return ok and (baseline.threshold is None or baseline.threshold <= threshold)
+
+
 def baseline_noise_notes(
     ledger: LedgerLike, session: m.Session, baseline: m.Baseline, threshold: float
 ) -> list[str]:
     """What a round at `threshold` should say about a baseline too noisy for it."""
-    if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE:
+    if _held_at(baseline, threshold):
         return []
     judged = baseline_mod.judge_baseline(ledger, session, baseline, threshold)
     return [

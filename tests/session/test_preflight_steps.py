@@ -113,7 +113,7 @@ def test_step_states_follow_the_ledger(ledger):
     st = _states(ledger, s)
     assert st["contract"][0] is S.DONE
     assert st["baseline"][0] is S.BLOCKED and "not reproducible" in st["baseline"][1]
-    assert st["round"][0] is S.BLOCKED and "judged reproducible" in st["round"][1]
+    assert st["round"][0] is S.BLOCKED and "not reproducible: drifting" in st["round"][1]
 
     b = make_baseline(ledger, s, bid="ba5e1100000a")
     b.created_at = b.created_at.replace(year=2027)

@@ -125,18 +125,14 @@ def print_baseline(
     b: m.Baseline = baseline  # type: ignore[assignment]
     s: m.Session = session  # type: ignore[assignment]
     console = make_console(highlight=False, soft_wrap=True)
-    from session.conduct import Outcome, outcome_text
+    from session.conduct import Outcome, outcome_words, stored_outcome
 
     delta = s.contract.threshold if threshold is None else threshold
-    verdict = {
-        m.Reproducibility.REPRODUCIBLE: ("reproducible", "green"),
-        m.Reproducibility.NOT_REPRODUCIBLE: ("not reproducible", "red"),
-        m.Reproducibility.UNJUDGED: ("not judged", "yellow"),
-    }[b.reproducibility]
-    if isinstance(outcome, Outcome):
-        style = {Outcome.REPRODUCIBLE: "green", Outcome.TOO_NOISY: "yellow"}.get(outcome, "red")
-        words = outcome_text(outcome, delta)
-        verdict = (f"not reproducible: {words}" if outcome.blocks_round else words, style)
+    if not isinstance(outcome, Outcome):
+        outcome = stored_outcome(b)
+        delta = delta if b.threshold is None else b.threshold
+    style = {Outcome.REPRODUCIBLE: "green", Outcome.TOO_NOISY: "yellow", None: "yellow"}
+    verdict = (outcome_words(outcome, delta), style.get(outcome, "red"))
     # stored text (ids, names, warnings) goes out as Text: never markup, controls visible
     console.print(Text.assemble("Baseline ID  ", shown(b.id, style="bold")))
     console.print(
@@ -178,7 +174,7 @@ def print_baseline(
             "supports (gpuopt round --threshold F, recorded with the round), or quiet the "
             "machine and record the baseline again.[/]"
         )
-    elif b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+    elif isinstance(outcome, Outcome) and outcome.blocks_round:
         console.print(
             "[red]Repair the setup (what drifts between the first and the second half, or "
             "the runs that fail) and record the baseline again before comparing variants.[/]"

@@ -17,11 +17,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
 from session import models as m
+from session.conduct import baseline_words  # the one wording of a baseline's outcome
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.ledger_access import LedgerError
 from session.read_model import SessionView, kept_per_session, load_view
 from session.record import SessionExport, gather
-from session.record.table import words
 from session.record_files import default_export_dir, export_record
 from session.timing import error_tail, metric_legend
 from session.verdicts import verdict_for
@@ -303,7 +303,8 @@ def session_summary(view: SessionView, record: SessionExport | None = None) -> G
     if b is not None:
         parts.append(
             Text(
-                f"baseline {plain(b.id[:8])} · {words(b.reproducibility)} · "
+                f"baseline {plain(b.id[:8])} · "
+                f"{baseline_words(b, s.contract.threshold)} · "
                 + plain(", ".join(f"{k}={v:.4g}" for k, v in b.reference.items()), LIMIT * 4),
                 style="dim",
             )

@@ -1,0 +1,80 @@
+"""A baseline too noisy for its band warns and never blocks a round; drifting blocks; the
+words for the outcomes are one set (session.conduct.outcome_words), shown everywhere."""
+
+from __future__ import annotations
+
+import pytest
+from method_factory import make_baseline, make_session, open_ledger
+
+from session import conduct
+from session import models as m
+from session.gates import check_round_allowed
+from session.steps import step_states
+
+S = m.StepState
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    with open_ledger(tmp_path) as lg:
+        yield lg
+
+
+def _noisy(ledger, s, threshold=0.02):
+    b = make_baseline(ledger, s, m.Reproducibility.TOO_NOISY)
+    b.threshold = threshold
+    b.reproducibility_detail = "too noisy for ±2%"
+    ledger.put(b)
+    return b
+
+
+def _states(ledger, s):
+    return {st.step: st for st in step_states(ledger, s)}
+
+
+def test_too_noisy_baseline_does_not_block_a_round(ledger):
+    s = make_session(ledger)
+    _noisy(ledger, s)
+    assert check_round_allowed(ledger, s) == []
+    states = _states(ledger, s)
+    assert states[m.StepName.BASELINE].state is S.DONE
+    assert "too noisy for ±2%" in states[m.StepName.BASELINE].reason
+    assert "a round may go on" in states[m.StepName.BASELINE].reason
+    assert states[m.StepName.ROUND].state is not S.BLOCKED
+    assert "judged reproducible" not in states[m.StepName.ROUND].reason
+
+
+def test_drifting_baseline_blocks_with_the_same_words(ledger):
+    s = make_session(ledger)
+    make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
+    states = _states(ledger, s)
+    want = conduct.outcome_words(conduct.Outcome.DRIFTING, s.contract.threshold)
+    assert states[m.StepName.BASELINE].state is S.BLOCKED
+    assert want in states[m.StepName.BASELINE].reason
+    assert states[m.StepName.ROUND].state is S.BLOCKED
+
+
+def test_stored_fields_round_trip_and_words(ledger):
+    s = make_session(ledger)
+    b = _noisy(ledger, s, 0.05)
+    got = ledger.get(m.Baseline, b.id)
+    assert got.reproducibility is m.Reproducibility.TOO_NOISY and got.threshold == 0.05
+    assert conduct.baseline_words(got, 0.02) == "too noisy for ±5%"
+    c = m.Comparison(round_id="r", variant_id="v", workload="w", n=3, min_effect=0.12)
+    assert m.Comparison.model_validate_json(c.model_dump_json()).min_effect == 0.12
+    words = {conduct.outcome_words(o, 0.02) for o in conduct.Outcome}
+    assert words == {
+        "reproducible at ±2%",
+        "not reproducible: drifting at ±2%",
+        "too noisy for ±2%",
+        "not reproducible: failing runs",
+    }
+
+
+def test_review_uses_the_outcome_words():
+    import inspect
+
+    from tui.screens import review
+
+    src = inspect.getsource(review.session_summary)
+    assert "baseline_words(" in src and "words(b.reproducibility)" not in src
