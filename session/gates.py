@@ -62,8 +62,7 @@ def check_round_allowed(ledger: LedgerLike, session: m.Session) -> list[str]:
         detail = f" ({baseline.reproducibility_detail})" if baseline.reproducibility_detail else ""
         return [
             f"no round on this baseline: baseline {baseline.id} is "
-            f"{conduct.outcome_words(got, delta)}{detail}; repair the setup (warm-up, a "
-            "prepare command that resets state, a quieter machine) and record it again"
+            f"{conduct.outcome_words(got, delta)}{detail}; {conduct.repair_words(got)}"
         ]
     return []
 

@@ -65,6 +65,7 @@ __all__ = [
     "outcome_text",
     "outcome_words",
     "record_baseline",
+    "repair_words",
     "reset_procedure",
     "stored_outcome",
     "supported_band",
@@ -84,10 +85,11 @@ class Outcome(StrEnum):
     DRIFTING = "drifting"
     TOO_NOISY = "too noisy for this band"
     FAILING = "failing runs"  # some runs gave no value: repair the workload
+    NOT_POSITIVE = "zero or negative figures"  # a ratio to them is undefined: another metric
 
     @property
     def blocks_round(self) -> bool:
-        return self in (Outcome.DRIFTING, Outcome.FAILING)
+        return self in (Outcome.DRIFTING, Outcome.FAILING, Outcome.NOT_POSITIVE)
 
 
 @dataclass(frozen=True)
@@ -104,11 +106,19 @@ class Judgement:
     narrowest: float | None = None  # the band these halves would be SAME in
     failed: int = 0
     last_error: str = ""
+    not_positive: float | None = None  # NOT_POSITIVE: one such figure, to show
 
     def words(self) -> str:
         e, name = self.estimate, self.workload
         if self.outcome is Outcome.FAILING:
             return f"{name}: {self.failed} of {self.runs} runs gave no value ({self.last_error})"
+        if self.outcome is Outcome.NOT_POSITIVE:
+            return (
+                f"{name}: {self.failed} of {self.runs} figures are zero or negative (e.g. "
+                f"{self.not_positive:g}); a ratio to such a figure is undefined, so no round "
+                "can compare variants on it: choose a metric whose figures are positive "
+                "(a time, a rate)"
+            )
         ratio = _ratio_text(e)
         if self.outcome is Outcome.REPRODUCIBLE:
             return f"{name}: reproducible, halves SAME within {band(self.threshold)}{ratio}"
@@ -181,6 +191,11 @@ def judge(
         return Judgement(
             workload, Outcome.FAILING, runs, threshold, failed=len(failed), last_error=failed[-1]
         )
+    bad = [v for v in values if not v > 0]  # NaN too: no log, no ratio
+    if bad:
+        return Judgement(
+            workload, Outcome.NOT_POSITIVE, runs, threshold, failed=len(bad), not_positive=bad[0]
+        )
     est = stats.split_half_check(
         values, threshold=threshold, higher_is_better=higher, confidence=LOOK_CONFIDENCE
     )
@@ -207,7 +222,7 @@ def judge(
 
 def overall(judgements: Sequence[Judgement]) -> Outcome:
     """The baseline's outcome: the worst of its workloads'."""
-    for o in (Outcome.FAILING, Outcome.DRIFTING, Outcome.TOO_NOISY):
+    for o in (Outcome.FAILING, Outcome.NOT_POSITIVE, Outcome.DRIFTING, Outcome.TOO_NOISY):
         if any(j.outcome is o for j in judgements):
             return o
     return Outcome.REPRODUCIBLE
@@ -387,8 +402,8 @@ def outcome_text(outcome: Outcome, threshold: float) -> str:
     """The outcome with its band, in words: "too noisy for ±2%"."""
     if outcome is Outcome.TOO_NOISY:
         return f"too noisy for {band(threshold)}"
-    if outcome is Outcome.FAILING:
-        return "failing runs"
+    if outcome in (Outcome.FAILING, Outcome.NOT_POSITIVE):
+        return outcome.value
     return f"{outcome.value} at {band(threshold)}"
 
 
@@ -398,7 +413,22 @@ def outcome_words(outcome: Outcome | None, threshold: float) -> str:
     if outcome is None:
         return "not judged"
     words = outcome_text(outcome, threshold)
+    if outcome is Outcome.NOT_POSITIVE:
+        return f"not comparable: {words} (ratios to them are undefined)"
     return f"not reproducible: {words}" if outcome.blocks_round else words
+
+
+def repair_words(outcome: Outcome) -> str:
+    """What to do about a baseline whose outcome blocks a round."""
+    if outcome is Outcome.NOT_POSITIVE:
+        return (
+            "choose a metric whose figures are positive (a time, a rate) in the contract "
+            "and record the baseline again"
+        )
+    return (
+        "repair the setup (warm-up, a prepare command that resets state, a quieter machine, "
+        "or the runs that fail) and record the baseline again"
+    )
 
 
 def stored_outcome(baseline: m.Baseline) -> Outcome | None:
@@ -415,7 +445,10 @@ def stored_outcome(baseline: m.Baseline) -> Outcome | None:
     detail = baseline.reproducibility_detail
     if detail.startswith("too noisy"):
         return Outcome.TOO_NOISY
-    return Outcome.FAILING if detail.startswith("failing") else Outcome.DRIFTING
+    for o in (Outcome.FAILING, Outcome.NOT_POSITIVE):
+        if detail.startswith(o.value):
+            return o
+    return Outcome.DRIFTING
 
 
 def baseline_words(baseline: m.Baseline, contract_threshold: float) -> str:
@@ -427,7 +460,7 @@ def baseline_words(baseline: m.Baseline, contract_threshold: float) -> str:
 def supported_band(judgements: Sequence[Judgement]) -> float | None:
     """The narrowest band, typed as people would, at which every workload's halves would
     be SAME: what a round on a too-noisy baseline may use."""
-    found = [j.narrowest for j in judgements if j.outcome is not Outcome.FAILING]
+    found = [j.narrowest for j in judgements]
     if not found or any(x is None for x in found):
         return None
     return _round_up(max(x for x in found if x is not None))

@@ -69,7 +69,8 @@ def gate_round(
         if blocking:
             again = shlex.join(["gpuopt", "baseline", session.id])
             raise GateRefused(
-                f"baseline {baseline.id} is not reproducible at {band(delta)}: "
+                f"baseline {baseline.id} is "
+                f"{baseline_mod.outcome_words(baseline_mod.overall(blocking), delta)}: "
                 + "; ".join(j.words() for j in blocking)
                 + f"; then record it again ({again})"
             )
@@ -124,6 +125,12 @@ def baseline_check(
 
         logs_ref = [math.log(v) for v in ref if v > 0]
         logs_now = [math.log(v) for v in vals if v > 0]
+        if not logs_ref or not logs_now:  # zero or negative figures have no ratio
+            notes.append(
+                f"baseline check of {name}: not made, its figures are zero or negative "
+                "(a ratio to them is undefined)"
+            )
+            continue
         iv = stats.shift_interval(logs_ref, logs_now, BASELINE_CHECK_CONFIDENCE)
         if iv is None:
             ratios[name] = math.exp(
@@ -256,29 +263,61 @@ def run_round(
                             variant_id=_vid(arm),
                         )
     except BaseException as exc:
-        interrupted = isinstance(exc, KeyboardInterrupt)
-        try:
-            executor.flush()  # what was measured is kept
-        except Exception:
-            pass
-        rnd.status = m.RoundStatus.INTERRUPTED if interrupted else m.RoundStatus.FAILED
-        rnd.ended_at = m.utcnow()
-        if interrupted:
-            _check_baseline(ledger, loop)
-        _close_notes(loop, executor)
-        rnd.summary = _summary(
-            loop,
-            "interrupted" if interrupted else loop.stop_why,
-            error="" if interrupted else one_line(exc),
-        )
-        if not interrupted:
-            rnd.error = one_line(exc)
-        put_closing(ledger, rnd)
+        _close_failed(ledger, rnd, loop, executor, exc)
         if isinstance(exc, GitError):
             raise ConductError(str(exc)) from None
         raise
     finally:
         executor.close()
+    try:
+        return _finish(ledger, session, rnd, loop, executor, stop, progress)
+    except BaseException as exc:  # never left "running": closed as failed, with why
+        _close_failed(ledger, rnd, loop, executor, exc)
+        raise
+
+
+def _close_failed(
+    ledger: LedgerLike, rnd: m.Round, loop: RoundLoop, executor: Executor, exc: BaseException
+) -> None:
+    """Close a round that an exception ended: interrupted or failed, with the reason, and
+    whatever it measured kept. Each closing step is tried on its own, so the round is
+    stored closed even when one of them is what fails."""
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    for step in (
+        executor.flush,  # what was measured is kept
+        (lambda: _check_baseline(ledger, loop)) if interrupted else (lambda: None),
+        lambda: _close_notes(loop, executor),
+    ):
+        try:
+            step()
+        except Exception:
+            pass
+    rnd.status = m.RoundStatus.INTERRUPTED if interrupted else m.RoundStatus.FAILED
+    rnd.ended_at = m.utcnow()
+    if not interrupted:
+        rnd.error = one_line(exc)
+    try:
+        rnd.summary = _summary(
+            loop,
+            "interrupted" if interrupted else loop.stop_why,
+            error="" if interrupted else one_line(exc),
+        )
+    except Exception:
+        rnd.summary = {"stop_reason": "error", "error": one_line(exc)}
+    put_closing(ledger, rnd)
+
+
+def _finish(
+    ledger: LedgerLike,
+    session: m.Session,
+    rnd: m.Round,
+    loop: RoundLoop,
+    executor: Executor,
+    stop: threading.Event | None,
+    progress: ProgressFn,
+) -> m.Round:
+    """The round's closing figures, once its blocks are over and its worktrees removed."""
+    label, max_blocks = loop.plan.label, loop.plan.max_blocks
     stop_why = loop.stop_why
     if stop_why is not None and stop_why != "decided":
         loop.update(final=True)  # the limit is reached: no more blocks will come

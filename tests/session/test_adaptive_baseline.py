@@ -125,7 +125,7 @@ def _stored(ledger, script, outcome: m.Reproducibility, runs: int = 30) -> tuple
 
 
 def test_too_noisy_lets_a_round_go_on_drifting_does_not(ledger):
-    session, baseline = _stored(ledger, _gauss(0.05, 7), m.Reproducibility.NOT_REPRODUCIBLE)
+    session, baseline = _stored(ledger, _gauss(0.05, 7), m.Reproducibility.TOO_NOISY)
     assert c.outcome(ledger, session, baseline) is b.Outcome.TOO_NOISY
     assert c.gate_round(ledger, session).id == baseline.id  # too noisy: not a refusal
     assert c.outcome(ledger, session, baseline, 0.30) is b.Outcome.REPRODUCIBLE
@@ -136,7 +136,7 @@ def test_a_drifting_baseline_refuses_a_round_in_words(tmp_path):
         session, baseline = _stored(
             ledger, _gauss(0.002, 1, drift=0.01), m.Reproducibility.NOT_REPRODUCIBLE
         )
-        with pytest.raises(c.GateRefused, match="not reproducible at ±2%: w: drifting") as e:
+        with pytest.raises(c.GateRefused, match="not reproducible: drifting at ±2%: w: drifting") as e:
             c.gate_round(ledger, session)
         assert f"gpuopt baseline {session.id}" in str(e.value)
         # a band wide enough to hold the drift: the round may go on at that band

@@ -125,7 +125,7 @@ def print_baseline(
     b: m.Baseline = baseline  # type: ignore[assignment]
     s: m.Session = session  # type: ignore[assignment]
     console = make_console(highlight=False, soft_wrap=True)
-    from session.conduct import Outcome, outcome_words, stored_outcome
+    from session.conduct import Outcome, outcome_words, repair_words, stored_outcome
 
     delta = s.contract.threshold if threshold is None else threshold
     if not isinstance(outcome, Outcome):
@@ -175,7 +175,5 @@ def print_baseline(
             "machine and record the baseline again.[/]"
         )
     elif isinstance(outcome, Outcome) and outcome.blocks_round:
-        console.print(
-            "[red]Repair the setup (what drifts between the first and the second half, or "
-            "the runs that fail) and record the baseline again before comparing variants.[/]"
-        )
+        words = repair_words(outcome)
+        console.print(f"[red]{words[0].upper()}{words[1:]} before comparing variants.[/]")
