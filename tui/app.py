@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import work
-from textual.app import App, SystemCommand
+from textual.app import App, ScreenStackError, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
@@ -182,7 +182,10 @@ class GpuoptApp(App[None]):
     def _panels(self) -> Iterable[Any]:
         """The panels on the screen in front (registered by the panels themselves: a DOM
         query at 4 Hz would cost more than the drawing)."""
-        front = self.screen
+        try:
+            front = self.screen
+        except ScreenStackError:  # a sample that arrives while the app closes
+            return []
         return [p for p in self.telemetry_panels if p.is_attached and p.screen is front]
 
     def set_busy(self, busy: bool) -> None:

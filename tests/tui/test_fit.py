@@ -112,3 +112,12 @@ def test_a_wrapped_detail_line_keeps_its_indent() -> None:
     console.print(hang(Text("    out: max abs 8.34e-07  max rel 9.67e-07  ulp max 15  worst")))
     lines = [ln for ln in console.export_text().split("\n") if ln.strip()]
     assert len(lines) > 1 and all(ln.startswith("    ") for ln in lines)
+
+
+def test_a_telemetry_sample_after_the_last_screen_is_ignored(tmp_path: Path) -> None:
+    """A sample that reaches the app while it closes (no screen left) is dropped, not a
+    crash on the way out."""
+    from tui.app import GpuoptApp
+
+    app = GpuoptApp(tmp_path / "l.db", telemetry="off")
+    assert list(app._panels()) == []
