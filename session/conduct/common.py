@@ -34,6 +34,7 @@ class Progress:
     runs_total: int = 0
     eta_s: float | None = None
     comparisons: list[m.Comparison] = field(default_factory=list)
+    failed_checks: list[str] = field(default_factory=list)  # variant ids: verdicts not shown
 
 
 ProgressFn = Callable[[Progress], None] | None

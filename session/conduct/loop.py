@@ -316,6 +316,7 @@ class RoundLoop:
                 runs_total=p.max_blocks * len(p.arms) * len(p.names),
                 eta_s=eta,
                 comparisons=[c.model_copy() for c in self.comparisons.values()],
+                failed_checks=[a for a in p.arms if self.checks.get(p.label.get(a, a)) is False],
             ),
         )
         if self.completed >= p.min_blocks:

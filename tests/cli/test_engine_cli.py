@@ -195,7 +195,7 @@ def test_errors_are_one_line_with_exit_codes(make_repo, tmp_path, capsys):
     )
     assert code == 2 and "record a baseline first" in err
     code, out, err = gpuopt(capsys, ledger, "baseline", sid2, "--runs", "8")
-    assert code == 1 and "not reproducible" in out and "Repair the noise" in out
+    assert code == 1 and "not reproducible" in out and "Repair the setup" in out
     code, out, err = gpuopt(capsys, ledger, "variant", "add", sid2, "--name", "v", "--ref", "HEAD")
     assert code == 0
     code, out, err = gpuopt(capsys, ledger, "round", sid2)

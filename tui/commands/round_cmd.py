@@ -153,6 +153,7 @@ _VERDICT_STYLE = {
     "INCONCLUSIVE": "yellow",
     "FAILED": "red",
     "BROKEN": "red",
+    "check failed": "red",
 }
 _FAILED_VERDICTS = ("FAILED", "BROKEN")
 
@@ -192,6 +193,14 @@ def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str])
         console.print(Text.assemble(("INCONCLUSIVE", "yellow"), " ", shown(name), "/",
                                     shown(c.workload), ": ", shown(c.note, 2000)),
                       soft_wrap=True)  # fmt: skip
+
+
+def _progress_word(c: Any, p: Any) -> str:
+    """A comparison's word while the round runs: never a speed verdict for a variant
+    whose correctness check failed (its timing says nothing worth keeping)."""
+    if c.variant_id in getattr(p, "failed_checks", ()):
+        return "check failed"
+    return str(c.verdict.value)
 
 
 @contextmanager
@@ -237,7 +246,7 @@ def progress_display(
                 t.add_column(col)
             for c in p.comparisons:
                 ratio, ci = _fmt_ratio(c)
-                v = c.verdict.value
+                v = _progress_word(c, p)
                 t.add_row(Text(name(c.variant_id)), shown(c.workload), str(c.n), ratio, ci,
                           Text(v, style=_VERDICT_STYLE.get(v, "white")))  # fmt: skip
             parts.append(t)
@@ -249,7 +258,8 @@ def progress_display(
             return
         if p.phase == "round":
             est = ", ".join(
-                f"{name(c.variant_id)}/{plain(c.workload)} {_fmt_ratio(c)[0]} {c.verdict.value}"
+                f"{name(c.variant_id)}/{plain(c.workload)} {_fmt_ratio(c)[0]} "
+                f"{_progress_word(c, p)}"
                 for c in p.comparisons
             )
             line = f"block {p.block}/{p.max_blocks} {_fmt_eta(p.eta_s)}: {est}"
