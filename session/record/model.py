@@ -416,7 +416,7 @@ def gather(
         ],
     )
     out.summary = _summary(view, out, CHOICE_WORDS)
-    out.summary.baseline_outcome = _baseline_outcome(ledger, view, out.summary.baseline_id)
+    out.summary.baseline_outcome = _baseline_outcome(view, out.summary.baseline_id)
     for row in view.unreadable:
         kind = _ROW_KINDS.get(row.table, row.table.replace("_", " "))
         out.summary.left_out[kind] = out.summary.left_out.get(kind, 0) + 1
@@ -434,19 +434,12 @@ _ROW_KINDS = {
 }  # fmt: skip
 
 
-def _baseline_outcome(ledger: Any, view: SessionView, baseline_id: str | None) -> str:
-    """The baseline's outcome at the contract's band, as `gpuopt baseline` says it."""
-    from session.conduct import outcome, outcome_text  # the adaptive baseline's own words
+def _baseline_outcome(view: SessionView, baseline_id: str | None) -> str:
+    """The baseline's outcome in the words `gpuopt baseline` says it, at its own band."""
+    from session.conduct import baseline_words  # the adaptive baseline's one wording
 
     b = next((x for x in view.baselines if x.id == baseline_id), None)
-    if b is None:
-        return ""
-    got = outcome(ledger, view.session, b)
-    if got is None:
-        return "not judged"
-    words = outcome_text(got, view.session.contract.threshold)
-    # as tui/commands/baseline.py composes it
-    return f"not reproducible: {words}" if got.blocks_round else words
+    return baseline_words(b, view.session.contract.threshold) if b is not None else ""
 
 
 def _profile_section(ledger: Any, session: m.Session, folder: Any = None) -> list[str]:

@@ -31,7 +31,6 @@ _CELL = str.maketrans(
         "]": "&#93;",
         # emphasis and strikethrough: `a*b*` is text a person typed, never italics
         "*": "\\*",
-        "_": "\\_",
         "~": "\\~",
     }
 )
@@ -39,6 +38,9 @@ _CELL = str.maketrans(
 # trigger with an entity keeps the text as it reads and makes no link of it.
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=www)(\.)|(@)(?=[a-z0-9])")
 _AUTOLINK_WORDS = {":": "&#58;", ".": "&#46;", "@": "&#64;"}
+# An underscore emphasizes only at a word's edge (GFM): `_c_` is escaped, while
+# CUDA_VISIBLE_DEVICES stays as it reads, and as it is pasted.
+_UNDERSCORES = re.compile(r"_+")
 
 
 def visible_controls(text: str) -> str:
@@ -61,8 +63,14 @@ def md_cell(value: Any) -> str:
     text = " ".join(visible_controls(text.replace("\t", " ")).split())
     if not text:
         return "—"
-    text = text.translate(_CELL)
+    text = _UNDERSCORES.sub(_escaped, text.translate(_CELL))
     return _AUTOLINK.sub(lambda hit: _AUTOLINK_WORDS[hit.group(0)], text)
+
+
+def _escaped(hit: re.Match[str]) -> str:
+    text, start, end = hit.string, hit.start(), hit.end()
+    inside = start > 0 and end < len(text) and text[start - 1].isalnum() and text[end].isalnum()
+    return hit.group(0) if inside else "\\_" * (end - start)
 
 
 def md_table(headers: list[str], rows: list[list[Any]]) -> list[str]:

@@ -188,6 +188,8 @@ def test_emphasis_characters_are_escaped_in_cells_and_text():
     assert "*" not in cell.replace("\\*", "")
     assert "_" not in cell.replace("\\_", "")
     assert "~" not in cell.replace("\\~", "")
+    # inside a word an underscore emphasizes nothing: names stay as they are pasted
+    assert md_cell("CUDA_VISIBLE_DEVICES=0 nan_inf") == "CUDA_VISIBLE_DEVICES=0 nan_inf"
 
 
 def test_a_hostile_stored_ratio_gives_strict_json_and_no_figure_that_reads_as_a_result(tmp_path):
@@ -258,7 +260,7 @@ def test_the_environment_is_the_one_of_the_baseline_in_use(tmp_path):
     assert "As recorded with baseline ba5ef1000001" in env
     table = env[: env.index("\n\n", env.index("| field | value |"))]
     assert "VISIBLE" not in table
-    assert "ba5ef1000000" in env and "CUDA\\_VISIBLE\\_DEVICES=7" in env
+    assert "ba5ef1000000" in env and "CUDA_VISIBLE_DEVICES=7" in env
 
 
 def test_many_unmeasured_variants_fold_into_one_line_and_the_summary_fits_40_lines(tmp_path):
@@ -277,44 +279,6 @@ def test_many_unmeasured_variants_fold_into_one_line_and_the_summary_fits_40_lin
     assert len(x.summary.rows) == 42  # the JSON keeps every row
 
 
-def _baseline_runs(ledger: Ledger, s: m.Session, b: m.Baseline, values: list[float]) -> None:
-    ledger.put(
-        *(
-            m.Run(session_id=s.id, baseline_id=b.id, arm="baseline", workload=W, block=i,
-                  value=v, trust=m.Trust.CLEAN)
-            for i, v in enumerate(values)
-        )
-    )  # fmt: skip
-
-
-def test_the_summary_says_a_drifting_baseline_in_the_words_of_the_cli(tmp_path):
-    from session.conduct import Outcome, outcome_text
-
-    def build(ledger: Ledger) -> m.Session:
-        s = _session(ledger)
-        b = _baseline(ledger, s, reproducibility=m.Reproducibility.NOT_REPRODUCIBLE)
-        _baseline_runs(ledger, s, b, [0.1] * 6 + [0.2] * 6)
-        return s
-
-    _, md = _record(tmp_path, build)
-    line = next(ln for ln in md.splitlines() if ln.startswith("- **Baseline:**"))
-    assert "not reproducible: " + outcome_text(Outcome.DRIFTING, 0.02) in line
-
-
-def test_the_summary_says_a_baseline_too_noisy_for_the_band(tmp_path):
-    from session.conduct import Outcome, outcome_text
-
-    def build(ledger: Ledger) -> m.Session:
-        s = _session(ledger)
-        b = _baseline(ledger, s, reproducibility=m.Reproducibility.NOT_REPRODUCIBLE)
-        _baseline_runs(ledger, s, b, [0.1, 0.3, 0.12, 0.28, 0.3, 0.1, 0.29, 0.11])
-        return s
-
-    _, md = _record(tmp_path, build)
-    line = next(ln for ln in md.splitlines() if ln.startswith("- **Baseline:**"))
-    assert outcome_text(Outcome.TOO_NOISY, 0.02) in line
-
-
 def test_many_measured_variants_still_fit_40_lines(tmp_path):
     def build(ledger: Ledger) -> m.Session:
         s = _session(ledger)
@@ -326,6 +290,36 @@ def test_many_measured_variants_still_fit_40_lines(tmp_path):
     summary = md[: md.index("## Hypotheses")].rstrip("\n").splitlines()
     assert len(summary) <= 40, len(summary)
     assert any("more rows in the Rounds section" in ln for ln in summary)
+
+
+def test_the_summary_says_a_drifting_baseline_in_the_words_of_the_cli(tmp_path):
+    from session.conduct import Outcome, outcome_words
+
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        drift = m.Reproducibility.NOT_REPRODUCIBLE
+        _baseline(
+            ledger, s, reproducibility=drift, reproducibility_detail="drifting", threshold=0.02
+        )
+        return s
+
+    _, md = _record(tmp_path, build)
+    line = next(ln for ln in md.splitlines() if ln.startswith("- **Baseline:**"))
+    assert outcome_words(Outcome.DRIFTING, 0.02) in line
+    assert "not reproducible: drifting at ±2%" in line
+
+
+def test_the_summary_says_a_baseline_too_noisy_for_the_band(tmp_path):
+    from session.conduct import Outcome, outcome_words
+
+    def build(ledger: Ledger) -> m.Session:
+        s = _session(ledger)
+        _baseline(ledger, s, reproducibility=m.Reproducibility.TOO_NOISY, threshold=0.02)
+        return s
+
+    _, md = _record(tmp_path, build)
+    line = next(ln for ln in md.splitlines() if ln.startswith("- **Baseline:**"))
+    assert outcome_words(Outcome.TOO_NOISY, 0.02) in line
 
 
 # ---------------------------------------------------------------------------- 7
