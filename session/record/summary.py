@@ -37,7 +37,7 @@ def summary_lines(x: SessionExport) -> list[str]:
     # before the summary passes MAX_LINES: the first screen stays one screen.
     shown = [r for r in s.rows if r.round is not None or r.disposition != "not decided"]
     idle = [r.variant for r in s.rows if r not in shown]
-    room = MAX_LINES - len(lines) - 2 - 2 - (1 if idle else 0)  # head, legend, folded
+    room = MAX_LINES - len(lines) - 2 - 2 - (2 if idle else 0)  # head, legend, folded
     cut = len(shown) - room + 1 if len(shown) > room else 0
     table = shown[: len(shown) - cut] if cut else shown
     if not shown:

@@ -283,13 +283,15 @@ def test_many_measured_variants_still_fit_40_lines(tmp_path):
     def build(ledger: Ledger) -> m.Session:
         s = _session(ledger)
         b = _baseline(ledger, s)
-        _round(ledger, s, b, 1, [_variant(ledger, s, f"v{i:02d}", n=i + 2) for i in range(45)])
+        vs = [_variant(ledger, s, f"v{i:02d}", n=i + 2) for i in range(48)]
+        _round(ledger, s, b, 1, vs[:45])  # and 3 never measured
         return s
 
     _, md = _record(tmp_path, build)
     summary = md[: md.index("## Hypotheses")].rstrip("\n").splitlines()
     assert len(summary) <= 40, len(summary)
     assert any("more rows in the Rounds section" in ln for ln in summary)
+    assert any("3 more variants not measured yet" in ln for ln in summary)
 
 
 def test_the_summary_says_a_drifting_baseline_in_the_words_of_the_cli(tmp_path):
