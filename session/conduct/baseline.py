@@ -527,7 +527,7 @@ def record_baseline(
     delta = session.contract.threshold if threshold is None else threshold
     if not 0 < delta < 1:
         raise BadInput("the threshold must lie between 0 and 1 (e.g. 0.02 for 2%)")
-    if budget_s is not None and budget_s <= 0:
+    if budget_s is not None and not 0 < budget_s < math.inf:
         raise BadInput("the time budget must be positive")
     inside = ledger_inside_problem(ledger.path, session.repo)
     if inside:

@@ -103,6 +103,9 @@ def put_closing(ledger: LedgerLike, item: Any) -> None:
         pass
 
 
+MIN_THRESHOLD = 0.001  # ±0.1%: narrower than any run-to-run noise a process shows
+
+
 def band(threshold: float) -> str:
     """A noise band in words: ±2%, ±2.5%."""
     return f"±{threshold * 100:.3g}%"

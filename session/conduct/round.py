@@ -8,6 +8,7 @@ reference runs (against the reference's own noise), and the round says what to d
 
 from __future__ import annotations
 
+import math
 import random
 import shlex
 import threading
@@ -121,7 +122,6 @@ def baseline_check(
         ref = reference.get(name) or []
         if not vals or not ref:
             continue
-        import math
 
         logs_ref = [math.log(v) for v in ref if v > 0]
         logs_now = [math.log(v) for v in vals if v > 0]
@@ -199,7 +199,7 @@ def run_round(
     chosen = resolve_variants(ledger, session, variants)
     if min_blocks < 2 or max_blocks < min_blocks:
         raise BadInput("blocks: need 2 <= min-blocks <= max-blocks")
-    if budget_s is not None and budget_s <= 0:
+    if budget_s is not None and not 0 < budget_s < math.inf:
         raise BadInput("the time budget must be positive")
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)

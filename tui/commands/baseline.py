@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tui.commands.round_cmd import add_threshold, threshold_of
+from tui.commands.round_cmd import add_threshold, seconds, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_threshold(p, "the band the two halves must agree within")
     p.add_argument(
-        "--budget", type=float, metavar="SECONDS", help="run no more after this much time"
+        "--budget", type=seconds, metavar="SECONDS", help="run no more after this much time"
     )
     p.add_argument("--warmup", type=int, default=1, metavar="N", help="excluded warm-up runs (1)")
     p.add_argument("--json", action="store_true", help="print the baseline as JSON")

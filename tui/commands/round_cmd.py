@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
@@ -29,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-blocks", type=int, default=10, metavar="N", help="at least N blocks (10)")
     p.add_argument("--max-blocks", type=int, default=30, metavar="N", help="at most N blocks (30)")
     add_threshold(p, "the noise band of the verdicts")
-    p.add_argument("--budget", type=float, metavar="SECONDS", help="stop after this much time")
+    p.add_argument("--budget", type=seconds, metavar="SECONDS", help="stop after this much time")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the block order (recorded)")
     p.add_argument("--json", action="store_true", help="print the round as JSON")
     p.add_argument(
@@ -43,25 +44,41 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------------------- shared helpers
 
 
+# An ASCII decimal, as typed: float() would also read "1_0" as 10 and "٥" as 5.
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
+
+
+def _decimal(text: str) -> float | None:
+    return float(text) if _DECIMAL.fullmatch(text) else None
+
+
 def threshold_of(args: argparse.Namespace) -> float | None:
     """The --threshold of `new`, `baseline` and `round` as a fraction: given as 0.05 or
-    5%, strictly between 0 and 100%. UsageError names the option."""
+    5%, at least MIN_THRESHOLD and below 100%. UsageError names the option."""
+    from session.conduct.common import MIN_THRESHOLD, band
     from tui.cli import UsageError
 
     text = args.threshold
     if text is None:
         return None
     raw = str(text).strip()
-    try:
-        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
-    except ValueError:
+    number = _decimal(raw[:-1].strip() if raw.endswith("%") else raw)
+    if number is None:
+        raise UsageError(f"--threshold {text}: give a decimal fraction (0.05) or a percentage (5%)")
+    value = number / 100 if raw.endswith("%") else number
+    if not MIN_THRESHOLD <= value < 1:
         raise UsageError(
-            f"--threshold {text}: give a fraction (0.05) or a percentage (5%)"
-        ) from None
-    if not 0 < value < 1:
-        raise UsageError(
-            f"--threshold {text}: the band must lie between 0 and 1 (0.02 or 2% for ±2%)"
+            f"--threshold {text}: the band must lie between {band(MIN_THRESHOLD)} and "
+            "100% (0.02 or 2% for ±2%)"
         )
+    return value
+
+
+def seconds(text: str) -> float:
+    """argparse type of --budget: a positive, finite, ASCII decimal number of seconds."""
+    value = _decimal(text.strip())
+    if value is None or not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
     return value
 
 
