@@ -59,7 +59,7 @@ def test_without_preloading_each_run_is_spawned(
     with Ledger.open(tmp_path / "ledger.db") as ledger:
         session = m.Session(title="kb", repo=str(repo), contract=m.Contract(workloads=[workload]))
         ledger.put(session)
-        c.record_baseline(ledger, session, runs=2, warmup=0)
+        c.record_baseline(ledger, session, runs=2, max_runs=2, warmup=0)
         refs = ledger.list(m.Run, session_id=session.id)
         assert len(refs) == 2
         assert all(r.status is m.RunStatus.OK and r.launch is m.RunLaunch.PROCESS for r in refs)
@@ -82,7 +82,7 @@ def test_round_with_a_kernelbench_workload(
     with Ledger.open(tmp_path / "ledger.db") as ledger:
         session = m.Session(title="kb", repo=str(repo), contract=m.Contract(workloads=[workload]))
         ledger.put(session)
-        baseline = c.record_baseline(ledger, session, runs=2, warmup=0)
+        baseline = c.record_baseline(ledger, session, runs=2, max_runs=2, warmup=0)
         refs = [r for r in ledger.list(m.Run, session_id=session.id) if not r.warmup]
         assert len(refs) == 2 and all(r.status is m.RunStatus.OK for r in refs)
         # The value is the worker's median milliseconds per call, not the process's wall time.
