@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from session import models as m
 from session.ledger_port import LedgerLike
+from session.verdicts import bytes_text
 
 A = m.ConcernArea
 
@@ -297,7 +298,7 @@ def _audit_changes(
             continue
         b = base[a.workload]
         if a.peak_bytes is not None and b.peak_bytes is not None and a.peak_bytes != b.peak_bytes:
-            peaks.append(f"{a.workload}: {b.peak_bytes} -> {a.peak_bytes} bytes")
+            peaks.append(f"{a.workload}: {bytes_text(b.peak_bytes)} → {bytes_text(a.peak_bytes)}")
         if (
             a.kernel_launches is not None
             and b.kernel_launches is not None
@@ -376,7 +377,7 @@ def record_suggestions(
     fresh.concern_areas = [*before, *(s.area for s in new)]
     why = (
         "concern areas suggested from the facts ("
-        + "; ".join(f"{s.area.value}: {s.reason}" for s in new)
+        + "; ".join(f"{LABELS[s.area]}: {s.reason}" for s in new)
         + ")"
     )
     event = m.HypothesisEvent(
