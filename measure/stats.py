@@ -228,6 +228,11 @@ def _min_n_signed_rank(confidence: float) -> int:
     return n
 
 
+def min_split_runs(confidence: float) -> int:
+    """The fewest runs whose two halves can be compared at `confidence` at all."""
+    return 2 * _min_half_mann_whitney(confidence)
+
+
 def _min_half_mann_whitney(confidence: float) -> int:
     h = 1
     while mann_whitney_critical(h, h, 1 - confidence) < 0:

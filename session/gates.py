@@ -73,7 +73,7 @@ def baseline_warning(ledger: LedgerLike, session: m.Session, baseline: m.Baselin
     from session import conduct  # lazy, as above
 
     got = conduct.outcome(ledger, session, baseline)
-    if got is not conduct.Outcome.TOO_NOISY:
+    if got is None or not got.warns:
         return ""
     delta = session.contract.threshold if baseline.threshold is None else baseline.threshold
     fit = conduct.supported_band(conduct.judge_baseline(ledger, session, baseline, delta))

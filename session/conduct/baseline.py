@@ -84,8 +84,14 @@ class Outcome(StrEnum):
     REPRODUCIBLE = "reproducible"
     DRIFTING = "drifting"
     TOO_NOISY = "too noisy for this band"
+    TOO_FEW = "too few runs"  # undecided because the halves are too short to compare
     FAILING = "failing runs"  # some runs gave no value: repair the workload
     NOT_POSITIVE = "zero or negative figures"  # a ratio to them is undefined: another metric
+
+    @property
+    def warns(self) -> bool:
+        """Undecided: a round may go on, said with a warning."""
+        return self in (Outcome.TOO_NOISY, Outcome.TOO_FEW)
 
     @property
     def blocks_round(self) -> bool:
@@ -130,11 +136,12 @@ class Judgement:
                 f"the {later} half was slower: repair the setup (warm-up, a prepare command "
                 "that resets state, a quieter machine) and record the baseline again"
             )
-        if e is not None and e.ci_low is None and e.blocks_needed and self.outcome is not None:
-            least = e.n + e.blocks_needed
+        if self.outcome is Outcome.TOO_FEW:
+            least = stats.min_split_runs(LOOK_CONFIDENCE)
             return (
                 f"{name}: {self.runs} runs are too few to compare its two halves at "
-                f"{LOOK_CONFIDENCE:.0%}; record it with at least {least} runs (--runs {least})"
+                f"{LOOK_CONFIDENCE:.0%}; record it with at least {least} runs "
+                f"(--runs {least} --max-runs {max(least, DEFAULT_MAX_RUNS)})"
             )
         noise = self.noise_words()
         fit = (
@@ -207,7 +214,8 @@ def judge(
     elif est.verdict in (stats.FASTER, stats.SLOWER):
         outcome = Outcome.DRIFTING
     elif final:
-        outcome = Outcome.TOO_NOISY
+        short = est.ci_low is None and len(values) < stats.min_split_runs(LOOK_CONFIDENCE)
+        outcome = Outcome.TOO_FEW if short else Outcome.TOO_NOISY
     return Judgement(
         workload,
         outcome,
@@ -222,7 +230,13 @@ def judge(
 
 def overall(judgements: Sequence[Judgement]) -> Outcome:
     """The baseline's outcome: the worst of its workloads'."""
-    for o in (Outcome.FAILING, Outcome.NOT_POSITIVE, Outcome.DRIFTING, Outcome.TOO_NOISY):
+    for o in (
+        Outcome.FAILING,
+        Outcome.NOT_POSITIVE,
+        Outcome.DRIFTING,
+        Outcome.TOO_NOISY,
+        Outcome.TOO_FEW,
+    ):
         if any(j.outcome is o for j in judgements):
             return o
     return Outcome.REPRODUCIBLE
@@ -314,7 +328,8 @@ def measure(
                         if count < runs
                         else f"{name}: run {count + 1} of at most {max_runs}, until decided",
                         runs_done=out.done,
-                        runs_total=out.done + (look - count - 1) * len(open_),
+                        # at most: the runs left to max_runs (a look may end them sooner)
+                        runs_total=out.done + (max_runs - count - 1) * len(open_),
                     ),
                 )
             executor.flush()  # one commit per step: a run of each open workload
@@ -402,6 +417,8 @@ def outcome_text(outcome: Outcome, threshold: float) -> str:
     """The outcome with its band, in words: "too noisy for ±2%"."""
     if outcome is Outcome.TOO_NOISY:
         return f"too noisy for {band(threshold)}"
+    if outcome is Outcome.TOO_FEW:
+        return f"too few runs to judge at {band(threshold)}"
     if outcome in (Outcome.FAILING, Outcome.NOT_POSITIVE):
         return outcome.value
     return f"{outcome.value} at {band(threshold)}"
@@ -440,9 +457,9 @@ def stored_outcome(baseline: m.Baseline) -> Outcome | None:
         return None
     if r is m.Reproducibility.REPRODUCIBLE:
         return Outcome.REPRODUCIBLE
-    if r is m.Reproducibility.TOO_NOISY:
-        return Outcome.TOO_NOISY
     detail = baseline.reproducibility_detail
+    if r is m.Reproducibility.TOO_NOISY:
+        return Outcome.TOO_FEW if detail.startswith("too few") else Outcome.TOO_NOISY
     if detail.startswith("too noisy"):
         return Outcome.TOO_NOISY
     for o in (Outcome.FAILING, Outcome.NOT_POSITIVE):
@@ -653,6 +670,7 @@ def _record(
         baseline.reproducibility = {
             Outcome.REPRODUCIBLE: m.Reproducibility.REPRODUCIBLE,
             Outcome.TOO_NOISY: m.Reproducibility.TOO_NOISY,
+            Outcome.TOO_FEW: m.Reproducibility.TOO_NOISY,  # undecided, as too noisy: warns
         }.get(outcome, m.Reproducibility.NOT_REPRODUCIBLE)
         baseline.threshold = threshold
         baseline.reproducibility_detail = "; ".join([_detail(judged, threshold), *executor.notes])

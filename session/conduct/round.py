@@ -96,11 +96,12 @@ def baseline_noise_notes(
         return []
     judged = baseline_mod.judge_baseline(ledger, session, baseline, threshold)
     return [
-        f"the baseline is too noisy for {band(threshold)} ({j.words()}); this round's "
+        f"the baseline is {baseline_mod.outcome_text(j.outcome, threshold)} ({j.words()}); "
+        "this round's "
         "paired verdicts do not rest on the baseline's halves, but expect INCONCLUSIVE "
         "ones at this band"
         for j in judged
-        if j.outcome is baseline_mod.Outcome.TOO_NOISY
+        if j.outcome is not None and j.outcome.warns
     ]
 
 

@@ -45,7 +45,7 @@ def test_the_same_threshold_words_in_new_baseline_and_round(make_repo, tmp_path,
     sid = _new(capsys, ledger, repo, "cat value.txt")[1].strip()
     for cmd in (["baseline", sid], ["round", sid]):
         code, _, err = gpuopt(capsys, ledger, *cmd, "--threshold", "1.5")
-        assert code == 2 and "--threshold 1.5: the band must lie between 0 and 1" in err, err
+        assert code == 2 and "--threshold 1.5: the band must lie between ±0.1% and 100%" in err, err
 
 
 def test_a_too_noisy_baseline_says_its_noise_and_a_round_goes_on_at_a_wider_band(

@@ -67,6 +67,7 @@ def test_stored_fields_round_trip_and_words(ledger):
         "reproducible at ±2%",
         "not reproducible: drifting at ±2%",
         "too noisy for ±2%",
+        "too few runs to judge at ±2%",
         "not reproducible: failing runs",
         "not comparable: zero or negative figures (ratios to them are undefined)",
     }

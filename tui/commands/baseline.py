@@ -131,8 +131,11 @@ def print_baseline(
     if not isinstance(outcome, Outcome):
         outcome = stored_outcome(b)
         delta = delta if b.threshold is None else b.threshold
-    style = {Outcome.REPRODUCIBLE: "green", Outcome.TOO_NOISY: "yellow", None: "yellow"}
-    verdict = (outcome_words(outcome, delta), style.get(outcome, "red"))
+    style = "green" if outcome is Outcome.REPRODUCIBLE else "red"
+    verdict = (
+        outcome_words(outcome, delta),
+        "yellow" if outcome is None or outcome.warns else style,
+    )
     # stored text (ids, names, warnings) goes out as Text: never markup, controls visible
     console.print(Text.assemble("Baseline ID  ", shown(b.id, style="bold")))
     console.print(
@@ -168,7 +171,12 @@ def print_baseline(
     console.print("reset / restore procedure:")
     for line in plain(b.reset_procedure, LONG_LIMIT, multiline=True).splitlines():
         console.print(Text(f"  {line}"), soft_wrap=True)
-    if outcome is Outcome.TOO_NOISY:
+    if outcome is Outcome.TOO_FEW:
+        console.print(
+            "[yellow]Too few runs to judge: a round may go on, but record the baseline with "
+            "the runs named above to learn its noise.[/]"
+        )
+    elif isinstance(outcome, Outcome) and outcome.warns:
         console.print(
             "[yellow]Too noisy for this band: a round may go on at a band this noise "
             "supports (gpuopt round --threshold F, recorded with the round), or quiet the "
