@@ -228,6 +228,11 @@ def _min_n_signed_rank(confidence: float) -> int:
     return n
 
 
+def min_paired_blocks(confidence: float) -> int:
+    """The fewest paired blocks whose signed-rank interval exists at `confidence`."""
+    return _min_n_signed_rank(confidence)
+
+
 def min_split_runs(confidence: float) -> int:
     """The fewest runs whose two halves can be compared at `confidence` at all."""
     return 2 * _min_half_mann_whitney(confidence)

@@ -398,14 +398,20 @@ def print_round(
         console.width = max(console.width, 160)
     s = rnd.summary
     checks = s.get("checks") or {}
+    why = s.get("stop_reason")
+    state = rnd.status.value
+    if state == "completed" and why == "budget":
+        state = "stopped at its time budget"
+    blocks = f"{rnd.blocks} block{'' if rnd.blocks == 1 else 's'}"
     console.print(
         Text(
-            f"Round {rnd.number} ({plain(rnd.id)}): {rnd.status.value}, {rnd.blocks} blocks, "
+            f"Round {rnd.number} ({plain(rnd.id)}): {state}, {blocks}, "
             f"seed {rnd.seed}, threshold {rnd.threshold:.1%}, baseline {plain(rnd.baseline_id)}"
         )
     )
-    if s.get("stop_reason"):
-        console.print(Text(f"stopped: {plain(s['stop_reason'])}"))
+    if why:
+        said = {"budget": "another block would run past --budget"}.get(why, why)
+        console.print(Text(f"stopped: {plain(said)}"))
     if rnd.blocks < rnd.min_blocks:
         hint = " with a larger --budget" if s.get("stop_reason") == "budget" else ""
         console.print(
