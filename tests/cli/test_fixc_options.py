@@ -42,3 +42,11 @@ def test_good_thresholds_read_as_typed():
 
     for text, want in (("5%", 0.05), ("0.05", 0.05), (" 2.5% ", 0.025), (".1", 0.1)):
         assert threshold_of(argparse.Namespace(threshold=text)) == pytest.approx(want)
+
+
+def test_runs_above_the_default_maximum_raise_it(capsys, tmp_path):
+    # the advice "--runs 100" must run as printed: the maximum follows a larger minimum
+    code, err = _err(capsys, tmp_path, "baseline", "nosuchsession", "--runs", "100")
+    assert "--max-runs" not in err and "nosuchsession" in err, err
+    code, err = _err(capsys, tmp_path, "baseline", "x", "--runs", "100", "--max-runs", "50")
+    assert code == 2 and "--max-runs 50 is below --runs 100" in err

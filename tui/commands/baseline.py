@@ -31,7 +31,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--runs", type=int, default=10, metavar="N", help="at least N runs per workload (10)"
     )
     p.add_argument(
-        "--max-runs", type=int, default=60, metavar="N", help="at most N runs per workload (60)"
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help="at most N runs per workload (60, or --runs when that is more)",
     )
     add_threshold(p, "the band the two halves must agree within")
     p.add_argument(
@@ -61,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--runs must be at least 2")
     if args.warmup < 0:
         raise UsageError("--warmup cannot be negative")
-    if args.max_runs < args.runs:
+    if args.max_runs is not None and args.max_runs < args.runs:
         raise UsageError(f"--max-runs {args.max_runs} is below --runs {args.runs}")
     if args.budget is not None and args.budget <= 0:
         raise UsageError(f"--budget {args.budget:g}: give a positive number of seconds")
