@@ -42,11 +42,16 @@ type_text() { tmux send-keys -t "$SESSION" -l "$1"; sleep 0.5; }
 palette() {  # palette WORDS: run the palette's best match for WORDS
   keys C-p
   wait_for "Search for commands" 10
+  sleep 0.5
   type_text "$1"
   sleep 1.0
   keys Enter
 }
-step() { keys "$1"; wait_for "─ $1 $2 " 30; }  # step N TITLE: go to step N by its key
+step() {  # step N TITLE [TEXT]: go to step N by its key; wait for its body (TEXT) too
+  keys "$1"; wait_for "─ $1 $2 " 30
+  if [ -n "${3:-}" ]; then wait_for "$3" 30; fi
+  sleep 1
+}
 set_field() {  # set_field VALUE: replace the focused input's text
   keys Home; keys C-k; type_text "$1"
 }
@@ -67,7 +72,7 @@ wait_for "saved" 20
 shot contract
 
 # 2 Baseline: record it (palette); FAST=1 asks for fewer runs first.
-step 2 Baseline
+step 2 Baseline "Runs per workload"
 if [ -n "${FAST:-}" ]; then
   keys Tab
   set_field 12
@@ -80,7 +85,7 @@ wait_for "Baseline ID" 1800
 shot baseline-recorded
 
 # 3 Preflight: answer the first question and save (palette).
-step 3 Preflight
+step 3 Preflight "what you know"
 keys Tab; keys Tab; keys Tab
 type_text "input and output live for the whole call"
 keys Escape
@@ -89,7 +94,7 @@ wait_for "saved 1 answer" 20
 shot preflight
 
 # 4 Hypotheses: one is written already; add evidence to it (palette).
-step 4 Hypotheses
+step 4 Hypotheses "New hypothesis"
 palette "Add evidence"
 wait_for "Add evidence" 20
 keys Tab; keys Tab; keys Tab
@@ -99,7 +104,7 @@ wait_for "evidence added" 20
 shot hypotheses
 
 # 5 Round: add the three branches from the list (palette for the first), then run it.
-step 5 Round
+step 5 Round "Min blocks"
 for ref in fused no-max same; do
   if [ "$ref" = fused ]; then palette "Add a variant"; else keys a; fi
   wait_for "Add a variant" 20
