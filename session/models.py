@@ -17,8 +17,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -34,6 +36,16 @@ def new_id() -> str:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def _omit_when_none(data: Any, fields: tuple[str, ...]) -> Any:
+    """Leave out fields added later while they are None: a gpuopt from before them
+    (extra="forbid") still reads the row; set, the row is new to it and it says so."""
+    if isinstance(data, dict):
+        for name in fields:
+            if data.get(name, 0) is None:
+                del data[name]
+    return data
 
 
 class Model(BaseModel):
@@ -472,6 +484,10 @@ class Baseline(Model):
     reset_procedure: str = ""
     created_at: datetime = Field(default_factory=utcnow)
 
+    @model_serializer(mode="wrap")
+    def _rows_older_versions_read(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit_when_none(handler(self), ("threshold",))
+
 
 # ---------------------------------------------------------------------------- method
 
@@ -805,6 +821,10 @@ class Comparison(Model):
     failed_runs: int = 0
     error: str = ""  # FAILED/BROKEN: the last lines of the arm's exception
     note: str = ""  # e.g. "dropped from later blocks: its warm-up failed"
+
+    @model_serializer(mode="wrap")
+    def _rows_older_versions_read(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _omit_when_none(handler(self), ("min_effect",))
 
 
 class Residual(Model):

@@ -80,3 +80,25 @@ def test_review_uses_the_outcome_words():
 
     src = inspect.getsource(review.session_summary)
     assert "baseline_words(" in src and "words(b.reproducibility)" not in src
+
+
+def test_rows_without_the_new_fields_stay_readable_by_older_versions():
+    # extra="forbid" in an older gpuopt: a null new field would make the row unreadable
+    import json
+
+    b = m.Baseline.model_validate_json(
+        json.dumps(
+            {
+                "id": "x",
+                "session_id": "s",
+                "snapshot": {"id": "a" * 12, "commit": "c" * 40, "ref": "refs/x"},
+                "environment": {},
+                "contract_hash": "h",
+            }
+        )
+    )
+    assert "threshold" not in json.loads(b.model_dump_json())
+    c = m.Comparison(round_id="r", variant_id="v", workload="w", n=1)
+    assert "min_effect" not in json.loads(c.model_dump_json())
+    b.threshold = 0.05
+    assert json.loads(b.model_dump_json())["threshold"] == 0.05
