@@ -328,8 +328,10 @@ def measure(
                         if count < runs
                         else f"{name}: run {count + 1} of at most {max_runs}, until decided",
                         runs_done=out.done,
-                        # at most: the runs left to max_runs (a look may end them sooner)
-                        runs_total=out.done + (max_runs - count - 1) * len(open_),
+                        # the minimum's runs, then at most those left to max_runs (a
+                        # look may end them sooner): the bar agrees with the words
+                        runs_total=out.done
+                        + ((runs if count < runs else max_runs) - count - 1) * len(open_),
                     ),
                 )
             executor.flush()  # one commit per step: a run of each open workload

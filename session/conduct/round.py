@@ -73,7 +73,7 @@ def gate_round(
                 f"baseline {baseline.id} is "
                 f"{baseline_mod.outcome_words(baseline_mod.overall(blocking), delta)}: "
                 + "; ".join(j.words() for j in blocking)
-                + f"; then record it again ({again})"
+                + f"; to record it again: {again}"
             )
     found = live_round(ledger, session)
     if found is not None:  # said before telemetry starts; checked again when it is recorded

@@ -135,7 +135,7 @@ def test_drifting_baseline_is_not_reproducible_and_blocks_a_round(ledger, repo, 
     assert "drift: drifting" in b.reproducibility_detail
     assert "the later half was slower" in b.reproducibility_detail
     assert len(ledger.list(m.Run, baseline_id=b.id)) == 10  # decided at the first look
-    with pytest.raises(c.GateRefused, match="not reproducible at ±2%: drift: drifting"):
+    with pytest.raises(c.GateRefused, match="not reproducible: drifting at ±2%: drift: drifting"):
         c.run_round(ledger, session)
 
 

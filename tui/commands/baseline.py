@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tui.commands.round_cmd import add_threshold, seconds, threshold_of
+from tui.commands.round_cmd import add_threshold, budget_of, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
@@ -37,9 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="at most N runs per workload (60, or --runs when that is more)",
     )
     add_threshold(p, "the band the two halves must agree within")
-    p.add_argument(
-        "--budget", type=seconds, metavar="SECONDS", help="run no more after this much time"
-    )
+    p.add_argument("--budget", metavar="SECONDS", help="run no more after this much time")
     p.add_argument("--warmup", type=int, default=1, metavar="N", help="excluded warm-up runs (1)")
     p.add_argument("--json", action="store_true", help="print the baseline as JSON")
     p.add_argument(
@@ -66,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--warmup cannot be negative")
     if args.max_runs is not None and args.max_runs < args.runs:
         raise UsageError(f"--max-runs {args.max_runs} is below --runs {args.runs}")
-    if args.budget is not None and args.budget <= 0:
-        raise UsageError(f"--budget {args.budget:g}: give a positive number of seconds")
+    args.budget = budget_of(args)
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:  # refuse before any telemetry starts

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from tui.commands.round_cmd import add_threshold, seconds, threshold_of
+from tui.commands.round_cmd import add_threshold, budget_of, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # the engine (tests/cli/test_cli_imports.py). The handler imports what it uses.
@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("-N", action="store_true", dest="no_shell", help="as --shell=none")
     add_threshold(p, "the band of the verdicts", "0.02")
-    p.add_argument("--budget", type=seconds, metavar="SECONDS", help="stop after this much time")
+    p.add_argument("--budget", metavar="SECONDS", help="stop after this much time")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the run order")
     p.add_argument("--export-json", metavar="FILE", help="hyperfine's JSON, plus our verdicts")
     p.add_argument("--export-markdown", metavar="FILE", help="hyperfine's markdown table")
@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.commands.round_cmd import interruptible
 
     threshold = threshold_of(args)
+    args.budget = budget_of(args)
     if getattr(args, "ledger", None):
         raise UsageError("compare stores nothing: --ledger is not used here (use a session)")
     shell = None if args.no_shell or args.shell == "none" else args.shell

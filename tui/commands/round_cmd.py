@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-blocks", type=int, default=10, metavar="N", help="at least N blocks (10)")
     p.add_argument("--max-blocks", type=int, default=30, metavar="N", help="at most N blocks (30)")
     add_threshold(p, "the noise band of the verdicts")
-    p.add_argument("--budget", type=seconds, metavar="SECONDS", help="stop after this much time")
+    p.add_argument("--budget", metavar="SECONDS", help="stop after this much time")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the block order (recorded)")
     p.add_argument("--json", action="store_true", help="print the round as JSON")
     p.add_argument(
@@ -74,11 +74,16 @@ def threshold_of(args: argparse.Namespace) -> float | None:
     return value
 
 
-def seconds(text: str) -> float:
-    """argparse type of --budget: a positive, finite, ASCII decimal number of seconds."""
-    value = _decimal(text.strip())
+def budget_of(args: argparse.Namespace) -> float | None:
+    """--budget in seconds: a positive, finite ASCII decimal. UsageError names it."""
+    from tui.cli import UsageError
+
+    text = args.budget
+    if text is None:
+        return None
+    value = _decimal(str(text).strip())
     if value is None or not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
+        raise UsageError(f"--budget {text}: give a positive number of seconds")
     return value
 
 
@@ -282,9 +287,9 @@ def progress_display(
             line = f"block {p.block}/{p.max_blocks} {_fmt_eta(p.eta_s)}: {est}"
         elif p.phase == "baseline":
             # one line per run would drown the log: about one per tenth of the runs
-            if not p.runs_total or (p.runs_done * 10 // p.runs_total) == (
-                (p.runs_done - 1) * 10 // p.runs_total
-            ):
+            step = (p.runs_done * 10 // p.runs_total) if p.runs_total else 0
+            crossed = p.runs_total and step != (p.runs_done - 1) * 10 // p.runs_total
+            if not crossed and p.runs_done != p.runs_total:  # a phase's last run: always
                 return
             line = f"{plain(p.message, 1000)} ({p.runs_done}/{p.runs_total} runs)"
         else:
@@ -372,8 +377,7 @@ def check_options(args: argparse.Namespace) -> None:
             f"--max-blocks {args.max_blocks} is below --min-blocks {args.min_blocks}: "
             "raise it or lower --min-blocks"
         )
-    if args.budget is not None and args.budget <= 0:
-        raise UsageError(f"--budget {args.budget:g}: give a positive number of seconds")
+    args.budget = budget_of(args)
 
 
 def print_round(
