@@ -76,7 +76,14 @@ def baseline_warning(ledger: LedgerLike, session: m.Session, baseline: m.Baselin
     if got is None or not got.warns:
         return ""
     delta = session.contract.threshold if baseline.threshold is None else baseline.threshold
-    fit = conduct.supported_band(conduct.judge_baseline(ledger, session, baseline, delta))
+    judged = conduct.judge_baseline(ledger, session, baseline, delta)
+    if got is conduct.Outcome.TOO_FEW:
+        few = "; ".join(j.words() for j in judged if j.outcome is got)
+        return (
+            f"baseline {baseline.id} has {conduct.outcome_words(got, delta)}: a round may go "
+            f"on, but its noise is unknown" + (f" ({few})" if few else "")
+        )
+    fit = conduct.supported_band(judged)
     at = f"--threshold {fit:.3g}" if fit is not None else "a wider --threshold"
     return (
         f"baseline {baseline.id} is {conduct.outcome_words(got, delta)}: a round may go on "

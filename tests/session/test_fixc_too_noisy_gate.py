@@ -102,3 +102,13 @@ def test_rows_without_the_new_fields_stay_readable_by_older_versions():
     assert "min_effect" not in json.loads(c.model_dump_json())
     b.threshold = 0.05
     assert json.loads(b.model_dump_json())["threshold"] == 0.05
+
+
+def test_too_few_runs_warn_with_the_runs_to_record(ledger):
+    s = make_session(ledger)
+    b = _noisy(ledger, s)
+    b.reproducibility_detail = "too few runs to judge at ±2%"
+    ledger.put(b)
+    st = _states(ledger, s)[m.StepName.BASELINE]
+    assert st.state is S.DONE and "too few runs to judge at ±2%" in st.reason
+    assert "a round may go on" in st.reason and check_round_allowed(ledger, s) == []
