@@ -136,7 +136,8 @@ def test_a_drifting_baseline_refuses_a_round_in_words(tmp_path):
         session, baseline = _stored(
             ledger, _gauss(0.002, 1, drift=0.01), m.Reproducibility.NOT_REPRODUCIBLE
         )
-        with pytest.raises(c.GateRefused, match="not reproducible: drifting at ±2%: w: drifting") as e:
+        want = "not reproducible: drifting at ±2%: w: drifting"
+        with pytest.raises(c.GateRefused, match=want) as e:
             c.gate_round(ledger, session)
         assert f"gpuopt baseline {session.id}" in str(e.value)
         # a band wide enough to hold the drift: the round may go on at that band
