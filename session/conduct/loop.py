@@ -272,6 +272,12 @@ class RoundLoop:
                 c.verdict = look.verdict
                 c.blocks_needed = None if final else look.blocks_needed
                 c.note = "" if look.decided else undecided_words(look, shown, self.design, final)
+                if len(d) < len(blocks):  # a zero or negative figure: no ratio, said
+                    why = (
+                        f"{len(blocks) - len(d)} of {_blocks(len(blocks))} gave a zero or "
+                        "negative figure, which has no ratio (a ratio to zero is undefined)"
+                    )
+                    c.note = f"{why}; {c.note}" if c.note else why
                 c.min_effect = None if look.decided else look.min_effect
                 c.untrusted_runs = self.state.untrusted.get(key, 0)
                 c.failed_runs = self.state.failed.get(key, 0)

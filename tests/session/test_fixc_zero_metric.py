@@ -73,3 +73,23 @@ def test_any_error_after_the_blocks_closes_the_round_failed(make_repo, tmp_path,
         assert rnd.status is m.RoundStatus.FAILED and rnd.ended_at is not None
         assert rnd.error is not None and "no data" in rnd.error
         assert len(_worktrees(repo)) == 1  # only the repository's own
+
+
+def test_a_variant_whose_figures_are_zero_says_why_it_has_no_ratio(make_repo, tmp_path):
+    repo = make_repo(files={"v.txt": "v=1.0\n"})
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        session = _session(ledger, repo)
+        c.record_baseline(ledger, session, runs=4, max_runs=4, warmup=0)
+        (repo / "v.txt").write_text("v=0\n")
+        patch = tmp_path / "zero.diff"
+        patch.write_text(
+            subprocess.run(
+                ["git", "-C", str(repo), "diff"], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "."], check=True)
+        c.add_variant(ledger, session, "zero", patch=patch)
+        rnd = c.run_round(ledger, session, min_blocks=2, max_blocks=2)
+        (comp,) = ledger.list(m.Comparison, round_id=rnd.id)
+        assert comp.verdict is m.Verdict.INCONCLUSIVE and comp.n == 0
+        assert "2 of 2 blocks gave a zero or negative figure" in comp.note, comp.note
