@@ -204,6 +204,7 @@ def run_round(
         raise BadInput("the time budget must be positive")
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
+    noise_notes = baseline_noise_notes(ledger, session, baseline, delta)  # before the round
     executor = ProcessExecutor(ledger, session, monitor)
     executor.batch = True
     rnd = open_round(
@@ -220,15 +221,23 @@ def run_round(
             budget_s=budget_s,
         ),
     )
-    plan = Plan(session, rnd, baseline, chosen, {}, seed, delta, min_blocks, max_blocks, budget_s)
-    loop = RoundLoop(
-        ledger,
-        executor,
-        plan,
-        progress=progress,
-        stopped=lambda: stop is not None and stop.is_set(),
-    )
-    loop.notes.extend(baseline_noise_notes(ledger, session, baseline, delta))
+    try:
+        plan = Plan(
+            session, rnd, baseline, chosen, {}, seed, delta, min_blocks, max_blocks, budget_s
+        )
+        loop = RoundLoop(
+            ledger,
+            executor,
+            plan,
+            progress=progress,
+            stopped=lambda: stop is not None and stop.is_set(),
+        )
+    except BaseException as exc:  # open, so never left "running"
+        rnd.status, rnd.ended_at, rnd.error = m.RoundStatus.FAILED, m.utcnow(), one_line(exc)
+        put_closing(ledger, rnd)
+        executor.close()
+        raise
+    loop.notes.extend(noise_notes)
     hooks = contract.hooks
     label = plan.label
     try:

@@ -93,3 +93,20 @@ def test_a_variant_whose_figures_are_zero_says_why_it_has_no_ratio(make_repo, tm
         (comp,) = ledger.list(m.Comparison, round_id=rnd.id)
         assert comp.verdict is m.Verdict.INCONCLUSIVE and comp.n == 0
         assert "2 of 2 blocks gave a zero or negative figure" in comp.note, comp.note
+
+
+def test_an_error_before_the_first_block_closes_the_round_failed(make_repo, tmp_path, monkeypatch):
+    repo = make_repo(files={"v.txt": "v=1.0\n"})
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        session = _session(ledger, repo)
+        c.record_baseline(ledger, session, runs=4, max_runs=4, warmup=0)
+        c.add_variant(ledger, session, "same", ref="HEAD", probe=True)
+
+        def boom(*a, **k):
+            raise RuntimeError("bad plan")
+
+        monkeypatch.setattr(round_mod, "RoundLoop", boom)
+        with pytest.raises(RuntimeError, match="bad plan"):
+            c.run_round(ledger, session, min_blocks=2, max_blocks=2)
+        (rnd,) = ledger.list(m.Round, session_id=session.id)
+        assert rnd.status is m.RoundStatus.FAILED and "bad plan" in (rnd.error or "")
