@@ -136,6 +136,21 @@ def parse_worker_output(stdout: str) -> dict[str, Any] | None:
     return None
 
 
+# After the worker ended, how long to wait for its pipes to close before sweeping again,
+# everywhere (a descendant handed to another process than us), and how many times.
+DRAIN_WAIT_S, DRAIN_SWEEPS = 2.0, 3
+
+
+def _drain(proc: subprocess.Popen[bytes], run_mark: str) -> tuple[bytes, bytes]:
+    """The rest of an ended worker's output, sweeping again what still holds its pipes."""
+    for _ in range(DRAIN_SWEEPS):
+        try:
+            return proc.communicate(timeout=DRAIN_WAIT_S)
+        except subprocess.TimeoutExpired:
+            orphans.sweep(orphans.RUN_VAR, run_mark, group=proc.pid, everywhere=True)
+    return proc.communicate()
+
+
 def run_worker(
     command: str,
     cwd: str | Path,
@@ -182,7 +197,7 @@ def run_worker(
                     proc.wait()  # reaped by Popen, which keeps its status
                 # Ended, but what it left (setsid too) holds the pipes: they go now.
                 orphans.sweep(orphans.RUN_VAR, run_mark, group=proc.pid)
-                out_b, err_b = proc.communicate()
+                out_b, err_b = _drain(proc, run_mark)
                 break
     finally:
         orphans.sweep(orphans.RUN_VAR, run_mark, group=proc.pid)

@@ -224,6 +224,9 @@ def sweep(var: str, value: str, *, group: int | None = None, everywhere: bool = 
     end = time.monotonic() + SWEEP_TIMEOUT_S
     while True:
         busy = False  # the group still has members (its id cannot be reused meanwhile)
+        # A pass that kills something is followed by another: a child forked while this
+        # pass ran is handed to us only when its parent dies, after we looked.
+        found = False
         if group is not None:
             try:
                 os.killpg(group, signal.SIGKILL)
@@ -247,8 +250,9 @@ def sweep(var: str, value: str, *, group: int | None = None, everywhere: bool = 
                     continue
                 killed.append(pid)
                 pending.add(pid)
+                found = True
         pending = {pid for pid in pending if not _reap(pid)}
-        if (not busy and not pending) or time.monotonic() > end:
+        if (not busy and not pending and not found) or time.monotonic() > end:
             return killed
         time.sleep(0.002)
 
