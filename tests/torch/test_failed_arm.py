@@ -58,7 +58,7 @@ def test_a_raising_arm_is_broken_dropped_and_reported(
     with Ledger.open(tmp_path / "ledger.db") as ledger:
         session = m.Session(title="kb", repo=str(repo), contract=m.Contract(workloads=[workload]))
         ledger.put(session)
-        baseline = c.record_baseline(ledger, session, runs=2, warmup=0)
+        baseline = c.record_baseline(ledger, session, runs=2, max_runs=2, warmup=0)
         baseline.reproducibility = m.Reproducibility.REPRODUCIBLE  # two CPU runs cannot show it
         ledger.put(baseline)
         variant = c.add_variant(ledger, session, "raiser", ref="raiser")
