@@ -5,7 +5,8 @@ Each block runs every command once, in a fresh random order, each run after the 
 command; one excluded warm-up run per command (or `warmup`) comes first. The first command
 is the reference: for every other one the per-block d = ln(other / reference) gives the
 Hodges–Lehmann ratio, its 95% signed-rank interval, and the verdict of the sequential design
-(measure.sequential), read at its looks only. Nothing is stored.
+(measure.sequential), read at its looks only. Nothing is stored unless `store` is called
+(`gpuopt compare --ledger`): then the comparison becomes a session of its own.
 """
 
 from __future__ import annotations
@@ -112,6 +113,10 @@ class CompareResult:
     threshold: float
     design: sequential.Design
     seed: int
+    # Every timed run as (command index, block, measure.runner.RunResult), for `store`.
+    records: list[tuple[int, int, Any]] = field(default_factory=list)
+    cwd: str = ""
+    elapsed_s: float = 0.0
 
     def hyperfine(self) -> dict[str, Any]:
         """hyperfine's --export-json document, plus our verdicts under "gpuopt"."""
@@ -204,6 +209,7 @@ def compare(
     t0 = time.monotonic()
     stop_why = "interrupted"
     relations: list[Relation] = []
+    records: list[tuple[int, int, Any]] = []
     blocks = 0
     hook(setup, "setup")
     try:
@@ -219,6 +225,7 @@ def compare(
             blocks += 1
             for i in rng.sample(order, len(order)):  # a fresh order, as schedule.block_order
                 res = once(i)
+                records.append((i, blocks, res))
                 if res.status is RunStatus.OK and res.value is not None:
                     per_block[i][blocks] = res.value
                     stats_of[i].times.append(res.value)
@@ -246,7 +253,18 @@ def compare(
         raise ConductError(f"{bad.command}: no run gave a time (exit codes {bad.exit_codes[:5]})")
     final = stop_why != schedule.STOP_DECIDED
     relations, _ = _relations(commands, per_block, threshold, design, final=final)
-    return CompareResult(stats_of, relations, blocks, stop_why, threshold, design, seed)
+    return CompareResult(
+        stats_of,
+        relations,
+        blocks,
+        stop_why,
+        threshold,
+        design,
+        seed,
+        records,
+        str(where),
+        round(time.monotonic() - t0, 3),
+    )
 
 
 def _relations(
@@ -297,3 +315,131 @@ def hyperfine_markdown(result: CompareResult) -> str:
             f"{max(c.times) * 1e3:.1f} | {ratio} | {verdict} |"
         )
     return "\n".join(lines) + "\n"
+
+
+# The null object id of git: a compare measures commands, not commits.
+NO_COMMIT = "0" * 40
+WORKLOAD = "compare"
+
+
+def store(ledger: Any, result: CompareResult, title: str | None = None) -> Any:
+    """Keep a comparison as a session of its own, in the models a session uses, so
+    `gpuopt sessions`, `review` and `export` show it: the reference command is the session's
+    one workload and its baseline arm, every other command a variant (its command as the
+    variant's source), and one round holds the runs and the comparisons. There is no git
+    snapshot (git's null id), and the baseline is the reference's median in this round,
+    not a judged baseline. One transaction: all of it or nothing. Returns the session."""
+    import os
+    import platform
+    import socket
+    import sys
+
+    from session import models as m
+
+    ref = result.commands[0]
+    at = m.utcnow()
+    contract = m.Contract(
+        workloads=[m.Workload(name=WORKLOAD, command=ref.command)],
+        threshold=result.threshold,
+    )
+    session = m.Session(
+        title=title or "compare: " + " vs ".join(c.command for c in result.commands),
+        repo=result.cwd or str(Path.cwd()),
+        contract=contract,
+        created_at=at,
+    )
+    snap = m.Snapshot(commit=NO_COMMIT, ref="no git snapshot (gpuopt compare)", created_at=at)
+    base = m.Baseline(
+        id=m.new_id(),
+        session_id=session.id,
+        snapshot=snap,
+        environment=m.EnvironmentFingerprint(
+            python=sys.version.split()[0],
+            os=platform.platform(),
+            cpu_count=os.cpu_count() or 0,
+            hostname=socket.gethostname(),
+        ),
+        contract_hash=contract.stable_hash(),
+        runs_per_workload=max(2, ref.runs),
+        reference={WORKLOAD: ref.median},
+        reproducibility_detail="gpuopt compare judges no baseline: its verdicts are paired",
+        threshold=result.threshold,
+        created_at=at,
+    )
+    variants = [
+        m.Variant(
+            session_id=session.id,
+            name=f"command-{k}",
+            snapshot=snap,
+            source=c.command,
+            created_at=at,
+        )
+        for k, c in enumerate(result.commands[1:], 2)
+    ]
+    arms = ["baseline", *(v.id for v in variants)]
+    named = [f"baseline = {ref.command}"] + [f"{v.name} = {v.source}" for v in variants]
+    rnd = m.Round(
+        session_id=session.id,
+        baseline_id=base.id,
+        variant_ids=[v.id for v in variants],
+        seed=result.seed,
+        min_blocks=result.design.looks[0],
+        max_blocks=result.design.max_blocks,
+        threshold=result.threshold,
+        status=m.RoundStatus.INTERRUPTED
+        if result.stop_reason == "interrupted"
+        else m.RoundStatus.COMPLETED,
+        blocks=result.blocks,
+        summary={
+            "stop_reason": result.stop_reason,
+            "elapsed_s": result.elapsed_s,
+            "notes": ["measured by gpuopt compare: " + "; ".join(named)],
+        },
+        started_at=at,
+        ended_at=m.utcnow(),
+    )
+    runs = [
+        m.Run(
+            session_id=session.id,
+            round_id=rnd.id,
+            arm=arms[i],
+            workload=WORKLOAD,
+            block=block,
+            status=res.status,
+            value=res.value,
+            exit_code=res.exit_code,
+            wall_s=res.wall_s,
+            user_s=res.user_s,
+            sys_s=res.sys_s,
+            peak_rss_bytes=res.peak_rss_bytes,
+            stdout_tail=res.stdout_tail[-4096:],
+            stderr_tail=res.stderr_tail[-4096:],
+            started_us=res.started_us,
+            ended_us=res.ended_us,
+            error=res.error,
+            containment=res.containment,
+            minor_faults=res.minor_faults,
+            major_faults=res.major_faults,
+        )
+        for i, block, res in result.records
+    ]
+    comparisons = [
+        m.Comparison(
+            round_id=rnd.id,
+            variant_id=v.id,
+            workload=WORKLOAD,
+            n=r.n,
+            ratio=r.ratio,
+            ci_low=r.ci_low,
+            ci_high=r.ci_high,
+            verdict=r.verdict,
+            failed_runs=sum(
+                1 for i, _, res in result.records if i == k and res.status is not RunStatus.OK
+            ),
+            note=r.note,
+        )
+        for k, (v, r) in enumerate(zip(variants, result.relations, strict=True), 1)
+    ]
+    with ledger.write():
+        ledger.put(session, base, *variants, rnd, *runs, *comparisons)
+    return session

@@ -20,8 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "order), after a warm-up, until every command is decided against the first (the "
             "reference) at the band, or at --max-runs. Prints each command's mean ± σ, "
             "median, range, user and system time, and each one's ratio to the reference "
-            "with its 95% CI and verdict. Stores nothing. Options as hyperfine's where they "
-            "mean the same; --runs is a minimum."
+            "with its 95% CI and verdict. Stores nothing unless --ledger is given: then the "
+            "comparison is kept as a session of its own, which sessions, review and export "
+            "show. Options as hyperfine's where they mean the same; --runs is a minimum."
         ),
     )
     p.add_argument(
@@ -57,6 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import json
+    import sys
     from pathlib import Path
 
     from session.conduct import compare as engine
@@ -66,8 +68,6 @@ def run(args: argparse.Namespace) -> int:
 
     threshold = threshold_of(args)
     args.budget = budget_of(args)
-    if getattr(args, "ledger", None):
-        raise UsageError("compare stores nothing: --ledger is not used here (use a session)")
     shell = None if args.no_shell or args.shell == "none" else args.shell
     with interruptible() as stop:
         try:
@@ -88,6 +88,12 @@ def run(args: argparse.Namespace) -> int:
         except BadInput as exc:
             raise UsageError(str(exc)) from None
     print_result(result)
+    if getattr(args, "ledger", None):  # only when asked: GPUOPT_LEDGER alone stores nothing
+        from tui.commands.common import open_ledger
+
+        with open_ledger(args) as ledger:
+            session = engine.store(ledger, result)
+        print(f"stored as session {session.id} in {ledger.path}", file=sys.stderr)
     if args.export_json:
         Path(args.export_json).write_text(json.dumps(result.hyperfine(), indent=2) + "\n")
     if args.export_markdown:
