@@ -89,7 +89,7 @@ def test_the_served_review_shows_the_sessions_and_a_decision_record(tmp_path: Pa
     port = _free_port()
     env = {**os.environ, "HOME": str(tmp_path)}
     server = subprocess.Popen(
-        [sys.executable, "-m", "tui.serve", "--ledger", str(db), "--port", str(port)],
+        [sys.executable, "-m", "tui", "review", str(db), "--serve", "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

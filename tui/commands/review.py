@@ -28,6 +28,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="where x writes decision records (default: the user data directory)",
     )
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the read-only review to a browser (textual-serve) instead of this terminal",
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --serve: the address to listen on (default 127.0.0.1, this machine only: "
+        "from elsewhere, ssh -L 8000:localhost:8000 GPU-BOX)",
+    )
+    p.add_argument("--port", type=int, default=8000, help="with --serve: the port (8000)")
     p.set_defaults(handler=run)
 
 
@@ -40,6 +52,14 @@ def run(args: argparse.Namespace) -> int:
     path = args.ledger_file or args.ledger
     if path is not None and not Path(path).expanduser().is_file():
         raise UsageError(f"{path}: no such ledger file")
+    if args.serve:
+        from session.ledger_access import Ledger
+        from tui.serve import serve
+
+        with Ledger.open(path, readonly=True) as ledger:  # a bad file fails here, clearly
+            resolved = ledger.path
+        serve(resolved, host=args.host, port=args.port, export_dir=args.export_dir)
+        return 0
     if not sys.stdin.isatty() or not sys.stderr.isatty():
         raise UsageError(
             "review is full-screen and needs a terminal; "
