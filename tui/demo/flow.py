@@ -19,6 +19,8 @@ from session.dispositions import dispose
 from session.gates import GateRefusal
 from session.hypotheses import add_hypothesis
 from session.read_model import confirm_residual, load_view, residual_suggestion
+from session.record.table import fixed
+from session.verdicts import verdict_for
 from tui.demo.settings import (
     BASELINE_RETRIES,
     DEMO_MAX_BLOCKS,
@@ -189,10 +191,12 @@ def run_flow(
     view = load_view(ledger, session.id)
     verdicts: dict[str, str] = {}
     for c in view.comparisons.get(rnd.id, []):
-        verdicts[view.variant_name(c.variant_id)] = c.verdict.value
+        name = view.variant_name(c.variant_id)
+        shown = verdict_for(view, c)  # a failed check reads BROKEN, never FASTER
+        verdicts[name] = shown.word
         say(
-            f"  {view.variant_name(c.variant_id):<7} ratio {c.ratio or float('nan'):.3f} "
-            f"[{c.ci_low or float('nan'):.3f}, {c.ci_high or float('nan'):.3f}] {c.verdict.value}"
+            f"  {name:<7} ratio {fixed(c.ratio)} [{fixed(c.ci_low)}, {fixed(c.ci_high)}] "
+            f"{shown.text}"
         )
     for cr in view.correctness:
         say(f"  check {view.variant_name(cr.variant_id):<7} {'pass' if cr.passed else 'FAIL'}")
