@@ -15,6 +15,8 @@ import psutil
 
 from measure.telemetry.backend import Sample
 
+MEMORY_EVERY_S = 0.1  # as the CPU percentage: no sample needs fresher host memory
+
 
 class HostBackend:
     source = "host"
@@ -30,6 +32,10 @@ class HostBackend:
         psutil.cpu_percent(interval=None)  # prime the counter: the next call has a base
         self._cpu_at = time.monotonic()
         self._cpu: float | None = None
+        # Host memory, read at most every MEMORY_EVERY_S: parsing /proc/meminfo was half of
+        # a sample, and every run pays two samples (begin and end) on its critical path.
+        self._mem: dict[str, int] = {}
+        self._mem_at = -float("inf")
 
     def follow(self, pid: int | None) -> None:
         """Start following a run's process tree (None: stop)."""
@@ -79,13 +85,7 @@ class HostBackend:
             s.load1 = os.getloadavg()[0]
         except OSError:
             s.load1 = None
-        extra: dict[str, Any] = {}
-        try:
-            vm = psutil.virtual_memory()
-            extra["host_mem_used_bytes"] = int(vm.total - vm.available)
-            extra["host_mem_total_bytes"] = int(vm.total)
-        except Exception:
-            pass
+        extra: dict[str, Any] = dict(self._host_memory(now))
         if self._freq_ok and self._n % self._freq_every == 0:
             self._last_freq = self._core_freqs()
         if self._last_freq:
@@ -103,6 +103,19 @@ class HostBackend:
             s.rss_bytes = rss if seen else None
         s.extra = extra
         return s
+
+    def _host_memory(self, now: float) -> dict[str, int]:
+        if now - self._mem_at >= MEMORY_EVERY_S or not self._mem:
+            try:
+                vm = psutil.virtual_memory()
+                self._mem = {
+                    "host_mem_used_bytes": int(vm.total - vm.available),
+                    "host_mem_total_bytes": int(vm.total),
+                }
+            except Exception:
+                self._mem = {}
+            self._mem_at = now
+        return self._mem
 
     def _core_freqs(self) -> list[float] | None:
         try:

@@ -1,0 +1,48 @@
+"""The per-run telemetry hand-off: what each run pays on its critical path (a sample at
+its start and at its end) stays small, and no sample loses a field by it."""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+
+from measure.telemetry import host as host_module
+from measure.telemetry.host import HostBackend
+from measure.telemetry.monitor import make_monitor
+
+
+def test_host_memory_is_read_once_per_period_and_still_in_every_sample(monkeypatch):
+    calls = []
+    real = psutil.virtual_memory
+
+    def counted():
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(host_module.psutil, "virtual_memory", counted)
+    backend = HostBackend()
+    samples = [backend.read(0, "r") for _ in range(20)]  # well within one period
+    assert len(calls) == 1
+    assert all(s.extra["host_mem_total_bytes"] == real().total for s in samples)
+    assert all(0 < s.extra["host_mem_used_bytes"] <= real().total for s in samples)
+    backend._mem_at -= host_module.MEMORY_EVERY_S  # the period has passed: read afresh
+    backend.read(0, "r")
+    assert len(calls) == 2
+
+
+def test_a_run_hand_off_reads_host_memory_at_most_once(monkeypatch):
+    calls = []
+    real = psutil.virtual_memory
+    monkeypatch.setattr(host_module.psutil, "virtual_memory", lambda: calls.append(1) or real())
+    mon = make_monitor(None, "s", gpu=False)
+    try:
+        mon.run_started("r1", os.getpid())
+        obs = mon.run_finished("r1")
+    finally:
+        mon.close()
+    record = mon.last_record
+    assert record is not None and len(record.samples) >= 2  # its start and its end
+    assert all("host_mem_used_bytes" in s.extra for s in record.samples)
+    assert all(s.rss_bytes for s in record.samples)  # the run's own tree is still followed
+    assert len(calls) <= 2 and obs.trust is not None  # was two per run, plus idle samples
