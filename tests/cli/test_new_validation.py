@@ -90,3 +90,16 @@ def test_baseline_refuses_a_ledger_inside_the_repository(make_repo, tmp_path):
     )
     assert "inside the repository" in line
     assert run_git(repo, "for-each-ref") == refs  # no snapshot was taken
+
+
+def test_a_title_with_a_control_character_is_refused_in_one_line(tmp_path, capsys) -> None:
+    from tui.cli import main
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    code = main(["--ledger", str(tmp_path / "l.db"), "new", "--repo", str(repo),
+                 "--title", "a\nb", "--workload", "w=true"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "--title" in err and "control characters" in err
+    assert len(err.strip().splitlines()) == 1

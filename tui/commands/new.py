@@ -120,6 +120,11 @@ def build_session(args: argparse.Namespace) -> object:
     threshold = threshold_of(args)
     if threshold is not None:
         contract_fields["threshold"] = threshold
+    from session.manage import title_problem  # the one rule for titles, rename's too
+
+    problem = title_problem(args.title)
+    if problem:
+        raise UsageError(f"--title: {problem}")
     try:
         contract = m.Contract(**contract_fields)
         return m.Session(title=args.title, repo=str(repo.resolve()), contract=contract)
