@@ -34,7 +34,12 @@ def test_host_memory_is_read_once_per_period_and_still_in_every_sample(monkeypat
 def test_a_run_hand_off_reads_host_memory_at_most_once(monkeypatch):
     calls = []
     real = psutil.virtual_memory
-    monkeypatch.setattr(host_module.psutil, "virtual_memory", lambda: calls.append(1) or real())
+
+    def counted():
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(host_module.psutil, "virtual_memory", counted)
     mon = make_monitor(None, "s", gpu=False)
     try:
         mon.run_started("r1", os.getpid())
