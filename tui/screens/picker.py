@@ -268,7 +268,11 @@ def deleted_words(report: DeleteReport) -> str:
     if report.refs_removed:
         parts.append(f"{count(len(report.refs_removed), 'snapshot ref')} removed")
     if report.refs_kept:
-        parts.append(f"{count(len(report.refs_kept), 'kept variant snapshot')} left in place")
+        pinned = ", ".join(sorted(report.kept_as.values()))
+        parts.append(
+            f"{count(len(report.refs_kept), 'kept variant snapshot')} left in place"
+            + (f", pinned as {pinned} (prune-refs never removes it)" if pinned else "")
+        )
     if report.refs_left:
         parts.append(f"{count(len(report.refs_left), 'ref')} could not be removed")
     return "; ".join(parts) + "."

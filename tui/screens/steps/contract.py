@@ -143,7 +143,7 @@ class ContractPane(StepPane):
             except (ValueError, ValidationError) as exc:
                 errors["workloads"] = _msg(exc)
         if not lines:
-            errors["workloads"] = "at least one workload is needed"
+            errors["workloads"] = m.NO_WORKLOADS
         env_text = self.query_one("#env-text", TextArea).text
         env_specs = [ln.strip() for ln in env_text.splitlines() if ln.strip()]
         if "workloads" not in errors:
