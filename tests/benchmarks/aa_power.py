@@ -1,6 +1,6 @@
 """A/A false alarms and power of interleaved rounds with adaptive stopping.
 
-    PYTHONPATH=. python tests/benchmarks/aa_power.py [--quick] [--seed N]
+    .venv/bin/python -m tests.benchmarks.aa_power [--quick] [--seed N]   (from the repository root)
 
 Each round runs the baseline and the variant once per block in a fresh random order
 (measure.schedule.block_order), through the real runner (measure.runner.run_command),
@@ -37,8 +37,6 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from measure import sequential
 from measure.runner import run_command
@@ -196,8 +194,7 @@ def cli_trial(k: int, n: int, n_more: int, work: Path) -> dict[str, object]:
 
 
 def cli_main(trials: int) -> int:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from compare_vs_hyperfine import calibrate as calibrate_python
+    from tests.benchmarks.compare_vs_hyperfine import calibrate as calibrate_python
 
     print(f"load average before: {os.getloadavg()}   cpus: {os.cpu_count()}")
     n, n_more = calibrate_python(100.0)

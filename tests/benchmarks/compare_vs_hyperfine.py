@@ -1,6 +1,6 @@
 """`gpuopt compare` beside hyperfine on the same pair of commands: false verdicts and power.
 
-    .venv/bin/python tests/benchmarks/compare_vs_hyperfine.py [--trials 20] [--ms 100]
+    .venv/bin/python -m tests.benchmarks.compare_vs_hyperfine [--trials 20] [--ms 100]
 
 The pair is a Python busy loop run with this interpreter's own path (never a pyenv shim),
 calibrated to about --ms milliseconds, against itself (A/A) and against enough more

@@ -1,6 +1,6 @@
 """Per-run overhead of gpuopt's runner against hyperfine, on `true` and `sleep 0.1`.
 
-    PYTHONPATH=. python tests/benchmarks/overhead.py [--runs 50]
+    .venv/bin/python -m tests.benchmarks.overhead [--runs 50]   (from the repository root)
 
 gpuopt always runs `bash -c CMD`, so the fair reference is hyperfine timing the same
 process tree with its output read through a pipe, as gpuopt reads it:
@@ -11,6 +11,16 @@ The arms take turns in chunks of 10 runs, in a fresh random order per turn, so t
 change of load hits all of them alike. "Added" = gpuopt's median wall time minus the
 reference's median. "Whole Python call" is the time the call to run_command takes in all
 (spawn, reads, reap, result), which bounds how fast runs can follow each other.
+
+Then what a round adds to each run beside the process: the telemetry hand-off (the
+monitor's run_started + run_finished, as a round makes it: NVML if present, and the host)
+and the ledger write of the run's record, committed once per block of `--block` runs (a
+commit per run, as before, is printed beside it).
+
+Last, the cost per run of whole calls on `true`, side by side: `gpuopt compare -N true true`
+(interleaved blocks, statistics at every look; with and without --ledger) against
+`hyperfine -N true true`, each timed at two run counts; the slope between them is the cost
+per run with the start-up of either tool taken out.
 
 Not a pytest module. On a shared machine the figures move with the load (printed).
 """
@@ -28,9 +38,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from measure.runner import run_command
 
@@ -59,6 +68,90 @@ def hyperfine_times(args: list[str], runs: int) -> list[float]:
         return [float(t) for t in json.loads(Path(f.name).read_text())["results"][0]["times"]]
 
 
+def handoff_and_ledger(runs: int, block: int) -> None:
+    from ledger import Ledger  # the benchmark's own imports: measure needs none of it
+    from measure.telemetry.monitor import make_monitor
+    from session import models as m
+
+    print(f"\n== per run, beside the process ({runs} runs)")
+    child = subprocess.Popen(["sleep", "60"])  # a live process tree for the host to follow
+    mon = make_monitor(None, "bench")
+    print(f"  telemetry: {mon.status if mon.status != 'ok' else 'NVML and host'}")
+    pairs = []
+    try:
+        for i in range(runs + 20):
+            t0 = time.perf_counter()
+            mon.run_started(f"r{i}", child.pid)
+            mon.run_finished(f"r{i}")
+            pairs.append(time.perf_counter() - t0)
+    finally:
+        mon.close()
+        child.kill()
+        child.wait()
+    pairs = pairs[20:]
+    print(f"  {'telemetry hand-off (start + finish)':<42} median {ms(statistics.median(pairs))}")
+    with tempfile.TemporaryDirectory() as tmp:
+        led = Ledger.open(Path(tmp) / "l.db")
+        contract = m.Contract(workloads=[m.Workload(name="w", command="true")])
+        session = m.Session(title="bench", repo=tmp, contract=contract)
+        led.put(session)
+        for label, per in (
+            ("ledger, one commit per run", 1),
+            ("ledger, one commit per block", block),
+        ):
+            t0 = time.perf_counter()
+            for k in range(0, runs, per):
+                with led.write():
+                    for j in range(per):
+                        led.put(
+                            m.Run(
+                                session_id=session.id,
+                                arm="baseline",
+                                workload="w",
+                                block=k + j,
+                                value=0.001,
+                                stdout_tail="",
+                                stderr_tail="",
+                            )
+                        )
+            each = (time.perf_counter() - t0) / runs
+            print(f"  {label + f' ({per} runs)':<42} per run {ms(each)}")
+        led.close()
+
+
+def _wall_of(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def per_run_cost(have_hf: bool, low: int = 20, high: int = 220, repeat: int = 3) -> None:
+    print(f"\n== cost per run on `true`: whole calls at {low} and {high} runs per command")
+    with tempfile.TemporaryDirectory() as tmp:
+        gp = [sys.executable, "-m", "tui.cli"]
+        arms: dict[str, Callable[[int], list[str]]] = {
+            "gpuopt compare -N": lambda n: [*gp, "compare", "-N", "-w", "0", "-r", str(n),
+                                            "--max-runs", str(n), "true", "true"],
+            "gpuopt compare -N --ledger": lambda n: [*gp, "--ledger", f"{tmp}/l{n}.db",
+                                                     "compare", "-N", "-w", "0", "-r", str(n),
+                                                     "--max-runs", str(n), "true", "true"],
+        }  # fmt: skip
+        if have_hf:
+            arms["hyperfine -N"] = lambda n: ["hyperfine", "-N", "--style", "none", "-r",
+                                              str(n), "true", "true"]  # fmt: skip
+        per: dict[str, float] = {}
+        for label, make in arms.items():
+            slopes = []
+            for _ in range(repeat):
+                lo, hi = _wall_of(make(low)), _wall_of(make(high))
+                slopes.append((hi - lo) / (2 * (high - low)))  # two commands: 2 runs a block
+            per[label] = statistics.median(slopes)
+        ref = per.get("hyperfine -N")
+        for label, each in per.items():
+            rel = f"   {each / ref:5.2f}× hyperfine's" if ref else ""
+            print(f"  {label:<42} per run {ms(each)}{rel}")
+
+
 def ms(x: float) -> str:
     return f"{x * 1000:8.3f} ms"
 
@@ -68,6 +161,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--chunk", type=int, default=10, help="runs per arm per turn")
+    ap.add_argument("--block", type=int, default=2, help="runs per block (one commit each)")
     args = ap.parse_args()
     have_hf = shutil.which("hyperfine") is not None
     print(f"load average before: {os.getloadavg()}   cpus: {os.cpu_count()}")
@@ -108,6 +202,8 @@ def main() -> int:
                 f"  {label:<42} median {ms(med)}  mean {ms(statistics.fmean(times[label]))}"
                 f"   gpuopt adds {added * 1000:+7.3f} ms ({pct})"
             )
+    handoff_and_ledger(args.runs * 5, args.block)
+    per_run_cost(have_hf)
     print(f"\nload average after: {os.getloadavg()}")
     print("target: <= 2 ms added per run against the fair reference, <= 1 % on 'sleep 0.1'")
     return 0
