@@ -36,29 +36,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="time through the torch harness (kernelbench) or the repository's bench.py (command); "
         "auto picks the harness where installed",
     )
-    from tui.demo.settings import DEMO_MAX_BLOCKS, DEMO_MIN_BLOCKS, DEMO_RUNS
-
+    # Defaults None: those of `gpuopt baseline` and `gpuopt round` (not imported here, so
+    # --help stays light).
     p.add_argument(
         "--runs",
         type=int,
-        default=DEMO_RUNS,
         metavar="N",
-        help=f"baseline runs (default {DEMO_RUNS})",
+        help="at least N baseline runs per workload (default: as `gpuopt baseline`)",
+    )
+    p.add_argument(
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help="at most N baseline runs per workload (default: as `gpuopt baseline`)",
     )
     p.add_argument(
         "--blocks",
         type=int,
-        default=DEMO_MIN_BLOCKS,
         metavar="N",
-        help=f"minimum blocks of the round (default {DEMO_MIN_BLOCKS})",
+        help="minimum blocks of the round (default: as `gpuopt round`)",
     )
     p.add_argument(
         "--max-blocks",
         type=int,
-        default=DEMO_MAX_BLOCKS,
         metavar="N",
-        help=f"the round stops here if not every comparison is decided before "
-        f"(default {DEMO_MAX_BLOCKS})",
+        help="the round stops here if not every comparison is decided before "
+        "(default: as `gpuopt round`)",
     )
     p.add_argument("--seed", type=int, default=1, help="seed of the round's run order")
     p.add_argument(
@@ -80,10 +83,12 @@ def run(args: argparse.Namespace) -> int:
     from tui.demo.repo import DemoError, create_repo, default_dir
     from tui.demo.start import start_session
 
-    if args.runs < 4 or args.blocks < 2:
+    if (args.runs is not None and args.runs < 4) or (args.blocks is not None and args.blocks < 2):
         raise UsageError("--runs must be at least 4 and --blocks at least 2")
-    if args.max_blocks < args.blocks:
+    if args.max_blocks is not None and args.max_blocks < (args.blocks or 2):
         raise UsageError("--max-blocks cannot be below --blocks")
+    if args.max_runs is not None and args.max_runs < (args.runs or 4):
+        raise UsageError("--max-runs cannot be below --runs")
     if not args.no_tui and not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise UsageError(
             "the demo opens the full-screen app and needs a terminal; "
@@ -140,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
                     outcome = run_flow(
                         ledger,
                         session,
-                        runs=args.runs,
+                        **({} if args.runs is None else {"runs": args.runs}),
+                        max_runs=args.max_runs,
                         min_blocks=args.blocks,
                         max_blocks=args.max_blocks,
                         seed=args.seed,

@@ -13,21 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from session import conduct
 from session import models as m
-from session.conduct import add_variant, record_baseline, run_round
+from session.conduct.common import band
 from session.dispositions import dispose
 from session.gates import GateRefusal
 from session.hypotheses import add_hypothesis
 from session.read_model import confirm_residual, load_view, residual_suggestion
 from session.record.table import fixed
 from session.verdicts import verdict_for
-from tui.demo.settings import (
-    BASELINE_RETRIES,
-    DEMO_MAX_BLOCKS,
-    DEMO_MIN_BLOCKS,
-    DEMO_RUNS,
-    DEMO_TITLE,
-)
+from tui.demo.settings import DEMO_TITLE
 
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -80,13 +75,12 @@ def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
     use_harness = harness_available() if kind == "auto" else kind == "kernelbench"
     py = python or sys.executable
     if use_harness:
-        # Each process reports its fastest call: on a shared CPU (a VM) a process's median
-        # swings with the neighbours' load from one process to the next, its fastest call
-        # hardly at all (measured here: medians 0.54-0.87 ms, fastest 0.504-0.514 ms).
+        # The harness's own statistic and the contract's band, as for every session: on a
+        # noisy machine the baseline says so and the round goes on at the band it supports.
         # Runs fork from an interpreter that imported torch once (GPUOPT_PRELOAD): 0.3 s
         # a run instead of 2.9 s here, and for tensors this small the same times.
         env = {**THREAD_ENV, "GPUOPT_TORCH_MIN_TIME": "0.3", "GPUOPT_TORCH_WARMUP": "3",
-               "GPUOPT_TORCH_STAT": "min", "GPUOPT_PRELOAD": "1"}  # fmt: skip
+               "GPUOPT_PRELOAD": "1"}  # fmt: skip
         workload = m.Workload(
             name="softmax",
             kind=m.WorkloadKind.KERNELBENCH,
@@ -97,11 +91,7 @@ def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
         metric = m.Metric(
             name="softmax time", source=m.MetricSource.JSON, pattern="gpuopt_value", unit="ms"
         )
-        # A ±5% band: the demo must decide on a shared CPU too, where a ±2% band (right for a
-        # GPU box) cannot be told from the machine's own noise in a dozen runs.
-        return m.Contract(
-            metric=metric, workloads=[workload], python=py, timeout_s=300, threshold=0.05
-        )
+        return m.Contract(metric=metric, workloads=[workload], python=py, timeout_s=300)
     workload = m.Workload(
         name="softmax",
         command=f"{py} bench.py",
@@ -125,40 +115,47 @@ def run_flow(
     ledger: Any,
     session: m.Session,
     *,
-    runs: int = DEMO_RUNS,
-    min_blocks: int = DEMO_MIN_BLOCKS,
-    max_blocks: int = DEMO_MAX_BLOCKS,
+    runs: int = conduct.DEFAULT_RUNS,
+    max_runs: int | None = None,
+    min_blocks: int | None = None,
+    max_blocks: int | None = None,
     seed: int = 1,
     say: Say = print,
     progress: Callable[[Any], None] | None = None,
     monitor: Any = None,
     stop: Any = None,
 ) -> dict[str, Any]:
-    """Baseline → hypotheses → variants → round → residuals → dispositions. Returns what
-    happened (ids and verdicts); the ledger holds the rest. `stop` (an Event) ends the flow
+    """Baseline → hypotheses → variants → round → residuals → dispositions, by the same
+    rules and defaults as `gpuopt baseline` and `gpuopt round` (blocks: the round's own
+    defaults where None). Returns what happened (ids and verdicts); the ledger holds the
+    rest. A baseline too noisy for the contract's band goes on at the band it supports; one
+    that blocks a round ends the flow with what to repair. `stop` (an Event) ends the flow
     after the current run, as Ctrl+C, SIGTERM or SIGHUP do for `gpuopt baseline`: what was
     measured is kept, marked interrupted, and nothing after it starts."""
     say("Recording the baseline…")
 
-    def measure_baseline() -> m.Baseline:
-        b = record_baseline(
-            ledger, session, runs=runs, warmup=1, progress=progress, monitor=monitor, stop=stop
-        )
-        say(f"  baseline {b.id}: {b.reproducibility.value} {b.reproducibility_detail}")
-        return b
-
     def stopped() -> bool:
         return stop is not None and stop.is_set()
 
-    baseline = measure_baseline()
-    for _ in range(BASELINE_RETRIES):
-        if baseline.reproducibility is m.Reproducibility.REPRODUCIBLE or stopped():
-            break
-        say("  its two halves disagree (a busy machine?): recording it again, as advised")
-        baseline = measure_baseline()
+    baseline = conduct.record_baseline(
+        ledger,
+        session,
+        runs=runs,
+        max_runs=max_runs,
+        warmup=1,
+        progress=progress,
+        monitor=monitor,
+        stop=stop,
+    )
+    say(f"  baseline {baseline.id}: {baseline.reproducibility_detail}")
     if stopped():
         say("Stopped: the baseline so far is kept, marked interrupted.")
         return {"baseline": baseline.id, "interrupted": True}
+    o = conduct.outcome(ledger, session, baseline)
+    if not ((o is not None and not o.blocks_round) or stopped()):
+        say(f"  no round on this baseline: {conduct.repair_words(o) if o else 'record it again'}")
+        return {"baseline": baseline.id, "blocked": True}
+    threshold = round_band(ledger, session, baseline, o, say)
     say("Writing the hypotheses…")
     hyps = []
     for fields in HYPOTHESES:
@@ -171,15 +168,17 @@ def run_flow(
     say("Adding the variants…")
     variants = []
     for name, ref, hi in VARIANTS:
-        v = add_variant(ledger, session, name, ref=ref, hypothesis_id=hyps[hi].id)
+        v = conduct.add_variant(ledger, session, name, ref=ref, hypothesis_id=hyps[hi].id)
         variants.append(v)
         say(f"  {v.name} ← {ref} ({v.snapshot.commit[:10]})")
-    say(f"Running the round (at least {min_blocks} blocks)…")
-    rnd = run_round(
+    say("Running the round…")
+    blocks: dict[str, Any] = {"min_blocks": min_blocks, "max_blocks": max_blocks}
+    blocks = {k: v for k, v in blocks.items() if v is not None}  # else the round's defaults
+    rnd = conduct.run_round(
         ledger,
         session,
-        min_blocks=min_blocks,
-        max_blocks=max_blocks,
+        **blocks,
+        threshold=threshold,
         seed=seed,
         progress=progress,
         monitor=monitor,
@@ -208,6 +207,23 @@ def run_flow(
             confirm_residual(ledger, view, v, sug[0], "confirmed by the demo")
         decisions[v.name] = decide(ledger, view, v, say)
     return {"baseline": baseline.id, "round": rnd.id, "verdicts": verdicts, "decisions": decisions}
+
+
+def round_band(
+    ledger: Any, session: m.Session, baseline: m.Baseline, o: Any, say: Say
+) -> float | None:
+    """The round's band: the contract's, or for a baseline too noisy for it the narrowest
+    band its runs support (what `gpuopt round --threshold` would be told to use); None for
+    the contract's."""
+    if not o.warns:
+        return None
+    delta = session.contract.threshold if baseline.threshold is None else baseline.threshold
+    wider = conduct.supported_band(conduct.judge_baseline(ledger, session, baseline, delta))
+    if wider is None or wider <= session.contract.threshold:
+        say("  going on at the contract's band: expect INCONCLUSIVE verdicts")
+        return None
+    say(f"  going on at {band(wider)}, the band this baseline's noise supports")
+    return wider
 
 
 def decide(ledger: Any, view: Any, v: m.Variant, say: Say) -> str:
