@@ -55,3 +55,97 @@ async def test_baseline_progress_shows_one_counter_and_an_eta(tmp_path: Path) ->
         eta = shown.split("ETA ", 1)[1].split(" ", 1)[0]
         assert eta != "—" and ":" in eta
     ledger.close()
+
+
+def _noisy_baseline(ledger: object, outcome: m.Reproducibility, detail: str) -> None:
+    """A later baseline of the sample session, with runs 8% apart from one another."""
+    import random
+    from datetime import timedelta
+
+    from sample_session import SID
+
+    first = ledger.latest_baseline(SID)  # type: ignore[attr-defined]
+    b = first.model_copy(
+        update={
+            "id": "ba5e00000002",
+            "reproducibility": outcome,
+            "reproducibility_detail": detail,
+            "threshold": 0.02,
+            "created_at": first.created_at + timedelta(minutes=1),
+        }
+    )
+    rng = random.Random(3)
+    runs = [
+        m.Run(
+            id=f"nru{i:09d}",
+            session_id=SID,
+            baseline_id=b.id,
+            arm="baseline",
+            workload="softmax",
+            block=i,
+            value=4.1 * rng.gauss(1.0, 0.08),
+            trust=m.Trust.CLEAN,
+            started_us=100 + i,
+            ended_us=101 + i,
+        )
+        for i in range(30)
+    ]
+    ledger.put(b, *runs)  # type: ignore[attr-defined]
+
+
+def _shown(pane: BaselinePane) -> tuple[str, str]:
+    from textual.widgets import Static
+
+    hint = str(pane.query_one(".next", Static).content)
+    info = pane.query_one("#baseline-info", Static).content
+    return hint, info if isinstance(info, str) else _plain(info)
+
+
+def _plain(renderable: object) -> str:
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(renderable)
+    return console.export_text()
+
+
+@pytest.mark.asyncio
+async def test_the_a_a_value_says_the_outcome_at_its_band(tmp_path: Path) -> None:
+    ledger = sample(tmp_path / "l.db", m.StepName.BASELINE)
+    app = PaneApp(BaselinePane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        _, info = _shown(app.pane)
+        assert "reproducible at ±2%" in info, info
+    ledger.close()
+
+
+@pytest.mark.asyncio
+async def test_a_too_noisy_baseline_says_a_round_may_go_on_at_its_band(tmp_path: Path) -> None:
+    ledger = sample(tmp_path / "l.db", m.StepName.BASELINE)
+    _noisy_baseline(ledger, m.Reproducibility.TOO_NOISY, "too noisy for ±2%; softmax: too noisy")
+    app = PaneApp(BaselinePane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        hint, info = _shown(app.pane)
+        assert "too noisy for ±2%" in info
+        assert "a round may go on at ±" in hint and "--threshold 0." in hint, hint
+        assert "gpuopt round" in hint
+    ledger.close()
+
+
+@pytest.mark.asyncio
+async def test_a_drifting_baseline_says_what_to_repair(tmp_path: Path) -> None:
+    from session import conduct
+
+    ledger = sample(tmp_path / "l.db", m.StepName.BASELINE)
+    _noisy_baseline(
+        ledger, m.Reproducibility.NOT_REPRODUCIBLE, "drifting at ±2%; softmax: drifting"
+    )
+    app = PaneApp(BaselinePane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        hint, info = _shown(app.pane)
+        assert "not reproducible: drifting at ±2%" in info
+        assert conduct.repair_words(conduct.Outcome.DRIFTING) in hint, hint
+    ledger.close()

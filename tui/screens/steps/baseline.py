@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from typing import Any
 
@@ -12,7 +13,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
+from session import conduct
 from session import models as m
+from session.conduct.common import band
 from session.read_model import SessionView
 from session.timing import metric_label
 from tui.display import LONG_LIMIT, plain, shown
@@ -43,9 +46,8 @@ class BaselinePane(StepPane):
     def body(self) -> ComposeResult:
         yield Static("", id="baseline-info")
         with Horizontal(classes="row", id="baseline-settings"):
-            # 24 runs: twelve per half, so a few stray slow processes (a noisy neighbour
-            # on a shared machine) cannot by themselves fail the split-half check.
-            yield Field("runs", "Runs per workload", "24")
+            # The minimum of `gpuopt baseline`: it keeps running until its halves decide.
+            yield Field("runs", "Runs per workload", str(conduct.DEFAULT_RUNS))
             yield Field("warmup", "Warm-up runs", "1")
         with Vertical(id="baseline-progress", classes="progress-box"):
             yield Static("", id="baseline-status")
@@ -59,13 +61,35 @@ class BaselinePane(StepPane):
         b = view.baseline
         if b is None:
             return "press r to record the baseline."
-        if b.reproducibility is m.Reproducibility.UNJUDGED:
+        o = conduct.stored_outcome(b)
+        if o is None:
             return "this baseline was not judged (stopped early?): press r to record it again."
-        if b.reproducibility is m.Reproducibility.NOT_REPRODUCIBLE:
+        if o.blocks_round:
+            return f"{conduct.repair_words(o)} (r)."
+        if o.warns:
+            return self._go_on_hint(view, b)
+        return "answer the preflight (n)."
+
+    def _go_on_hint(self, view: SessionView, b: m.Baseline) -> str:
+        """A baseline too noisy for the contract's band: a round may go on at the band its
+        runs support, which only `gpuopt round --threshold` sets (the app's round runs at
+        the contract's band)."""
+        words = conduct.baseline_words(b, view.session.contract.threshold)
+        delta = view.session.contract.threshold if b.threshold is None else b.threshold
+        wider = None
+        if self.context.ledger is not None:
+            judged = conduct.judge_baseline(self.context.ledger, view.session, b, delta)
+            wider = conduct.supported_band(judged)
+        if wider is None or wider <= delta:
             return (
-                "the baseline does not agree with itself: quiet the machine or fix the reset, "
-                "then r to record again."
+                f"{words}: a round may go on, expecting INCONCLUSIVE verdicts; or r to "
+                "record it with more runs. Then answer the preflight (n)."
             )
+        cmd = shlex.join(["gpuopt", "round", view.session.id, "--threshold", f"{wider:.3g}"])
+        return (
+            f"{words}: a round may go on at {band(wider)}, the band its runs support "
+            f"({cmd}); or r to record it with more runs. Then answer the preflight (n)."
+        )
         return "answer the preflight (n)."
 
     def refresh_body(self, view: SessionView | None) -> None:
@@ -134,14 +158,16 @@ def baseline_table(view: SessionView) -> Table:
     )
     for w in snap.warnings:
         t.add_row("", shown(w, LONG_LIMIT, style="yellow"))
-    style = {
-        m.Reproducibility.REPRODUCIBLE: "bold green",
-        m.Reproducibility.NOT_REPRODUCIBLE: "bold red",
-    }.get(b.reproducibility, "yellow")
+    o = conduct.stored_outcome(b)
+    style = "yellow"  # not judged, or a warning: a round may go on
+    if o is not None and o.blocks_round:
+        style = "bold red"
+    elif o is not None and not o.warns:
+        style = "bold green"
     t.add_row(
         "A/A check",  # the label names the check; the value says how it came out
         Text.assemble(
-            (b.reproducibility.value.replace("_", " "), style),
+            (conduct.baseline_words(b, view.session.contract.threshold), style),
             "  ",
             shown(b.reproducibility_detail, LONG_LIMIT),
         ),
