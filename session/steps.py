@@ -6,6 +6,7 @@ the states are read fresh each time, so the command line and the TUI always agre
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from session import models as m
@@ -16,6 +17,7 @@ from session.gates import (
     latest_correctness,
 )
 from session.timing import metric_legend
+from session.verdicts import round_untrusted
 
 S = m.StepState
 
@@ -127,6 +129,9 @@ def _round(ledger: Any, session: m.Session, refusal: list[str]) -> m.StepStatus:
     done = [r for r in rounds if r.status is m.RoundStatus.COMPLETED]
     if done:
         last = done[-1]
+        why = round_untrusted(last)
+        if why:  # never ✓: its verdicts cannot be relied on
+            return _status(m.StepName.ROUND, S.IN_PROGRESS, untrusted_next(session, last, why))
         return _status(m.StepName.ROUND, S.DONE, f"round {last.number}: {last.blocks} blocks")
     if rounds:
         last = rounds[-1]
@@ -138,6 +143,16 @@ def _round(ledger: Any, session: m.Session, refusal: list[str]) -> m.StepStatus:
     return _status(m.StepName.ROUND, S.NOT_STARTED, "no round run yet")
 
 
+def untrusted_next(session: m.Session, rnd: m.Round, why: str) -> str:
+    """An untrusted round's next step, in words."""
+    head = f"round {rnd.number}'s verdicts are untrusted ({why}): "
+    if rnd.baseline_reproduced is False:
+        again = shlex.join(["gpuopt", "baseline", session.id])
+        redo = shlex.join(["gpuopt", "round", session.id])
+        return head + f"record the baseline again ({again}) and re-run the round ({redo})"
+    return head + f"run the round again ({shlex.join(['gpuopt', 'round', session.id])})"
+
+
 def _measured_variants(ledger: Any, session: m.Session) -> list[m.Variant]:
     return [
         v for v in ledger.list(m.Variant, session_id=session.id) if latest_comparisons(ledger, v)[1]
@@ -147,6 +162,16 @@ def _measured_variants(ledger: Any, session: m.Session) -> list[m.Variant]:
 def _results(ledger: Any, session: m.Session, measured: list[m.Variant]) -> m.StepStatus:
     if not measured:
         return _status(m.StepName.RESULTS, S.NOT_STARTED, "no comparison yet")
+    untrusted = {}
+    for v in measured:
+        rnd, _ = latest_comparisons(ledger, v)
+        if rnd is not None and round_untrusted(rnd):
+            untrusted[rnd.number] = rnd
+    if untrusted:  # never ✓ on verdicts that cannot be relied on
+        rnd = untrusted[max(untrusted)]
+        return _status(
+            m.StepName.RESULTS, S.IN_PROGRESS, untrusted_next(session, rnd, round_untrusted(rnd))
+        )
     residuals = ledger.list(m.Residual, session_id=session.id)
     confirmed = {r.variant_id for r in residuals if r.confirmed is not None}
     waiting = [v.name for v in measured if v.hypothesis_id and v.id not in confirmed]

@@ -159,3 +159,20 @@ def test_step_states_follow_the_ledger(ledger):
     dispose(ledger, s, v, "need-evidence", reason="no audit yet")
     st = _states(ledger, s)
     assert st["disposition"][0] is S.DONE and st["record"][0] is S.DONE
+
+
+def test_an_untrusted_round_is_never_done(ledger):
+    """Issue 12 item 5: a round whose baseline check failed is not ✓ in the rail (round and
+    results), and its next step is to record the baseline again and re-run the round."""
+    s = make_session(ledger)
+    b = make_baseline(ledger, s)
+    v = make_variant(ledger, s)
+    r = make_round(ledger, s, b, [v], reproduced=False)
+    make_comparison(ledger, r, v)
+    st = _states(ledger, s)
+    for step in ("round", "results"):
+        state, why = st[step]
+        assert state is not S.DONE, (step, why)
+        assert "untrusted (baseline not reproduced)" in why, why
+        assert f"record the baseline again (gpuopt baseline {s.id})" in why, why
+        assert f"re-run the round (gpuopt round {s.id})" in why, why
