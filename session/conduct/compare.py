@@ -208,7 +208,6 @@ def compare(
 
     t0 = time.monotonic()
     stop_why = "interrupted"
-    relations: list[Relation] = []
     records: list[tuple[int, int, Any]] = []
     blocks = 0
     hook(setup, "setup")
@@ -236,10 +235,13 @@ def compare(
                 stats_of[i].exit_codes.append(res.exit_code)
             if progress is not None:
                 progress(blocks, max_blocks)
-            relations, decided = _relations(commands, per_block, threshold, design)
-            if blocks >= min_blocks and design.is_look(blocks) and decided:
-                stop_why = schedule.STOP_DECIDED
-                break
+            # The verdicts are read at the looks only, so only there are they computed: the
+            # Walsh averages of every block cost more than a run of a short command.
+            if blocks >= min_blocks and design.is_look(blocks):
+                _, decided = _relations(commands, per_block, threshold, design)
+                if decided:
+                    stop_why = schedule.STOP_DECIDED
+                    break
             if blocks >= max_blocks:
                 stop_why = "block limit reached"
                 break
