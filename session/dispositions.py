@@ -16,6 +16,16 @@ from typing import Any
 from session import models as m
 from session.gates import GateRefusal, check_disposition, open_preflight_questions, require
 
+# The optimization classes in words (models.OptimizationClass, as DESIGN.md defines them).
+CLASS_DESCRIPTIONS: dict[m.OptimizationClass, str] = {
+    m.OptimizationClass.C1: "bit-identical results",
+    m.OptimizationClass.C2: "same precision, arithmetic reordered or re-associated",
+    m.OptimizationClass.C3: "changed precision or approximate math (needs your acceptance)",
+    m.OptimizationClass.C4: "changed semantics at boundaries, special values, determinism "
+    "or aliasing (needs your acceptance and a guard)",
+    m.OptimizationClass.NA: "no floating-point effect",
+}
+
 DESCRIPTIONS: dict[m.DispositionChoice, str] = {
     m.DispositionChoice.KEEP_DEFAULT: "keep as the default path",
     m.DispositionChoice.KEEP_GUARDED: "keep behind a guard or flag",
@@ -25,6 +35,7 @@ DESCRIPTIONS: dict[m.DispositionChoice, str] = {
 }
 
 __all__ = [
+    "CLASS_DESCRIPTIONS",
     "DESCRIPTIONS",
     "GateRefusal",
     "StatusSuggestion",

@@ -20,6 +20,13 @@ from measure import harness, numerics
 from session import models as m
 from session.ledger_port import LedgerLike
 
+# What the torch harness checks on every torch workload, in a few words (the contract shows it).
+HARNESS_CHECK = (
+    "the torch harness compares each variant's outputs with the baseline's on the same "
+    "inputs (re-initialised weights, stress inputs, a repeat call): error statistics, "
+    "NaN/Inf counts, a suggested numerical class"
+)
+
 DEFAULT_TRIALS = 5
 _TORCH_KINDS = (m.WorkloadKind.TORCH, m.WorkloadKind.KERNELBENCH)
 

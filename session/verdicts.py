@@ -43,6 +43,7 @@ from session import models as m
 
 __all__ = [
     "CHECK_COMMAND",
+    "VERDICT_MEANINGS",
     "ShownVerdict",
     "bytes_text",
     "error_headline",
@@ -54,6 +55,17 @@ __all__ = [
     "times_text",
     "verdict_for",
 ]
+
+# What each verdict a person sees means (the app's glossary, the record's legend).
+VERDICT_MEANINGS: dict[str, str] = {
+    "FASTER": "the whole 95% interval lies below the noise band",
+    "SLOWER": "the whole 95% interval lies above the noise band",
+    "SAME": "the interval lies inside the noise band",
+    "INCONCLUSIVE": "the interval crosses the band's edge; '+N' after it: about N more "
+    "blocks would decide it",
+    "FAILED": "the arm gave no value (its runs failed)",
+    "BROKEN": "the variant's correctness check failed on that workload: its speed does not count",
+}
 
 # The workload name of a contract check command's result: it covers every workload.
 CHECK_COMMAND = "(check command)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from session import models as m
 from session.record.model import SessionExport, SummaryRow
 from session.record.table import figure, md_cell, md_table, round_label
+from session.verdicts import VERDICT_MEANINGS
 
 
 def summary_lines(x: SessionExport) -> list[str]:
@@ -68,8 +69,7 @@ def summary_lines(x: SessionExport) -> list[str]:
         lines += ["", _folded(idle, after_table=True)]
     lines += [
         "",
-        legend(x) + " BROKEN: the variant failed its correctness check on that "
-        "workload, whatever its speed.",
+        legend(x) + f" BROKEN: {VERDICT_MEANINGS['BROKEN']}.",
     ]
     return lines
 

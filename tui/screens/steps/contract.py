@@ -15,6 +15,7 @@ from textual.widgets import Input, Label, Static, TextArea
 from session import models as m
 from session.read_model import SessionView
 from session.timing import TORCH_KINDS, apply_env, metric_text
+from session.torch_checks import HARNESS_CHECK
 from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import SaveSession
 from tui.screens.step_base import StepPane
@@ -274,13 +275,6 @@ def contract_table(s: m.Session) -> Table:
 
 
 # What the torch harness checks for every variant of a torch workload (session.torch_checks).
-HARNESS_CHECK = (
-    "the torch harness compares each variant's outputs with the baseline's on the same "
-    "inputs (re-initialised weights, stress inputs, a repeat call): error statistics, "
-    "NaN/Inf counts, a suggested numerical class"
-)
-
-
 def check_lines(c: m.Contract) -> list[Text]:
     """Every check the round runs: the contract's command, and the harness's own for a torch
     workload; "none" only when neither runs."""
