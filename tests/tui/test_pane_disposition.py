@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pane_harness import PaneApp, built, sample
-from tui_helpers import sync
 
 from session import models as m
 from session.read_model import disposition_gates, load_view
@@ -14,7 +14,7 @@ from tui.screens.pane_messages import AskDisposition
 from tui.screens.steps.disposition import DispositionPane
 
 
-@sync
+@pytest.mark.asyncio
 async def test_disposition_pane_shows_the_gates_and_asks_to_decide(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db", m.StepName.DISPOSITION)
     app = PaneApp(DispositionPane, ledger)
@@ -34,7 +34,7 @@ async def test_disposition_pane_shows_the_gates_and_asks_to_decide(tmp_path: Pat
     ledger.close()
 
 
-@sync
+@pytest.mark.asyncio
 async def test_a_decision_offers_its_hypothesis_status_and_only_a_yes_writes_it(
     tmp_path: Path,
 ) -> None:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pane_harness import PaneApp, built, sample
 from textual.widgets import Markdown
-from tui_helpers import sync
 
 from tui.screens.pane_messages import ExportRecord
 from tui.screens.steps.record import RecordPane
 
 
-@sync
+@pytest.mark.asyncio
 async def test_record_pane_shows_the_record_and_asks_for_its_export(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db")
     app = PaneApp(RecordPane, ledger)
@@ -28,7 +28,7 @@ async def test_record_pane_shows_the_record_and_asks_for_its_export(tmp_path: Pa
     ledger.close()
 
 
-@sync
+@pytest.mark.asyncio
 async def test_record_pane_reads_the_records_model(tmp_path: Path) -> None:
     """The pane shows the record of the same model the export writes: summary first."""
     from session.record import gather, to_markdown

@@ -5,8 +5,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static
-from tui_helpers import sample_ledger, settle, steady_app, sync
+from tui_helpers import sample_ledger, settle, steady_app
 
 from tui.screens.review import ReviewScreen
 from tui.screens.session import SessionScreen
@@ -38,7 +39,7 @@ def spoil(db: Path) -> dict[str, int]:
     return rowids
 
 
-@sync
+@pytest.mark.asyncio
 async def test_review_names_unreadable_rows_and_shows_the_rest(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     rowids = spoil(db)
@@ -75,7 +76,7 @@ async def test_review_names_unreadable_rows_and_shows_the_rest(tmp_path: Path) -
         assert not isinstance(app.screen, SessionScreen)
 
 
-@sync
+@pytest.mark.asyncio
 async def test_picker_does_not_crash_on_an_unreadable_session(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     rowids = spoil(db)

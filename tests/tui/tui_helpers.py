@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sample_session import SID, build_sample
 from scenes import demo_samples
 
@@ -33,12 +32,6 @@ async def settle(pilot: Any, rounds: int = 3) -> None:
 
 
 __all__ = ["SID", "sample_ledger", "settle", "steady_app"]
-
-
-# The async tests run under pytest-asyncio. `sync` is its mark under the old name, kept
-# only for the test files of other owners that still import it (each converts to
-# `@pytest.mark.asyncio`, then this goes).
-sync = pytest.mark.asyncio
 
 
 async def step_keys(pilot: Any, *keys: str) -> None:
