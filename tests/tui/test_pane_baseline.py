@@ -10,6 +10,7 @@ from pane_harness import PaneApp, built, sample
 
 from session import models as m
 from tui.screens.pane_messages import StartBaseline, StopWork
+from tui.screens.step_base import StepPane
 from tui.screens.steps.baseline import BaselinePane
 from tui.widgets.form import Field
 
@@ -46,9 +47,11 @@ async def test_baseline_progress_shows_one_counter_and_an_eta(tmp_path: Path) ->
     app = PaneApp(BaselinePane, ledger)
     async with app.run_test(size=(120, 40)) as pilot:
         await built(pilot, app.pane)
-        app.pane.progress(Progress("baseline", "softmax: warm-up", runs_done=1, runs_total=25))
+        pane = app.pane
+        assert isinstance(pane, BaselinePane)
+        pane.progress(Progress("baseline", "softmax: warm-up", runs_done=1, runs_total=25))
         await pilot.pause(0.3)
-        app.pane.progress(Progress("baseline", "softmax: run 5 of 24", runs_done=6, runs_total=25))
+        pane.progress(Progress("baseline", "softmax: run 5 of 24", runs_done=6, runs_total=25))
         await pilot.pause()
         shown = str(app.pane.query_one("#baseline-status", Static).content)
         assert "run 5 of 24" in shown and "6/25" not in shown
@@ -93,7 +96,7 @@ def _noisy_baseline(ledger: object, outcome: m.Reproducibility, detail: str) -> 
     ledger.put(b, *runs)  # type: ignore[attr-defined]
 
 
-def _shown(pane: BaselinePane) -> tuple[str, str]:
+def _shown(pane: StepPane) -> tuple[str, str]:
     from textual.widgets import Static
 
     hint = str(pane.query_one(".next", Static).content)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pane_harness import PaneApp, built, sample
 
+from session import models as m
 from tui.screens.pane_messages import AskResidual
 from tui.screens.steps.results import ResultsPane
 
@@ -22,4 +23,36 @@ async def test_results_pane_shows_verdicts_and_asks_for_a_residual(tmp_path: Pat
         await pilot.press("c")
         await pilot.pause()
         assert [type(x) for x in app.holder.got] == [AskResidual]
+    ledger.close()
+
+
+def test_an_output_with_new_nans_reads_nan_first() -> None:
+    """error_line says the NaN count before the finite errors, as session.verdicts does."""
+    from session.verdicts import error_headline
+    from tui.screens.steps.results import error_line
+
+    s = m.ErrorStats(
+        output="out", max_abs=4.8e-7, max_rel=1.1e-6, nan_ref=0, nan_new=80,
+        shape_equal=True, dtype_equal=True,
+    )  # fmt: skip
+    text = error_line(s).plain
+    assert "out: NaN 0→80; finite values" in text, text
+    assert error_headline(s) in text
+
+
+@pytest.mark.asyncio
+async def test_an_untrusted_round_says_to_record_the_baseline_again(tmp_path: Path) -> None:
+    from sample_session import RID
+    from textual.widgets import Static
+
+    ledger = sample(tmp_path / "l.db")
+    rnd = ledger.get(m.Round, RID)
+    rnd.baseline_reproduced = False
+    ledger.put(rnd)
+    app = PaneApp(ResultsPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        hint = str(app.pane.query_one(".next", Static).content)
+        assert "untrusted (baseline not reproduced)" in hint, hint
+        assert "record the baseline again and re-run the round (5, then b)" in hint, hint
     ledger.close()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from pane_harness import PaneApp, built, sample
 
-from tui.screens.pane_messages import AskVariant, StartRound
+from session import models as m
+from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound
 from tui.screens.steps.round import RoundPane
 from tui.widgets.form import Field
 
@@ -38,4 +40,89 @@ async def test_round_pane_read_only_asks_nothing(tmp_path: Path) -> None:
         await pilot.press("a", "r")
         await pilot.pause()
         assert app.holder.got == []
+    ledger.close()
+
+
+def _untrusted(ledger: object) -> None:
+    from sample_session import RID
+
+    rnd = ledger.get(m.Round, RID)  # type: ignore[attr-defined]
+    rnd.baseline_reproduced = False
+    rnd.baseline_check = 0.924
+    ledger.put(rnd)  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio
+async def test_an_untrusted_round_offers_baseline_again_and_a_rerun_as_one_key(
+    tmp_path: Path,
+) -> None:
+    """Issue 12 item 5: b records the baseline again; once it is in, the round re-runs
+    with the blocks typed."""
+    from sample_session import SID
+    from textual.widgets import Static
+
+    from session.read_model import load_view
+
+    ledger = sample(tmp_path / "l.db")
+    _untrusted(ledger)
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        hint = str(app.pane.query_one(".next", Static).content)
+        assert "untrusted (baseline not reproduced)" in hint and "press b" in hint, hint
+        app.pane.query_one("#field-min_blocks", Field).value = "8"
+        app.pane.query_one("#field-max_blocks", Field).value = "16"
+        await pilot.press("b")
+        await pilot.pause()
+        assert [type(x) for x in app.holder.got] == [StartBaseline]
+        # what the session screen does: busy while the baseline runs, then a fresh view
+        app.context.busy = "baseline"
+        app.pane.show(load_view(ledger, SID))
+        old = ledger.latest_baseline(SID)
+        ledger.put(
+            old.model_copy(
+                update={"id": "ba5e00000003", "created_at": old.created_at + timedelta(hours=1)}
+            )
+        )
+        app.context.busy = None
+        app.pane.show(load_view(ledger, SID))
+        await pilot.pause()
+        got = app.holder.got
+        assert [type(x) for x in got] == [StartBaseline, StartRound]
+        assert isinstance(got[1], StartRound) and (got[1].min_blocks, got[1].max_blocks) == (8, 16)
+    ledger.close()
+
+
+def test_the_round_table_marks_broken_by_the_check_of_its_workload(tmp_path: Path) -> None:
+    """A variant that failed its check on another workload is not BROKEN here; one that
+    failed on this one is, with the failure in words."""
+    from sample_session import RID, SID
+
+    from session.read_model import load_view
+    from tui.screens.steps.round import comparison_table
+
+    ledger = sample(tmp_path / "l.db")
+    view = load_view(ledger, SID)
+    fused = view.comparisons[RID][0].variant_id
+    end = view.rounds[0].ended_at
+    assert end is not None
+    at = end - timedelta(minutes=1)
+    ledger.put(
+        m.CorrectnessResult(
+            id="kx", session_id=SID, variant_id=fused, workload="other", passed=False,
+            seeds=[0], created_at=at, error="check exited 1",
+        )
+    )  # fmt: skip
+    view = load_view(ledger, SID)
+    text = comparison_table(view, view.rounds[0], view.comparisons[RID], width=120).plain
+    row = next(line for line in text.splitlines() if line.startswith(view.variant_name(fused)))
+    assert "FASTER" in row and "BROKEN" not in row, text
+    mine = ledger.get(m.CorrectnessResult, "k1")  # its check on this workload
+    mine.passed, mine.error = False, "check exited 1"
+    ledger.put(mine)
+    view = load_view(ledger, SID)
+    text = comparison_table(view, view.rounds[0], view.comparisons[RID], width=120).plain
+    row = next(line for line in text.splitlines() if line.startswith(view.variant_name(fused)))
+    assert "BROKEN" in row, text
+    assert "check failed" in text or "check exited" in text, text
     ledger.close()

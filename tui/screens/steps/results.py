@@ -16,6 +16,7 @@ from session import models as m
 from session.read_model import SessionView, residual_suggestion
 from session.residuals import SHORT as RESIDUAL_WORDS
 from session.timing import error_tail
+from session.verdicts import error_headline, round_untrusted
 from tui.display import plain
 from tui.screens.pane_messages import AskResidual
 from tui.screens.step_base import StepPane
@@ -63,6 +64,13 @@ class ResultsPane(StepPane):
     def next_hint(self, view: SessionView | None) -> str:
         if view is None or not view.rounds:
             return "run a round first (5, then r)."
+        last = view.rounds[-1]
+        why = round_untrusted(last)
+        if why and last.baseline_reproduced is False:
+            return (
+                f"round {last.number}'s verdicts are untrusted ({why}): record the baseline "
+                "again and re-run the round (5, then b)."
+            )
         todo = [
             v
             for v in view.variants
@@ -234,26 +242,22 @@ def _g(x: float | None) -> str:
 
 
 def error_line(s: m.ErrorStats) -> Text:
+    """One output's errors in the words of `error_headline`: NaN/Inf counted first, so a
+    broken output never reads as tiny errors."""
     t = Text("    ")
     t.append(f"{plain(s.output)}: ", style="dim")
+    headline = plain(error_headline(s), 1000)
     if not s.shape_equal or not s.dtype_equal:
-        t.append(
-            f"shape/dtype differ {s.ref_shape}/{s.ref_dtype} vs {s.new_shape}/{s.new_dtype}",
-            style="bold red",
-        )
+        t.append(headline, style="bold red")
         return t
     if s.bit_identical:
-        t.append("bit-identical", style="green")
+        t.append(headline, style="green")
         return t
-    t.append(f"max abs {_g(s.max_abs)}  max rel {_g(s.max_rel)}  ulp max {_g(s.ulp_max)}")
-    if s.mismatches:
-        t.append(f"  {s.mismatches} mismatched ({s.mismatch_share:.1%})", style="yellow")
-    nonfinite = s.nan_new + s.inf_new
-    if nonfinite or s.nan_ref or s.inf_ref:
-        t.append(
-            f"  NaN {s.nan_ref}→{s.nan_new} Inf {s.inf_ref}→{s.inf_new}",
-            style="bold magenta" if nonfinite > s.nan_ref + s.inf_ref else "dim",
-        )
+    more_nonfinite = s.nan_new + s.inf_new > s.nan_ref + s.inf_ref
+    broken = more_nonfinite or not s.nonfinite_positions_match
+    t.append(headline, style="bold magenta" if broken else ("yellow" if s.mismatches else ""))
+    if s.ulp_max is not None:
+        t.append(f"  ulp max {_g(s.ulp_max)}", style="dim")
     if s.worst_index:
         t.append(f"  worst at {plain(s.worst_index)}", style="dim")
     return t

@@ -11,11 +11,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, ProgressBar, Static
 
+from session import conduct
 from session import models as m
 from session.read_model import SessionView
 from session.timing import error_tail, metric_legend
+from session.verdicts import round_untrusted, verdict_for
 from tui.display import cell, plain
-from tui.screens.pane_messages import AskVariant, StartRound, StopWork
+from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound, StopWork
 from tui.screens.step_base import StepPane, clip
 from tui.widgets.form import Field
 from tui.widgets.ratio import common_span, fmt_ci, fmt_eta, fmt_ratio, ratio_bar, verdict_text
@@ -40,7 +42,18 @@ class RoundPane(StepPane):
         Binding(
             "s", "stop", "stop", tooltip="Stop the round after the current run", id="round.stop"
         ),
+        Binding(
+            "b",
+            "rebaseline",
+            "baseline again",
+            tooltip="Record the baseline again, then re-run the round",
+            id="round.rebaseline",
+        ),
     ]
+    WRITES = StepPane.WRITES | {"rebaseline"}
+    # b: the baseline to replace, and the round's blocks, until the new baseline is in
+    _rerun: tuple[str, int, int] | None = None
+    _saw_baseline_job = False
 
     def body(self) -> ComposeResult:
         yield DataTable(id="variant-table", cursor_type="row", zebra_stripes=True)
@@ -66,9 +79,19 @@ class RoundPane(StepPane):
             return "record a baseline first (2)."
         if not view.variants:
             return "press a to add a variant from a git ref."
+        rnd = view.last_round
+        why = round_untrusted(rnd) if rnd is not None else ""
+        if rnd is not None and why:
+            if rnd.baseline_reproduced is False:
+                return (
+                    f"round {rnd.number}'s verdicts are untrusted ({why}): press b to record "
+                    "the baseline again and re-run the round."
+                )
+            return f"round {rnd.number}'s verdicts are untrusted ({why}): press r to run it again."
         return "press r to run a round with these variants."
 
     def refresh_body(self, view: SessionView | None) -> None:
+        self._rerun_when_baselined(view)
         t = self.query_one("#variant-table", DataTable)
         t.clear()
         busy = self.context.busy == "round"
@@ -131,9 +154,7 @@ class RoundPane(StepPane):
             return
         self.post_message(AskVariant())
 
-    def action_run(self) -> None:
-        if self.readonly or self.view is None:
-            return
+    def _blocks(self) -> tuple[int, int] | None:
         f = {x.field_name: x for x in self.query(Field)}
         try:
             lo, hi = int(f["min_blocks"].value), int(f["max_blocks"].value)
@@ -141,9 +162,44 @@ class RoundPane(StepPane):
                 raise ValueError
         except ValueError:
             f["max_blocks"].set_error("whole numbers, 6 ≤ min ≤ max: fewer blocks can never decide")
-            return
+            return None
         f["max_blocks"].set_error("")
-        self.post_message(StartRound(min_blocks=lo, max_blocks=hi))
+        return lo, hi
+
+    def action_run(self) -> None:
+        if self.readonly or self.view is None:
+            return
+        blocks = self._blocks()
+        if blocks is not None:
+            self.post_message(StartRound(min_blocks=blocks[0], max_blocks=blocks[1]))
+
+    def action_rebaseline(self) -> None:
+        """Record the baseline again (gpuopt baseline's defaults), then, once it is in and
+        lets a round go on, re-run the round with the blocks typed here."""
+        view = self.view
+        if self.readonly or view is None or view.baseline is None or self.context.busy:
+            return
+        blocks = self._blocks()
+        if blocks is None:
+            return
+        self._rerun = (view.baseline.id, *blocks)
+        self._saw_baseline_job = False
+        self.post_message(StartBaseline(runs=conduct.DEFAULT_RUNS, warmup=1))
+
+    def _rerun_when_baselined(self, view: SessionView | None) -> None:
+        if self._rerun is None:
+            return
+        if self.context.busy == "baseline":
+            self._saw_baseline_job = True
+            return
+        if not self._saw_baseline_job or view is None:
+            return  # the baseline has not started yet
+        old, lo, hi = self._rerun
+        self._rerun = None
+        b = view.baseline
+        o = conduct.stored_outcome(b) if b is not None and b.id != old else None
+        if o is not None and not o.blocks_round:
+            self.post_message(StartRound(min_blocks=lo, max_blocks=hi))
 
     def action_stop(self) -> None:
         self.post_message(StopWork())
@@ -159,7 +215,6 @@ def comparison_table(
 ) -> Any:
     """Two lines per comparison: the numbers, then the interval drawn against the band."""
     threshold = rnd.threshold if rnd.baseline_id != "-" else view.session.contract.threshold
-    failed = {c.variant_id for c in view.correctness if not c.passed}
     width = max(width, 40)
     out = Text(no_wrap=True, overflow="ellipsis")
     if not live:
@@ -190,12 +245,16 @@ def comparison_table(
     )
     pad = name_w + 2  # the bar and the notes sit under the workload column
     for c in rows:
-        broken = c.variant_id in failed
+        # the variant's own check on this workload, made for this round: one rule for all
+        shown = verdict_for(view, c)
+        broken = shown.broken
         out.append(f"{ellipsize(names[c.variant_id], name_w):<{name_w}}  ", style="bold")
         out.append(f"{ellipsize(workloads[c.workload], wl_w):<{wl_w}}  ")
         out.append(f"{fmt_ratio(c.ratio):>{RATIO_W}}  ")
         out.append(f"{fmt_ci(c.ci_low, c.ci_high):<{CI_W}}  ")
-        out.append_text(verdict_text(c.verdict, broken=broken))
+        out.append_text(verdict_text(shown.word))
+        if not shown.trusted:
+            out.append(" · untrusted", style="yellow")
         if c.verdict is m.Verdict.INCONCLUSIVE and c.blocks_needed:
             # "+N": about N more blocks would decide it (the `?` glossary says so)
             out.append(f" +{c.blocks_needed}", style="dim")
@@ -206,7 +265,8 @@ def comparison_table(
         out.append_text(ratio_bar(c.ratio, c.ci_low, c.ci_high, threshold, bar_w, style, span))
         notes = []
         if broken:
-            notes.append(("check failed", "magenta"))
+            why = shown.failure or "check failed"
+            notes.append((why if why.startswith("check") else f"check failed: {why}", "magenta"))
         if c.untrusted_runs or c.failed_runs:
             notes.append((f"{c.untrusted_runs} quarantined, {c.failed_runs} failed", "yellow"))
         if c.verdict in FAILED_VERDICTS:  # the arm gave no value: say why, in its own words
