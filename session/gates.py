@@ -6,7 +6,8 @@ opens). `require(...)` turns a non-empty list into a `GateRefusal`. Nothing here
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from session import models as m
@@ -15,6 +16,7 @@ from session.ledger_port import LedgerLike
 from session.timing import metric_legend
 
 __all__ = [
+    "FLAG_FIELDS",
     "NEW_HYPOTHESIS",
     "GateRefusal",
     "VariantFacts",
@@ -23,6 +25,7 @@ __all__ = [
     "check_one_factor",
     "check_round_allowed",
     "gradient_outputs",
+    "in_form",
     "is_gradient_output",
     "latest_comparisons",
     "latest_correctness",
@@ -30,6 +33,31 @@ __all__ = [
     "require",
     "variant_facts",
 ]
+
+
+# The disposition gates name what is missing by its `gpuopt dispose` flag; the app names
+# the same thing by its form field (`in_form`), so both read one text.
+FLAG_FIELDS = {
+    "--class": "optimization_class",
+    "--accept-semantics": "accepted_semantics",
+    "--guard": "guards",
+    "--fallback": "fallback",
+    "--reason": "reason",
+    "--reopen-when": "reopen_when",
+}
+_FLAG = re.compile(r"\((--[a-z-]+)[^)]*\)")
+
+
+def in_form(problem: str, labels: Mapping[str, str]) -> str:
+    """A gate's words with each "(--flag …)" named as `labels` (by Disposition field) name
+    it in a form instead ("write the guard conditions (the Guards field)"); a flag without
+    a label is kept."""
+
+    def swap(found: re.Match[str]) -> str:
+        label = labels.get(FLAG_FIELDS.get(found.group(1), ""))
+        return f"({label})" if label else found.group(0)
+
+    return _FLAG.sub(swap, problem)
 
 
 def require(reasons: Iterable[str]) -> None:

@@ -10,11 +10,23 @@ from textual.widgets import DataTable, Static
 from session import models as m
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.dispositions import StatusSuggestion, apply_status_suggestion, status_suggestion
+from session.gates import in_form
 from session.read_model import SessionView, disposition_gates
 from tui.display import cell, plain
 from tui.screens.modals import ConfirmModal
 from tui.screens.pane_messages import AskDisposition, ReloadView
 from tui.screens.step_base import StepPane, clip
+
+# The decision form's field labels, by Disposition field: a gate refusal names what is
+# missing by these here, by its flag on the command line (session.gates.in_form).
+FORM_LABELS = {
+    "optimization_class": "the Numerical class field",
+    "accepted_semantics": "the box “I accept the changed precision or semantics”",
+    "guards": "the Guards field",
+    "fallback": "the Fallback field",
+    "reason": "the Why field",
+    "reopen_when": "the Reopen when field",
+}
 
 
 class DispositionPane(StepPane):
@@ -103,7 +115,8 @@ class DispositionPane(StepPane):
             if problems:
                 t.append("  ✗ ", style="red")
                 t.append(f"{CHOICE_WORDS[choice]:<40}", style="dim")
-                t.append("missing: " + plain("; ".join(problems), 2000) + "\n", style="red")
+                words = "; ".join(in_form(p, FORM_LABELS) for p in problems)
+                t.append("missing: " + plain(words, 2000) + "\n", style="red")
             else:
                 t.append("  ✓ ", style="green")
                 t.append(f"{CHOICE_WORDS[choice]}\n")
