@@ -70,6 +70,10 @@ class RoundPane(StepPane):
             "variant", "kind", "hypothesis", "from", "files"
         )
 
+    def action_open(self, action: str) -> bool | None:
+        """b only where a round's baseline was not reproduced (the palette keeps it)."""
+        return action != "rebaseline" or _baseline_moved(self.view)
+
     def next_hint(self, view: SessionView | None) -> str:
         if view is None:
             return "save the contract first."
@@ -203,6 +207,11 @@ class RoundPane(StepPane):
 
     def action_stop(self) -> None:
         self.post_message(StopWork())
+
+
+def _baseline_moved(view: SessionView | None) -> bool:
+    rnd = view.last_round if view is not None else None
+    return rnd is not None and rnd.baseline_reproduced is False
 
 
 def comparison_table(
