@@ -67,8 +67,8 @@ def test_demo_without_a_terminal_says_to_add_no_tui(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("GPUOPT_DEMO_TEST"),
-    reason="about a minute of torch, and a baseline that needs a quiet machine: "
-    "set GPUOPT_DEMO_TEST=1",
+    reason="about a minute of torch (a too-noisy baseline goes on at the band it supports, "
+    "so any machine decides): set GPUOPT_DEMO_TEST=1",
 )
 def test_the_headless_demo_runs_the_whole_session(tmp_path: Path) -> None:
     db = tmp_path / "l.db"
