@@ -15,6 +15,7 @@ from typing import Any
 
 from session import models as m
 from session.gates import GateRefusal, check_disposition, open_preflight_questions, require
+from session.hypotheses import set_confidence, set_status
 
 # The optimization classes in words (models.OptimizationClass, as DESIGN.md defines them).
 CLASS_DESCRIPTIONS: dict[m.OptimizationClass, str] = {
@@ -166,6 +167,7 @@ def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
     weakened. Supported raises the confidence a step, weakened lowers it, rejected makes
     it low. None when there is no hypothesis, the choice waits for evidence, or the
     hypothesis already says so."""
+    # lazy: session.residuals imports this module at its head (a cycle)
     from session.residuals import SUGGESTED_STATUS
 
     variant = ledger.find(m.Variant, d.variant_id)
@@ -214,7 +216,6 @@ def _check_failed(ledger: Any, variant: m.Variant) -> bool:
 
 def apply_status_suggestion(ledger: Any, s: StatusSuggestion) -> m.Hypothesis:
     """Write a suggestion the person accepted: its confidence, then its status."""
-    from session.hypotheses import set_confidence, set_status
 
     h = set_confidence(ledger, s.hypothesis, s.confidence, s.why)
     return set_status(ledger, h, s.status, s.why, reopen_when=s.reopen_when or None)

@@ -20,6 +20,8 @@ from typing import Any
 
 from measure import harness
 from measure.profiling import ceilings, nsys, roofline
+from measure.worktrees import worktree
+from session import evidence
 from session import models as m
 from session.artifacts import artifacts_root
 from session.errors import BadInput
@@ -138,7 +140,6 @@ def profile_tree(
     progress: Progress | None = None,
 ) -> list[ProfileRun]:
     """Profile torch workloads in a checkout already made (a worktree); store the evidence."""
-    from session import evidence
 
     folder = traces_dir(ledger, session)
     folder.mkdir(parents=True, exist_ok=True)
@@ -192,7 +193,6 @@ def profile_arm(
     """Profile an arm's workloads in a worktree of its snapshot (torch ones with the worker,
     shell ones under Nsight when nsys or ncu is on PATH); store and return the runs, and the
     shell workloads left unprofiled (no Nsight tool here)."""
-    from measure.worktrees import worktree
 
     key, commit, variant = arm_target(ledger, session, arm)
     chosen = profiled_workloads(session, workload)
@@ -209,7 +209,8 @@ def profile_arm(
                 progress=progress,
             )  # fmt: skip
         if nsight:
-            from session.profile_shell import profile_shell  # it builds on this module
+            # lazy: session.profile_shell imports this module at its head (a cycle)
+            from session.profile_shell import profile_shell
 
             if progress:
                 progress(f"profiling {', '.join(w.name for w in others)} under Nsight")

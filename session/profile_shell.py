@@ -13,7 +13,9 @@ from typing import Any
 
 from measure.profiling import nsys
 from measure.runner import run_command
+from session import evidence
 from session import models as m
+from session.evidence import EvidenceError, parse_ncu_csv
 from session.profile import PROFILE_SOURCE, ProfileRun, slug, traces_dir
 
 
@@ -39,8 +41,6 @@ def profile_shell(
     variant: m.Variant | None = None,
 ) -> list[ProfileRun]:
     """Profile shell workloads with the Nsight tools on PATH; store one evidence row each."""
-    from session import evidence
-    from session.evidence import EvidenceError, parse_ncu_csv
 
     found = nsys.tools()
     folder = traces_dir(ledger, session)

@@ -19,8 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from measure.numerics import format_bytes
+from session import hypotheses
 from session import models as m
+from session.concerns import record_suggestions
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+from session.gates import latest_comparisons, latest_correctness
+from session.profile import latest_profiles
+from session.profile_check import mechanism
 from session.verdicts import shown_verdict
 
 R = m.ResidualClass
@@ -162,8 +168,6 @@ def audit_deltas(
 
 
 def _fmt_move(name: str, moves: list[tuple[str, float, float]]) -> str:
-    from measure.numerics import format_bytes
-
     def value(x: float) -> str:
         return format_bytes(x) if name == "peak_bytes" else f"{x:g}"
 
@@ -179,8 +183,6 @@ def _measured_movement(
     """The mechanism movement measured: from the profiles of both arms when there are, else
     from the audits."""
     if profiles is not None:
-        from session.profile_check import mechanism
-
         found = mechanism(predicted_evidence, profiles[0], profiles[1])
         if found is not None:
             return found[0], found[1]
@@ -284,7 +286,6 @@ def suggest_residual(
     mechanism_moved: bool | None = None,
 ) -> ResidualSuggestion:
     """Read the ledger for a variant (its latest round unless given) and suggest a class."""
-    from session.gates import latest_comparisons
 
     h = ledger.get(m.Hypothesis, variant.hypothesis_id) if variant.hypothesis_id else None
     if round_id:
@@ -294,7 +295,6 @@ def suggest_residual(
     audits = [
         a for a in ledger.list(m.Audit, session_id=session.id) if a.arm in ("baseline", variant.id)
     ]
-    from session.profile import latest_profiles
 
     profiles = (
         {w: e.summary for w, e in latest_profiles(ledger, session.id, "baseline").items()},
@@ -309,7 +309,6 @@ def suggest_residual(
         mechanism_moved=mechanism_moved,
         profiles=profiles,
     )
-    from session.gates import latest_correctness
 
     failed = sorted(r.workload for r in latest_correctness(ledger, variant) if not r.passed)
     if failed:  # a speed-up of wrong results says little about the mechanism
@@ -332,7 +331,6 @@ def record_residual(
     """Store the suggestion (not yet confirmed) for the person to confirm or correct.
 
     An unconfirmed suggestion for the same variant and round is replaced, not repeated."""
-    from session.gates import latest_comparisons
 
     s = suggest_residual(
         ledger, session, variant, round_id=round_id, mechanism_moved=mechanism_moved
@@ -358,8 +356,6 @@ def record_residual(
     ledger.put(residual)
     h = ledger.get(m.Hypothesis, variant.hypothesis_id) if variant.hypothesis_id else None
     if h is not None:  # correctness and audits are in by now: they may raise concern areas
-        from session.concerns import record_suggestions
-
         record_suggestions(ledger, session, h)
     return residual
 
@@ -375,7 +371,6 @@ def confirm_residual(
 ) -> m.Residual:
     """The person's reading of the residual; the confidence (and status) change it brings is
     recorded on the hypothesis, with its history."""
-    from session import hypotheses
 
     cls = m.ResidualClass(confirmed)
     residual.confirmed = cls

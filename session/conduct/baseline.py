@@ -29,6 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from measure import stats
+from measure.fingerprint import collect
+from measure.git import GitError, take_snapshot, unpin_on_failure
+from measure.worktrees import Worktrees
+from session import commands
 from session import models as m
 from session.conduct.common import (
     BASELINE_ARM,
@@ -47,6 +51,8 @@ from session.conduct.common import (
 )
 from session.conduct.executor import Executor, ProcessExecutor
 from session.ledger_port import LedgerLike
+from session.repository import ledger_inside_problem
+from session.timing import failure_text
 
 if TYPE_CHECKING:
     from measure.monitor import RunMonitor
@@ -368,7 +374,6 @@ def _broken(name: str, run: m.Run) -> None:
     """The first run of a workload failed: it is broken, and nothing more is run."""
     if run.status not in _NO_VALUE:
         return
-    from session.timing import failure_text
 
     what = "warm-up run" if run.warmup else "first run"
     code = f"exit {run.exit_code}" if run.exit_code is not None else run.status.value
@@ -383,8 +388,6 @@ def _broken(name: str, run: m.Run) -> None:
 
 
 def _fingerprint(session: m.Session) -> m.EnvironmentFingerprint:
-    from measure.fingerprint import collect
-
     return m.EnvironmentFingerprint(**collect(python=session.contract.python))
 
 
@@ -397,7 +400,6 @@ def baseline_id(commit: str, environment: m.EnvironmentFingerprint, contract_has
 def reset_procedure(session: m.Session, snapshot: m.Snapshot) -> str:
     """How to return to the baseline's snapshot by hand: lines to paste, every value
     shell-quoted (session.commands)."""
-    from session import commands
 
     return commands.reset_procedure(
         session.repo,
@@ -533,8 +535,6 @@ def record_baseline(
     """Snapshot the repository and run every workload at least `runs` times (up to
     `max_runs`, default the larger of DEFAULT_MAX_RUNS and `runs`) until its split-half
     check is decided at `threshold` (default the contract's)."""
-    from measure.git import unpin_on_failure
-    from session.repository import ledger_inside_problem
 
     if runs < 2:
         raise BadInput("a baseline needs at least 2 runs per workload")
@@ -569,9 +569,6 @@ def _record(
     stop: threading.Event | None,
     monitor: RunMonitor | None,
 ) -> m.Baseline:
-    from measure.git import GitError, take_snapshot
-    from measure.worktrees import Worktrees
-
     executor = ProcessExecutor(ledger, session, monitor)
     executor.batch = True
     cleanup_stale_worktrees(session.repo)

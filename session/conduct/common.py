@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from measure import orphans
+from measure.git import GitError, repo_root
+from measure.redact import redact
+from measure.worktrees import cleanup_stale_worktrees as clean
 from session import errors
 from session import models as m
 from session.ledger_port import LedgerLike
@@ -48,9 +52,6 @@ def say(progress: ProgressFn, p: Progress) -> None:
 def cleanup_stale_worktrees(repo: str | Path) -> int:
     """Remove worktrees a crashed gpuopt left behind for this repository, after killing
     what it left running (in them, most likely)."""
-    from measure import orphans
-    from measure.git import GitError
-    from measure.worktrees import cleanup_stale_worktrees as clean
 
     orphans.sweep_dead_owners()
     try:
@@ -61,7 +62,6 @@ def cleanup_stale_worktrees(repo: str | Path) -> int:
 
 def subdir(session: m.Session) -> Path:
     """Where in the checkout the session's repository path lies (runs start there)."""
-    from measure.git import repo_root
 
     here = Path(session.repo).expanduser().resolve()
     try:
@@ -87,7 +87,6 @@ def tail(text: str, limit: int = OUTPUT_TAIL) -> str:
 
 def one_line(exc: BaseException) -> str:
     """An error's first line, as stored: no secret of the environment in it."""
-    from measure.redact import redact
 
     text = str(exc).strip().splitlines()
     return redact(text[0]) if text else type(exc).__name__

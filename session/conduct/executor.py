@@ -20,9 +20,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
+from measure import orphans
+from measure.harness import worker_script_args, workload_command
+from measure.monitor import NullMonitor
+from measure.preload import PreloadedPython, PreloadError, preload_ok
+from measure.runner import run_command, run_hook
 from session import models as m
 from session.conduct.common import BASELINE_ARM, BadInput, one_line, tail
 from session.ledger_port import LedgerLike
+from session.timing import shim_warning, worker_report, worker_summary
 
 if TYPE_CHECKING:
     from measure.monitor import RunMonitor
@@ -74,8 +80,6 @@ def _commands(session: m.Session) -> dict[str, _Command]:
         if w.kind is m.WorkloadKind.COMMAND:
             out[w.name] = _Command(w.command, contract.metric.source.value, contract.metric.pattern)
         else:
-            from measure.harness import worker_script_args, workload_command
-
             try:
                 cmd, source, pattern = workload_command(
                     w.kind.value, w.command, python=contract.python, training=w.training
@@ -94,7 +98,6 @@ def check_workloads(session: m.Session) -> None:
 
 def shim_warnings(session: m.Session) -> list[str]:
     """A warning for each command workload that starts through a version manager's shim."""
-    from session.timing import shim_warning
 
     out = []
     for w in session.contract.workloads:
@@ -113,8 +116,6 @@ class ProcessExecutor:
     """Runs one workload of one arm in a worktree and records it (with its prepare hook)."""
 
     def __init__(self, ledger: LedgerLike, session: m.Session, monitor: RunMonitor | None):
-        from measure.monitor import NullMonitor
-
         self.ledger = ledger
         self.session = session
         self.contract = session.contract
@@ -142,7 +143,6 @@ class ProcessExecutor:
     def close(self) -> None:
         """Stop the preloaded interpreters, and what the hooks left running (a setup
         hook's server lives as long as the job, not longer)."""
-        from measure import orphans
 
         try:
             self.flush()
@@ -157,7 +157,6 @@ class ProcessExecutor:
         """The preloaded interpreter of a torch workload, or None to spawn each run."""
         if workload in self._preloaded:
             return self._preloaded[workload]
-        from measure.preload import PreloadedPython, PreloadError, preload_ok
 
         server = None
         w = self.workloads[workload]
@@ -185,8 +184,6 @@ class ProcessExecutor:
         round_id: str | None,
         variant_id: str | None,
     ) -> m.HookRecord:
-        from measure.runner import run_hook
-
         res = run_hook(command, cwd, env=self.env(None), timeout_s=self.contract.timeout_s)
         rec = m.HookRecord(
             session_id=self.session.id,
@@ -204,8 +201,6 @@ class ProcessExecutor:
         return rec
 
     def env(self, workload: str | None) -> dict[str, str]:
-        from measure import orphans
-
         env = dict(os.environ)
         if workload is not None:
             env.update(self.workloads[workload].env)
@@ -214,7 +209,6 @@ class ProcessExecutor:
 
     def run(self, run: m.Run, cwd: Path) -> m.Run:
         """Execute and store one run; the returned run has status, value and trust set."""
-        from measure.runner import run_command
 
         prepare = self.contract.hooks.prepare
         if prepare:
@@ -276,7 +270,6 @@ class ProcessExecutor:
         server = self._server(run.workload)
         if server is None or cmd.script_args is None:
             return None
-        from measure.preload import PreloadError
 
         env = self.env(run.workload)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -320,7 +313,6 @@ def _fill(run: m.Run, res: RunResult) -> None:
 def _fill_worker(run: m.Run) -> None:
     """A torch replicate: keep the worker's report (metric, options, faults, warm-up), and
     say the workload's own exception rather than "exited with status 1"."""
-    from session.timing import worker_report, worker_summary
 
     report = worker_report(run.stdout_tail)
     run.worker = worker_summary(report)

@@ -18,7 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from measure import stats
+from measure.git import GitError
+from measure.runner import run_hook
+from measure.worktrees import Worktrees
 from session import models as m
+from session import timing, torch_checks
 from session.conduct import baseline as baseline_mod
 from session.conduct.common import (
     BASELINE_ARM,
@@ -189,8 +193,6 @@ def run_round(
     monitor: RunMonitor | None = None,
 ) -> m.Round:
     """Measure the baseline and variants together, interleaved, until decided."""
-    from measure.git import GitError
-    from measure.worktrees import Worktrees
 
     contract = session.contract
     delta = threshold if threshold is not None else contract.threshold
@@ -425,7 +427,6 @@ def _timing_facts(
     ledger: LedgerLike, session: m.Session, rnd: m.Round, label: dict[str, str], notes: list[str]
 ) -> None:
     """What each workload's figure is, the worker options in force, and bimodal arms."""
-    from session import timing
 
     c = session.contract
     rnd.summary["metrics"] = {w.name: timing.metric_text(c, w) for w in c.workloads}
@@ -467,8 +468,6 @@ def _checks(
     results: dict[str, bool] = {}
     check = session.contract.check
     if check:
-        from measure.runner import run_hook
-
         for v in chosen:
             say(progress, Progress("check", f"check in {v.name}: {check}"))
             res = run_hook(
@@ -487,10 +486,6 @@ def _checks(
             )
             results[v.name] = passed
     if needs_torch(session):
-        import importlib
-
-        torch_checks = importlib.import_module("session.torch_checks")
-
         for v in chosen:
             say(progress, Progress("check", f"numerical check of {v.name}"))
             found = torch_checks.check_variant(ledger, session, v, trees[BASELINE_ARM], trees[v.id])
@@ -512,7 +507,6 @@ def _baseline_check_command(
     When it does not, the failure says nothing about the variants: the check (or its
     environment) is broken. Run only then, so a passing round costs nothing more.
     """
-    from measure.runner import run_hook
 
     check = session.contract.check
     assert check

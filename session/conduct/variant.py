@@ -5,6 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ledger import LedgerError
+from measure.git import (
+    GitError,
+    apply_patch,
+    diff_stat,
+    git,
+    repo_root,
+    require_commits,
+    resolve_commit,
+    snapshot_of_ref,
+    take_snapshot,
+)
+from measure.worktrees import worktree
 from session import models as m
 from session.conduct.common import (
     BadInput,
@@ -31,17 +44,6 @@ def add_variant(
     probe: bool = False,
 ) -> m.Variant:
     """Snapshot one variant (a git revision, or a patch on the baseline snapshot)."""
-    from measure.git import (
-        GitError,
-        apply_patch,
-        diff_stat,
-        repo_root,
-        require_commits,
-        resolve_commit,
-        snapshot_of_ref,
-        take_snapshot,
-    )
-    from measure.worktrees import worktree
 
     if (ref is None) == (patch is None):
         raise BadInput("give exactly one of --ref GITREF or --patch FILE")
@@ -136,7 +138,6 @@ def missing_uncommitted(ledger: LedgerLike, session: m.Session, variant: m.Varia
     a second factor. Empty for patch variants (they start from the baseline snapshot) and
     when the baseline was clean.
     """
-    from measure.git import GitError, git
 
     baseline = ledger.latest_baseline(session.id)
     if not variant.source.startswith("ref ") or baseline is None:
@@ -162,8 +163,6 @@ def many_files(variant: m.Variant) -> bool:
 def resolve_variants(
     ledger: LedgerLike, session: m.Session, refs: Sequence[str] | None
 ) -> list[m.Variant]:
-    from ledger import LedgerError
-
     if not refs:
         found = ledger.list(m.Variant, session_id=session.id)
         if not found:

@@ -15,8 +15,17 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from session import models as m
 from session import verdicts as vd
+from session.conduct import baseline_words
+from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+from session.dispositions import status_suggestion
+from session.evidence import describe
+from session.preflight import CHECKLIST, QUESTIONS
+from session.preflight import checklist as checklist_items
 from session.read_model import RecordReads, SessionView, load_view, record_reads
+from session.record.plan import measurement_plan
 from session.record.table import fixed
+from session.residuals import DESCRIPTIONS as RESIDUAL_WORDS
+from session.residuals import draft_round_summary
 from session.timing import metric_label, metric_text
 
 FORMAT = "gpuopt-session"
@@ -237,13 +246,6 @@ def gather(
 ) -> SessionExport:
     """The whole record of a session, read once (`folder`: where it will be written, for
     the pictures that go beside it)."""
-    from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
-    from session.evidence import describe
-    from session.preflight import CHECKLIST, QUESTIONS
-    from session.preflight import checklist as checklist_items
-    from session.record.plan import measurement_plan
-    from session.residuals import DESCRIPTIONS as RESIDUAL_WORDS
-    from session.residuals import draft_round_summary
 
     view = view or load_view(ledger, session.id)
     reads = record_reads(ledger, view)
@@ -436,15 +438,14 @@ _ROW_KINDS = {
 
 def _baseline_outcome(view: SessionView, baseline_id: str | None) -> str:
     """The baseline's outcome in the words `gpuopt baseline` says it, at its own band."""
-    from session.conduct import baseline_words  # the adaptive baseline's one wording
 
     b = next((x for x in view.baselines if x.id == baseline_id), None)
     return baseline_words(b, view.session.contract.threshold) if b is not None else ""
 
 
 def _profile_section(ledger: Any, session: m.Session, folder: Any = None) -> list[str]:
-    """The profile section of `gpuopt profile` (session.profile_record), imported only
-    when a record is gathered: it pulls in the profile tables' code."""
+    """The profile section of `gpuopt profile` (session.profile_record)."""
+    # lazy: profile_record -> profile_text -> session.record -> this module (a cycle)
     from session.profile_record import record_markdown
 
     return record_markdown(ledger, session, folder=folder)
@@ -453,7 +454,6 @@ def _profile_section(ledger: Any, session: m.Session, folder: Any = None) -> lis
 def _suggested_status(ledger: Any, view: SessionView, h: m.Hypothesis) -> str | None:
     """The status the latest decision on one of its variants suggests, when the
     hypothesis does not say it yet (session.dispositions.status_suggestion)."""
-    from session.dispositions import status_suggestion
 
     mine = {v.id for v in view.variants if v.hypothesis_id == h.id}
     decided = [d for d in view.dispositions if d.variant_id in mine]
@@ -573,7 +573,6 @@ def _round_summary_words(
     """The round summary's drafted fields in words: shown verdicts, the falsifier named as
     the experiment it is, residual classes and choices in words, only the decisions that
     rest on this round, and the reset procedure by reference (it is in the baseline)."""
-    from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 
     names = {v.id: v.name for v in view.variants}
     hyps = [view.hypothesis(v.hypothesis_id) for v in view.variants if v.id in r.variant_ids]

@@ -7,7 +7,9 @@ import json
 from typing import Any
 
 from session.record.model import RoundRow, SessionExport
+from session.record.summary import legend
 from session.record.table import figure, fixed, join, md_cell, md_code, md_table, section, words
+from session.residuals import ROUND_SUMMARY_FIELDS
 from session.verdicts import times_text
 
 _REPRODUCED = {True: "reproduced", False: "NOT reproduced", None: "not judged"}
@@ -31,7 +33,6 @@ def rounds_lines(x: SessionExport) -> list[str]:
     section(lines, "Rounds")
     if not x.rounds:
         return [*lines, "No rounds run yet."]
-    from session.record.summary import legend
 
     lines += [legend(x), ""]
     units = x.summary.units
@@ -41,8 +42,6 @@ def rounds_lines(x: SessionExport) -> list[str]:
 
 
 def _round(r: RoundRow, units: dict[str, str]) -> list[str]:
-    from session.residuals import ROUND_SUMMARY_FIELDS
-
     lines: list[str] = []
     trust = "" if r.trusted else f", untrusted: {md_cell(r.untrusted_why)}"
     section(lines, f"Round {r.number} ({md_cell(words(r.status))}, {r.blocks} blocks{trust})", 3)
