@@ -116,3 +116,25 @@ async def test_the_status_form_refuses_a_blank_reason_in_the_session_layers_word
             modal.query_one("#form-error", Static).content
         )
         assert app.ledger.get(m.Hypothesis, h.id).status is h.status
+
+
+@pytest.mark.asyncio
+async def test_the_decide_form_names_what_a_gate_lacks_by_its_fields(tmp_path: Path) -> None:
+    db = sample_ledger(tmp_path / "l.db")
+    app = steady_app(db, session_id=SID)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen) and screen.view is not None
+        variant = screen.view.variants[0]
+        screen.ask_disposition(variant)
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, FormModal)
+        modal.query_one("#field-choice", Field).value = "keep-guarded"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        refused = _plain(app.screen.query_one("#form-error", Static).content)
+        assert "Refused" in refused and "--" not in refused, refused
+        kept = app.ledger.list(m.Disposition, variant_id=variant.id)
+        assert all(d.choice is not m.DispositionChoice.KEEP_GUARDED for d in kept)

@@ -27,6 +27,8 @@ from textual.worker import Worker, WorkerState
 from session import conduct, dispositions, hypotheses
 from session import models as m
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+from session.errors import GateRefusal
+from session.gates import in_form
 from session.ledger_access import ENGINE_ERRORS, ConflictError, Ledger, LedgerError
 from session.read_model import (
     STEP_ORDER,
@@ -63,7 +65,7 @@ from tui.screens.pane_messages import (
 from tui.screens.step_base import StepPane
 from tui.screens.steps.baseline import BaselinePane
 from tui.screens.steps.contract import ContractPane
-from tui.screens.steps.disposition import DispositionPane
+from tui.screens.steps.disposition import FORM_LABELS, DispositionPane
 from tui.screens.steps.hypotheses import HypothesesPane
 from tui.screens.steps.preflight import PreflightPane
 from tui.screens.steps.record import RecordPane
@@ -412,7 +414,7 @@ class SessionScreen(Screen[None]):
                 )
             )
             for b in pane_type.BINDINGS:
-                if not isinstance(b, Binding) or (self.readonly and b.action in StepPane.WRITES):
+                if not isinstance(b, Binding) or (self.readonly and b.action in pane_type.WRITES):
                     continue
                 out.append(
                     PaletteCommand(
@@ -828,13 +830,17 @@ class SessionScreen(Screen[None]):
                 "reason": vals["reason"],
                 "reopen_when": vals["reopen_when"],
             }
-            return dispositions.dispose(
-                self.ledger, view.session, v, m.DispositionChoice(vals["choice"]), **kw
-            )
+            try:
+                return dispositions.dispose(
+                    self.ledger, view.session, v, m.DispositionChoice(vals["choice"]), **kw
+                )
+            except GateRefusal as exc:  # the gate's words, naming this form's fields
+                raise GateRefusal([in_form(r, FORM_LABELS) for r in exc.reasons]) from None
 
         gates = self.gates_for(v)
         note = "\n".join(
-            f"{'✓' if not p else '✗'} {c.value}: {'open' if not p else '; '.join(p)}"
+            f"{'✓' if not p else '✗'} {CHOICE_WORDS[c]}: "
+            + ("open" if not p else "; ".join(in_form(r, FORM_LABELS) for r in p))
             for c, p in gates.items()
         )
         self.app.push_screen(
