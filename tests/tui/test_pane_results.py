@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 from pane_harness import PaneApp, built, sample
+from rich.console import Console
+from textual.widgets import Static
 
 from session import models as m
 from tui.screens.pane_messages import AskResidual
@@ -15,11 +17,25 @@ from tui.screens.steps.results import ResultsPane
 @pytest.mark.asyncio
 async def test_results_pane_shows_verdicts_and_asks_for_a_residual(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db")
+    for v in ledger.list(m.Variant):
+        ledger.put(
+            m.Residual(
+                session_id=v.session_id,
+                variant_id=v.id,
+                suggested=m.ResidualClass.METRIC_ONLY,
+                confirmed=m.ResidualClass.AS_PREDICTED,
+            )
+        )
     app = PaneApp(ResultsPane, ledger)
     async with app.run_test(size=(120, 40)) as pilot:
         await built(pilot, app.pane)
         text = " ".join(str(s.render()) for s in app.pane.query("Static"))
         assert "FASTER" in text
+        detail = Console(record=True, width=200)
+        detail.print(app.pane.query_one("#results-detail", Static).content)
+        shown = detail.export_text()
+        assert "moved as predicted (confirmed)" in shown  # the session layer's words
+        assert not any(c.value in shown for c in m.ResidualClass), shown
         await pilot.press("c")
         await pilot.pause()
         assert [type(x) for x in app.holder.got] == [AskResidual]

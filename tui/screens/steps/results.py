@@ -172,15 +172,11 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
         sug = got[0] if got else None
         line = Text("  residual ")
         if res is not None and res.confirmed is not None:
-            line.append(f"{res.confirmed.value} (confirmed)", style="bold")
-            line.append(f"  {RESIDUAL_WORDS[res.confirmed]}", style="dim")
+            line.append(f"{RESIDUAL_WORDS[res.confirmed]} (confirmed)", style="bold")
         elif sug is not None:
-            line.append(f"{sug.value}? ", style="bold yellow")
-            line.append(
-                f"{plain(got[1] if got and got[1] else RESIDUAL_WORDS[sug], 1000)} "
-                "— press c to confirm",
-                style="dim",
-            )
+            line.append(f"{RESIDUAL_WORDS[sug]}? ", style="bold yellow")
+            why = f"{plain(got[1], 1000)} " if got and got[1] else ""
+            line.append(f"{why}— press c to confirm", style="dim")
         else:
             line.append("no suggestion yet", style="dim")
         parts.append(line)
