@@ -65,7 +65,7 @@ class Facts:
     training_workloads: list[str] = field(default_factory=list)
     classes: list[m.OptimizationClass] = field(default_factory=list)  # suggested by checks
     inexact_outputs: list[str] = field(default_factory=list)  # outputs not bit-identical
-    peak_changes: list[str] = field(default_factory=list)  # "workload: a -> b"
+    peak_changes: list[str] = field(default_factory=list)  # "workload: a → b"
     launch_changes: list[str] = field(default_factory=list)
     kernel_names: list[str] = field(default_factory=list)  # from imported profiles
     handed_off: dict[m.ConcernArea, list[str]] = field(default_factory=dict)  # preflight
@@ -304,7 +304,7 @@ def _audit_changes(
             and b.kernel_launches is not None
             and a.kernel_launches != b.kernel_launches
         ):
-            launches.append(f"{a.workload}: {b.kernel_launches} -> {a.kernel_launches}")
+            launches.append(f"{a.workload}: {b.kernel_launches} → {a.kernel_launches}")
     return peaks, launches
 
 

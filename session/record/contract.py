@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from session.record.model import SessionExport
 from session.record.table import join, md_table, section, words, yes
+from session.timing import TORCH_KINDS
+from session.torch_checks import HARNESS_CHECK
+
+
+def _checks(command: str | None, x: SessionExport) -> str:
+    """Every check a round runs: the contract's command, and the torch harness's own."""
+    torch = [w["name"] for w in x.workloads if w["kind"] in TORCH_KINDS]
+    parts = [command or ""]
+    if torch:
+        parts.append(f"{', '.join(torch)}: {HARNESS_CHECK}")
+    return "; ".join(p for p in parts if p) or "none: variants are compared on speed only"
 
 
 def contract_lines(x: SessionExport) -> list[str]:
@@ -27,7 +38,7 @@ def contract_lines(x: SessionExport) -> list[str]:
                 else []
             ),
             ["noise threshold", f"±{s['threshold'] * 100:.1f}%"],
-            ["correctness check", s["check"]],
+            ["correctness check", _checks(s["check"], x)],
             [
                 "setup / prepare / cleanup",
                 " / ".join(hooks.get(k) or "—" for k in ("setup", "prepare", "cleanup")),
