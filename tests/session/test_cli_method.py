@@ -382,9 +382,8 @@ def test_residual_and_round_summary_commands(db, capsys):
     )
     summary = json.loads(out)["summary"]
     assert summary["next"] == "re-profile with ncu"
-    assert (
-        "moved as predicted" in summary["residuals"] and "medium → high" in summary["confidence_updates"]
-    )
+    assert "moved as predicted" in summary["residuals"]
+    assert "medium → high" in summary["confidence_updates"]
     code, out, _ = gpuopt(db, "hypothesis", "summary", "5e55", "1", capsys=capsys)
     assert code == 0 and "next: re-profile with ncu" in out and "(from the ledger)" in out
     code, _, err = gpuopt(db, "hypothesis", "summary", "5e55", "9", capsys=capsys)
