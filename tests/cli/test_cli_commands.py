@@ -180,7 +180,18 @@ def test_sessions_json_and_table(capsys: Any, db: str, repo: str) -> None:
     code, out, _ = cli(capsys, "--ledger", db, "sessions", "--json")
     assert (code, json.loads(out)) == (0, [])
     first = _new(capsys, db, repo, "first")
-    second = _new(capsys, db, repo, "second | with <html> & \x1b[31mescapes")
+    hostile = "second | with <html> & \x1b[31mescapes"
+    code, _, err = cli(capsys, "--ledger", db, "new", "--repo", repo, "--title", hostile,
+                       "--workload", "w=true")  # fmt: skip
+    assert code == 2 and "control characters" in err  # a new title has none...
+    from ledger import Ledger
+    from session import models as m
+
+    with Ledger.open(db) as ledger:  # ...but a stored one may (an older gpuopt, a foreign file)
+        row = m.Session(title=hostile, repo=repo, contract=m.Contract(
+            workloads=[m.Workload(name="w", command="true")]))  # fmt: skip
+        ledger.put(row)
+    second = row.id
     code, out, _ = cli(capsys, "sessions", "--json", "--ledger", db)  # --ledger after it too
     rows = json.loads(out)
     assert code == 0 and [r["id"] for r in rows] == [second, first]  # newest first

@@ -69,10 +69,10 @@ async def test_an_untrusted_round_offers_baseline_again_and_a_rerun_as_one_key(
     async with app.run_test(size=(120, 40)) as pilot:
         await built(pilot, app.pane)
         hint = str(app.pane.query_one(".next", Static).content)
-        assert "untrusted (baseline not reproduced)" in hint and "press b" in hint, hint
+        assert "untrusted (baseline not reproduced)" in hint and "press g" in hint, hint
         app.pane.query_one("#field-min_blocks", Field).value = "8"
         app.pane.query_one("#field-max_blocks", Field).value = "16"
-        await pilot.press("b")
+        await pilot.press("g")
         await pilot.pause()
         assert [type(x) for x in app.holder.got] == [StartBaseline]
         # what the session screen does: busy while the baseline runs, then a fresh view

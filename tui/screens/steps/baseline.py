@@ -88,9 +88,8 @@ class BaselinePane(StepPane):
         cmd = shlex.join(["gpuopt", "round", view.session.id, "--threshold", f"{wider:.3g}"])
         return (
             f"{words}: a round may go on at {band(wider)}, the band its runs support "
-            f"({cmd}); or r to record it with more runs. Then answer the preflight (n)."
+            f"({plain(cmd, 300)}); or r to record it with more runs. Then answer the preflight (n)."
         )
-        return "answer the preflight (n)."
 
     def refresh_body(self, view: SessionView | None) -> None:
         info = self.query_one("#baseline-info", Static)

@@ -43,7 +43,7 @@ class RoundPane(StepPane):
             "s", "stop", "stop", tooltip="Stop the round after the current run", id="round.stop"
         ),
         Binding(
-            "b",
+            "g",
             "rebaseline",
             "baseline again",
             tooltip="Record the baseline again, then re-run the round",
@@ -88,7 +88,7 @@ class RoundPane(StepPane):
         if rnd is not None and why:
             if rnd.baseline_reproduced is False:
                 return (
-                    f"round {rnd.number}'s verdicts are untrusted ({why}): press b to record "
+                    f"round {rnd.number}'s verdicts are untrusted ({why}): press g to record "
                     "the baseline again and re-run the round."
                 )
             return f"round {rnd.number}'s verdicts are untrusted ({why}): press r to run it again."
@@ -274,7 +274,7 @@ def comparison_table(
         out.append_text(ratio_bar(c.ratio, c.ci_low, c.ci_high, threshold, bar_w, style, span))
         notes = []
         if broken:
-            why = shown.failure or "check failed"
+            why = plain(shown.failure, 500) or "check failed"  # words from stored output
             notes.append((why if why.startswith("check") else f"check failed: {why}", "magenta"))
         if c.untrusted_runs or c.failed_runs:
             notes.append((f"{c.untrusted_runs} quarantined, {c.failed_runs} failed", "yellow"))
