@@ -184,4 +184,6 @@ def print_baseline(
         )
     elif isinstance(outcome, Outcome) and outcome.blocks_round:
         words = repair_words(outcome)
-        console.print(f"[red]{words[0].upper()}{words[1:]} before comparing variants.[/]")
+        # Text, not markup, like every line here that could ever carry stored text
+        line = f"{words[0].upper()}{words[1:]} before comparing variants."
+        console.print(Text(plain(line, LONG_LIMIT), style="red"))
