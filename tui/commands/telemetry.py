@@ -328,6 +328,8 @@ def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
             else:
                 console.print(Group(*view.lines()), "")  # a blank line between frames
                 console.file.flush()
+                if console.quiet:  # the reader went away (`| head -3`): a view has no one
+                    return  # left to show to, so it ends, with status 0
     finally:
         if live is not None:
             live.stop()
