@@ -18,6 +18,7 @@ from pathlib import Path
 import platformdirs
 from rich.text import Text
 from textual.app import App
+from textual.binding import Binding
 
 
 class KeymapError(ValueError):
@@ -43,6 +44,19 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
     ):
         raise KeymapError(f'{path}: [keys] maps binding ids to keys, e.g. "round.run" = "R"')
     return {k: v.replace(" ", "") for k, v in keys.items()}
+
+
+def shown_key(app: App[object], b: Binding) -> str:
+    """A binding's first key as shown, after the person's keymap if it remaps this id."""
+    keymap = getattr(app, "_keymap", {}) or {}
+    first = (keymap.get(b.id) if b.id else None) or b.key
+    return str(app.get_key_display(b.with_key(first.split(",")[0])))
+
+
+def key_of_id(app: App[object], bindings: list[Binding], binding_id: str) -> str:
+    """The shown key of the binding with this id among `bindings` (a class's BINDINGS)."""
+    b = next(b for b in bindings if isinstance(b, Binding) and b.id == binding_id)
+    return shown_key(app, b)
 
 
 _MOVING = ("scroll_", "page_", "cursor_")

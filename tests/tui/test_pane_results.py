@@ -70,5 +70,28 @@ async def test_an_untrusted_round_says_to_record_the_baseline_again(tmp_path: Pa
         await built(pilot, app.pane)
         hint = str(app.pane.query_one(".next", Static).content)
         assert "untrusted (baseline not reproduced)" in hint, hint
-        assert "record the baseline again and re-run the round (5, then b)" in hint, hint
+        # the keys of the real bindings: 5 goes to the round, g records the baseline again
+        assert "record the baseline again and re-run the round (5, then g)" in hint, hint
+    ledger.close()
+
+
+@pytest.mark.asyncio
+async def test_the_untrusted_round_hint_names_the_keys_as_remapped(tmp_path: Path) -> None:
+    from sample_session import RID
+
+    from session.guidance import untrusted_round
+
+    ledger = sample(tmp_path / "l.db")
+    rnd = ledger.get(m.Round, RID)
+    rnd.baseline_reproduced = False
+    ledger.put(rnd)
+    app = PaneApp(ResultsPane, ledger)
+    app.set_keymap({"round.rebaseline": "B", "session.goto_5": "x"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        hint = str(app.pane.query_one(".next", Static).content)
+        words = untrusted_round(
+            rnd.number, "baseline not reproduced", baseline_moved=True, keys="x, then B"
+        )
+        assert hint == f"Next: {words}", hint  # the session layer's sentence, whole
     ledger.close()

@@ -56,7 +56,7 @@ def _untrusted(ledger: object) -> None:
 async def test_an_untrusted_round_offers_baseline_again_and_a_rerun_as_one_key(
     tmp_path: Path,
 ) -> None:
-    """Issue 12 item 5: b records the baseline again; once it is in, the round re-runs
+    """Issue 12 item 5: g records the baseline again; once it is in, the round re-runs
     with the blocks typed."""
     from sample_session import SID
     from textual.widgets import Static
@@ -126,3 +126,14 @@ def test_the_round_table_marks_broken_by_the_check_of_its_workload(tmp_path: Pat
     assert "BROKEN" in row, text
     assert "check failed" in text or "check exited" in text, text
     ledger.close()
+
+
+def test_the_round_guidance_says_it_stops_only_at_planned_looks() -> None:
+    """A round reads its results only at planned looks (measure.sequential): the words
+    must not promise it stops as soon as each comparison is decided."""
+    from measure.sequential import LOOK_EVERY
+    from session.guidance import ROUND_GUIDANCE
+
+    assert RoundPane.GUIDANCE == ROUND_GUIDANCE
+    assert "as soon as" not in ROUND_GUIDANCE
+    assert "planned looks" in ROUND_GUIDANCE and f"every {LOOK_EVERY}" in ROUND_GUIDANCE

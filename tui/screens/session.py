@@ -43,7 +43,7 @@ from session.residuals import SHORT as RESIDUAL_WORDS
 from session.steps import LABELS as STEP_TITLES
 from session.variant_add import add_variant
 from tui.display import plain, shown
-from tui.keymap import bindings_help
+from tui.keymap import bindings_help, shown_key
 from tui.screens.modals import ConfirmModal, ConflictModal, ErrorModal, FormModal, HelpModal
 from tui.screens.pane_messages import (
     AddHypothesis,
@@ -1030,9 +1030,7 @@ def residual_choice(c: m.ResidualClass) -> str:
 
 def key_of(app: Any, b: Binding) -> str:
     """A binding's first key as shown (after the person's keymap, if it remaps this id)."""
-    keymap = getattr(app, "_keymap", {}) or {}
-    first = (keymap.get(b.id) if b.id else None) or b.key
-    return str(app.get_key_display(b.with_key(first.split(",")[0])))
+    return shown_key(app, b)
 
 
 def _form_value(value: Any) -> Any:

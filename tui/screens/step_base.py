@@ -11,8 +11,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from session import models as m
-from session.read_model import SessionView
+from session.read_model import STEP_ORDER, SessionView
 from tui.display import cell, plain
+from tui.keymap import key_of_id
 from tui.screens.pane_messages import PaneContext
 
 
@@ -114,6 +115,20 @@ class StepPane(VerticalScroll):
 
     def action_open(self, action: str) -> bool | None:
         return True
+
+    def own_key(self, binding_id: str) -> str:
+        """The key of one of this pane's bindings, as the person's keymap has it."""
+        return self.key_in(type(self), binding_id)
+
+    def key_in(self, pane: type[StepPane], binding_id: str) -> str:
+        return key_of_id(self.app, list(pane.BINDINGS), binding_id)  # type: ignore[arg-type]
+
+    def step_key(self, step: m.StepName) -> str:
+        """The key that jumps to a step (the session screen's, as remapped)."""
+        from tui.screens.session import SessionScreen  # it imports every pane: at use only
+
+        n = STEP_ORDER.index(step) + 1
+        return key_of_id(self.app, list(SessionScreen.BINDINGS), f"session.goto_{n}")  # type: ignore[arg-type]
 
     def on_resize(self) -> None:
         if self.view is not None and self.display and self.built_body:

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from session import models as m
+from session.guidance import untrusted_round
 from session.read_model import SessionView, residual_suggestion
 from session.residuals import SHORT as RESIDUAL_WORDS
 from session.timing import error_tail
@@ -20,7 +21,7 @@ from session.verdicts import error_headline, round_untrusted
 from tui.display import plain
 from tui.screens.pane_messages import AskResidual
 from tui.screens.step_base import StepPane
-from tui.screens.steps.round import comparison_table
+from tui.screens.steps.round import RoundPane, comparison_table
 from tui.widgets.words import count
 
 
@@ -62,14 +63,15 @@ class ResultsPane(StepPane):
         yield Static("", id="results-detail")
 
     def next_hint(self, view: SessionView | None) -> str:
+        to_round = self.step_key(m.StepName.ROUND)
         if view is None or not view.rounds:
-            return "run a round first (5, then r)."
+            return f"run a round first ({to_round}, then {self.key_in(RoundPane, 'round.run')})."
         last = view.rounds[-1]
         why = round_untrusted(last)
         if why and last.baseline_reproduced is False:
-            return (
-                f"round {last.number}'s verdicts are untrusted ({why}): record the baseline "
-                "again and re-run the round (5, then b)."
+            again = self.key_in(RoundPane, "round.rebaseline")
+            return untrusted_round(
+                last.number, why, baseline_moved=True, keys=f"{to_round}, then {again}"
             )
         todo = [
             v

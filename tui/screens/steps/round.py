@@ -13,6 +13,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from session import conduct
 from session import models as m
+from session.guidance import ROUND_GUIDANCE, untrusted_round
 from session.read_model import SessionView
 from session.timing import error_tail, metric_legend
 from session.verdicts import round_untrusted, verdict_for
@@ -25,11 +26,7 @@ from tui.widgets.ratio import common_span, fmt_ci, fmt_eta, fmt_ratio, ratio_bar
 
 class RoundPane(StepPane):
     step = m.StepName.ROUND
-    GUIDANCE = (
-        "Each variant changes one thing and points at one hypothesis. A round runs the "
-        "baseline and every variant once per block, in a fresh random order, and stops as "
-        "soon as each comparison is decided."
-    )
+    GUIDANCE = ROUND_GUIDANCE
     BINDINGS = [
         Binding(
             "a",
@@ -51,7 +48,7 @@ class RoundPane(StepPane):
         ),
     ]
     WRITES = StepPane.WRITES | {"rebaseline"}
-    # b: the baseline to replace, and the round's blocks, until the new baseline is in
+    # after rebaseline: the baseline to replace, and the round's blocks, until the new one is in
     _rerun: tuple[str, int, int] | None = None
     _saw_baseline_job = False
 
@@ -71,7 +68,7 @@ class RoundPane(StepPane):
         )
 
     def action_open(self, action: str) -> bool | None:
-        """b only where a round's baseline was not reproduced (the palette keeps it)."""
+        """Rebaseline only where a round's baseline was not reproduced (the palette keeps it)."""
         return action != "rebaseline" or _baseline_moved(self.view)
 
     def next_hint(self, view: SessionView | None) -> str:
@@ -86,12 +83,9 @@ class RoundPane(StepPane):
         rnd = view.last_round
         why = round_untrusted(rnd) if rnd is not None else ""
         if rnd is not None and why:
-            if rnd.baseline_reproduced is False:
-                return (
-                    f"round {rnd.number}'s verdicts are untrusted ({why}): press g to record "
-                    "the baseline again and re-run the round."
-                )
-            return f"round {rnd.number}'s verdicts are untrusted ({why}): press r to run it again."
+            moved = rnd.baseline_reproduced is False
+            key = self.own_key("round.rebaseline" if moved else "round.run")
+            return untrusted_round(rnd.number, why, baseline_moved=moved, keys=f"press {key}")
         return "press r to run a round with these variants."
 
     def refresh_body(self, view: SessionView | None) -> None:
