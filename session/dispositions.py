@@ -159,14 +159,15 @@ class StatusSuggestion:
 
 def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
     """What a keep or a reject says of the variant's hypothesis. The residual read for the
-    variant decides, as the method says (`session.residuals.SUGGESTED_STATUS`): a
-    hypothesis that predicted no direction (a control) and saw nothing move is supported;
-    a rejected variant whose check failed weakens it, whatever its speed; a rejected
-    variant whose confirmed residual shows the mechanism did not move, or moved the wrong
-    way, rejects it. With no residual: kept → supported, rejected →
-    weakened. Supported raises the confidence a step, weakened lowers it, rejected makes
-    it low. None when there is no hypothesis, the choice waits for evidence, or the
-    hypothesis already says so."""
+    variant decides, as the method says (`session.residuals.SUGGESTED_STATUS`), except
+    for a hypothesis that predicted no direction (a control) and saw nothing move: it is
+    supported only where its latest round said SAME, and offered nothing after an
+    INCONCLUSIVE one (its falsifier is any other verdict). A rejected variant whose check
+    failed weakens it, whatever its speed; a rejected variant whose confirmed residual
+    shows the mechanism did not move, or moved the wrong way, rejects it. With no
+    residual: kept → supported, rejected → weakened. Supported raises the confidence a
+    step, weakened lowers it, rejected makes it low. None when there is no hypothesis, the
+    choice waits for evidence, or the hypothesis already says so."""
     # lazy: session.residuals imports this module at its head (a cycle)
     from session.residuals import SUGGESTED_STATUS
 
@@ -180,8 +181,14 @@ def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
     residuals = ledger.list(m.Residual, variant_id=variant.id, order_by="created_at, rowid")
     read = residuals[-1] if residuals else None
     cls = (read.confirmed or read.suggested) if read else None
-    if cls is m.ResidualClass.NOTHING_MOVED and h.predicted_direction is None:
-        status = m.HypothesisStatus.SUPPORTED  # a control: nothing moved, as it said
+    control = h.predicted_direction is None and cls is m.ResidualClass.NOTHING_MOVED
+    if control and not _check_failed(ledger, variant):
+        # a control that saw nothing move: supported only where its round said SAME; an
+        # INCONCLUSIVE round is no evidence either way (and fires "a verdict other than SAME")
+        seen = _latest_verdicts(ledger, variant)
+        if not seen or any(v is not m.Verdict.SAME for v in seen):
+            return None
+        status = m.HypothesisStatus.SUPPORTED
     elif rejected and read is not None and read.confirmed in _MECHANISM_FAILED:
         status = m.HypothesisStatus.REJECTED
     elif rejected and _check_failed(ledger, variant):
@@ -203,6 +210,16 @@ def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
         return None
     reopen = d.reopen_when.strip() or h.reopen_when.strip()
     return StatusSuggestion(h, status, confidence, why, reopen)
+
+
+def _latest_verdicts(ledger: Any, variant: m.Variant) -> list[m.Verdict]:
+    """The speed verdicts of the variant in the latest round that measured it."""
+    rows = ledger.list(m.Comparison, variant_id=variant.id)
+    numbers = {r.id: r.number for r in ledger.list(m.Round, session_id=variant.session_id)}
+    if not rows:
+        return []
+    last = max(rows, key=lambda c: numbers.get(c.round_id, -1)).round_id
+    return [c.verdict for c in rows if c.round_id == last]
 
 
 def _check_failed(ledger: Any, variant: m.Variant) -> bool:

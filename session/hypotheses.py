@@ -7,6 +7,7 @@ brings back the rejected ones that resemble it, with the condition that would re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from session import models as m
@@ -250,3 +251,14 @@ def link_variant(ledger: LedgerLike, variant: m.Variant, h: m.Hypothesis) -> m.V
 
 def variants_of(ledger: LedgerLike, h: m.Hypothesis) -> list[m.Variant]:
     return list(ledger.list(m.Variant, hypothesis_id=h.id))
+
+
+def hypothesis_for_new_variant(
+    hypotheses: Sequence[m.Hypothesis], variants: Sequence[m.Variant]
+) -> m.Hypothesis | None:
+    """The hypothesis a new variant tests unless the person picks another: the oldest one,
+    not rejected, that no variant tests yet (one idea per variant, in the order they were
+    written), else the newest not rejected."""
+    open_ = [h for h in hypotheses if h.status is not m.HypothesisStatus.REJECTED]
+    tested = {v.hypothesis_id for v in variants}
+    return next((h for h in open_ if h.id not in tested), open_[-1] if open_ else None)

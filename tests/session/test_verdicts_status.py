@@ -95,3 +95,41 @@ def test_the_command_line_prints_the_suggestion_and_applies_nothing(led: Ledger)
     assert "gpuopt hypothesis status 5e55b0000001 4f00b0000001 --status weakened" in text
     h = led.get(m.Hypothesis, "4f00b0000001")
     assert h is not None and h.status is m.HypothesisStatus.PROPOSED
+
+
+def _control_measured(
+    led: Ledger, verdict: m.Verdict, residual: m.ResidualClass = m.ResidualClass.NOTHING_MOVED
+) -> m.Disposition:
+    """The `same` variant tests a control (no predicted direction, falsifier: a verdict
+    other than SAME); its round read `verdict`, and its residual is `residual`."""
+    d = _decision(led, "same", m.DispositionChoice.REJECT)
+    v = led.get(m.Variant, d.variant_id)
+    assert v is not None
+    control = m.Hypothesis(session_id=v.session_id, title="a no-op copy changes nothing",
+                           falsifier="a verdict other than SAME",
+                           confidence=m.Confidence.MEDIUM)  # fmt: skip
+    v.hypothesis_id = control.id
+    led.put(control, v)
+    for c in led.list(m.Comparison, variant_id=v.id):
+        c.verdict = verdict
+        led.put(c)
+    led.put(m.Residual(session_id=v.session_id, variant_id=v.id, suggested=residual))
+    return d
+
+
+def test_a_control_whose_time_moved_is_weakened_not_supported(led: Ledger) -> None:
+    """The control's falsifier fired (FASTER, the metric moved without the mechanism)."""
+    s = status_suggestion(
+        led, _control_measured(led, m.Verdict.FASTER, m.ResidualClass.METRIC_ONLY)
+    )
+    assert s is not None and s.status is m.HypothesisStatus.WEAKENED, s
+    assert s.confidence is m.Confidence.LOW
+
+
+def test_a_control_the_round_did_not_decide_is_not_supported(led: Ledger) -> None:
+    """INCONCLUSIVE is no evidence either way (and is "a verdict other than SAME"): no
+    status is offered, never 'supported, confidence high' as the demo's record said."""
+    assert status_suggestion(led, _control_measured(led, m.Verdict.INCONCLUSIVE)) is None
+    d = _control_measured(led, m.Verdict.SAME)
+    s = status_suggestion(led, d)
+    assert s is not None and s.status is m.HypothesisStatus.SUPPORTED

@@ -146,9 +146,56 @@ def test_a_second_demo_resumes_its_session_and_fresh_starts_another(tmp_path: Pa
         first, resumed = start_session(ledger, repo, "command")
         assert not resumed
         hyps = ledger.list(m.Hypothesis, session_id=first.id)
-        assert len(hyps) == 1  # one written already: the first variant has one to test
+        assert len(hyps) == 3  # one per idea, written already: each variant has its own
         again, resumed = start_session(ledger, repo, "command")
         assert resumed and again.id == first.id
         fresh, resumed = start_session(ledger, repo, "command", fresh=True)
         assert not resumed and fresh.id != first.id
         assert len(ledger.session_rows()) == 2
+
+
+def test_a_headless_demo_that_decided_nothing_exits_1_and_says_why(tmp_path: Path) -> None:
+    """Issue 22: after a drifting baseline the demo printed a record saying "No variant
+    yet" and exited 0. Here the demo repository's bench.py (uncommitted: the snapshot takes
+    the tree as it is) reports a time that grows 20% a run, so the baseline drifts."""
+    repo = create_repo(tmp_path / "d")
+    counter = tmp_path / "count"
+    (repo / "bench.py").write_text(
+        "import json, pathlib\n"
+        f"p = pathlib.Path({str(counter)!r})\n"
+        "n = int(p.read_text()) if p.exists() else 0\n"
+        "p.write_text(str(n + 1))\n"
+        "print(json.dumps({'gpuopt_value': 1.2 ** n}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "--ledger", str(tmp_path / "l.db"), "demo", "--no-tui",
+         "--workload", "command", "--runs", "10", "--max-runs", "10", "--dir", str(repo)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "GPUOPT_WORKTREES": str(tmp_path / "wt")},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert done.stdout.startswith("# Decision record")  # what was done is still printed
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("gpuopt: the demo decided nothing: the baseline"), last
+    assert "record the baseline again" in last and "run the demo again" in last, last
+    assert "Traceback" not in done.stderr
+
+
+def test_a_new_app_demo_has_one_hypothesis_per_idea(tmp_path: Path) -> None:
+    from session.demo_flow import HYPOTHESES, VARIANTS
+    from session.hypotheses import hypothesis_for_new_variant
+    from tui.demo.start import start_session
+
+    repo = create_repo(tmp_path / "demo")
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        session, _ = start_session(ledger, repo, "command")
+        hyps = ledger.list(m.Hypothesis, session_id=session.id, order_by="created_at, rowid")
+        assert [h.title for h in hyps] == [h["title"] for h in HYPOTHESES]
+        # the add-variant form's default, branch after branch: each idea its own
+        variants: list[m.Variant] = []
+        for name, _ref, index in VARIANTS:
+            first = hypothesis_for_new_variant(hyps, variants)
+            assert first is not None and first.id == hyps[index].id, name
+            variants.append(m.Variant.model_construct(name=name, hypothesis_id=first.id))
+        # all tested: the newest, as before
+        assert hypothesis_for_new_variant(hyps, variants) == hyps[-1]

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger
-    from tui.demo.flow import demo_session, run_flow
+    from tui.demo.flow import demo_session, run_flow, undecided
     from tui.demo.repo import DemoError, create_repo, default_dir
     from tui.demo.start import start_session
 
@@ -165,6 +165,9 @@ def run(args: argparse.Namespace) -> int:
                       file=sys.stderr)  # fmt: skip
                 return 130  # the command line makes it 128+signal for TERM and HUP
             print(f"demo finished in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+            why = undecided(outcome)
+            if why:
+                raise WorkFailed(f"the demo decided nothing: {why}")
             return 0
         path = ledger.path
     from tui.app import GpuoptApp

@@ -1,5 +1,6 @@
 """The demo's session in the app: the one it made before, resumed, or a new one that opens
-with one hypothesis already written (the branches are offered by the add-variant form)."""
+with its hypotheses written, one per idea (the branches are offered by the add-variant form,
+which links each new variant to the first hypothesis no variant tests yet)."""
 
 from __future__ import annotations
 
@@ -26,13 +27,14 @@ def previous_session(ledger: Any, repo: Path) -> m.Session | None:
 def start_session(
     ledger: Any, repo: Path, kind: str = "auto", *, fresh: bool = False
 ) -> tuple[m.Session, bool]:
-    """(the session, whether it was resumed). A new one has the first of the demo's
-    hypotheses written, so the first variant has something to test."""
+    """(the session, whether it was resumed). A new one has the demo's hypotheses written,
+    in the order of the branches, so each variant has its own to test."""
     if not fresh:
         found = previous_session(ledger, repo)
         if found is not None:
             return found, True
     session = demo_session(repo, kind)
     ledger.put(session)
-    add_hypothesis(ledger, session, **HYPOTHESES[0])
+    for fields in HYPOTHESES:
+        add_hypothesis(ledger, session, **fields)
     return session, False

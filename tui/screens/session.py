@@ -673,6 +673,7 @@ class SessionScreen(Screen[None]):
             for h in view.hypotheses
             if h.status is not m.HypothesisStatus.REJECTED
         ]
+        first = hypotheses.hypothesis_for_new_variant(view.hypotheses, view.variants)
         base = view.baseline.snapshot.commit if view.baseline is not None else None
         refs = list_refs(view.session.repo, base)  # branches and tags, as the repo has them
         fields = [
@@ -693,7 +694,7 @@ class SessionScreen(Screen[None]):
             Field(
                 "hypothesis_id",
                 "Hypothesis it tests",
-                hyps[-1][1] if hyps else "",
+                first.id if first is not None else "",
                 choices=hyps,
                 allow_blank=True,
             ),
