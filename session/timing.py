@@ -60,7 +60,9 @@ def metric_label(contract: m.Contract, w: m.Workload) -> tuple[str, str]:
 def metric_text(contract: m.Contract, w: m.Workload) -> str:
     """e.g. "time per call (ms), median of the calls after warm-up", or "wall time (s)"."""
     name, unit = metric_label(contract, w)
-    return name if w.kind in TORCH_KINDS else f"{name} ({unit or 'no unit'})"
+    if w.kind in TORCH_KINDS or (unit and name.endswith(f"({unit})")):
+        return name  # it names its unit already: never "time (ms) (ms)"
+    return f"{name} ({unit or 'no unit'})"
 
 
 def worker_report(stdout_tail: str) -> dict[str, Any]:

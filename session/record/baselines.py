@@ -3,6 +3,7 @@ once (then only what changed from one baseline to the next)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from session.record.model import SessionExport
@@ -26,6 +27,19 @@ def _env_rows(env: dict[str, Any]) -> list[list[Any]]:
         ["variables",
          ", ".join(f"{k}={v}" for k, v in sorted((env.get("variables") or {}).items()))],
     ]  # fmt: skip
+
+
+def said_once(outcome: str, detail: str) -> str:
+    """A baseline's outcome words and its stored detail, the outcome said once: the
+    detail opens with it and each workload's part repeats it ("too noisy for ±2%; w: too
+    noisy for ±2% after 12 runs" reads "too noisy for ±2%; w: after 12 runs")."""
+    outcome, detail = outcome.strip(), detail.strip()
+    if not outcome:
+        return detail
+    if detail.startswith(outcome):
+        detail = detail[len(outcome) :].lstrip(" ;:")
+    detail = re.sub(rf"(^|; )([^;:]+): {re.escape(outcome)}(?: |(?=;)|$)", r"\1\2: ", detail)
+    return f"{outcome}; {detail}" if detail else outcome
 
 
 def _reproducibility(b: dict[str, Any]) -> str:

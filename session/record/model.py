@@ -70,6 +70,9 @@ class Summary(Row):
     units: dict[str, str] = Field(default_factory=dict)
     attempts: int = 0  # baselines recorded before the one the rounds rest on
     baseline_outcome: str = ""  # its split-half check in the words of `gpuopt baseline`
+    # the band the shown verdicts rest on: the latest round's (None: no round yet)
+    band: float | None = None
+    contract_band: float | None = None
     # stored rows that did not read back, per kind ("variant": 2): left out of every list
     left_out: dict[str, int] = Field(default_factory=dict)
     rows: list[SummaryRow] = Field(default_factory=list)
@@ -654,6 +657,8 @@ def _summary(view: SessionView, out: SessionExport, choice_words: Any) -> Summar
         baseline_medians=dict(base["reference"]) if base else {},
         units=units,
         attempts=attempts,
+        band=last.threshold if last else None,
+        contract_band=contract.threshold,
     )
     checks = {c.id: c for c in out.correctness}
     for v in view.variants:

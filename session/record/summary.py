@@ -21,13 +21,15 @@ def summary_lines(x: SessionExport) -> list[str]:
         )
         head = f"- **Baseline:** {md_cell(s.baseline_id)} at commit "
         head += md_cell((s.baseline_commit or "")[:12])
-        head += f", median {md_cell(medians)}" if medians else ""
+        head += f", median of its own runs {md_cell(medians)}" if medians else ""
         head += f"; {md_cell(s.baseline_outcome)}" if s.baseline_outcome else ""
         if s.attempts:
             head += f" ({s.attempts} earlier attempt{'s' if s.attempts > 1 else ''}, below)"
         lines.append(head)
     else:
         lines.append("- **Baseline:** none recorded yet")
+    if s.band is not None:
+        lines.append(f"- **Band:** {md_cell(band_words(s.band, s.contract_band))}")
     lines.append("")
     if s.left_out:
         lines += [_left_out(s.left_out), ""]
@@ -44,7 +46,7 @@ def summary_lines(x: SessionExport) -> list[str]:
     if not shown:
         return [*lines, _folded(idle, after_table=False)]
     lines += md_table(
-        ["variant", "workload", "verdict", "× faster (95% CI)", "median baseline → variant",
+        ["variant", "workload", "verdict", "× faster (95% CI)", MEDIANS_IN_ROUND,
          "correctness", "class", "disposition", "round"],
         [
             [
@@ -75,6 +77,23 @@ def summary_lines(x: SessionExport) -> list[str]:
 
 
 MAX_LINES = 40
+# the medians of the round's own runs, beside the baseline's recorded median above
+MEDIANS_IN_ROUND = "median in the round: baseline → variant"
+
+
+def band_words(band: float, contract_band: float | None) -> str:
+    """The band the verdicts rest on, and whether it is the contract's or a wider one."""
+    if contract_band is None or abs(band - contract_band) < 1e-12:
+        return f"verdicts at {_pct(band)}, the contract's band"
+    how = "widened from" if band > contract_band else "narrowed from"
+    return (
+        f"verdicts at {_pct(band)} ({how} the contract's {_pct(contract_band)} "
+        "for the latest round)"
+    )
+
+
+def _pct(x: float) -> str:
+    return f"±{x * 100:.3g}%"
 
 
 def _left_out(counts: dict[str, int]) -> str:

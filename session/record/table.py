@@ -67,6 +67,44 @@ def md_cell(value: Any) -> str:
     return _AUTOLINK.sub(lambda hit: _AUTOLINK_WORDS[hit.group(0)], text)
 
 
+# md_cell's own entities only (a typed "&#27;" was written "&amp;#27;" and reads back as typed)
+_ENTITY_TEXT = {
+    **{
+        v.strip("&;"): k
+        for k, v in {
+            **_AUTOLINK_WORDS,
+            **{chr(k): v for k, v in _CELL.items() if v.startswith("&")},
+        }.items()
+    },
+    "#124": "\\|",  # a pipe keeps its column
+}
+_ENTITY = re.compile("&(" + "|".join(re.escape(k) for k in _ENTITY_TEXT) + ");")
+_EMPHASIS_ESCAPE = re.compile(r"\\([*~_])")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def for_terminal(markdown: str) -> str:
+    """The record as a terminal shows it (`gpuopt export` or the headless demo on a
+    terminal): the entities `md_cell` wrote for a web page read as their characters, and
+    the backslashes before emphasis marks go; a pipe stays `\\|`, so a table keeps its
+    columns. Code blocks are left as they are. Control characters are already visible."""
+    out, fence = [], ""
+    for line in markdown.split("\n"):
+        hit = _FENCE.match(line)
+        if hit and (not fence or hit.group(1).startswith(fence)):
+            fence = "" if fence else hit.group(1)
+            out.append(line)
+            continue
+        if not fence:
+            line = _ENTITY.sub(_entity_text, _EMPHASIS_ESCAPE.sub(r"\1", line))
+        out.append(line)
+    return "\n".join(out)
+
+
+def _entity_text(hit: re.Match[str]) -> str:
+    return _ENTITY_TEXT[hit.group(1)]
+
+
 def _escaped(hit: re.Match[str]) -> str:
     text, start, end = hit.string, hit.start(), hit.end()
     inside = start > 0 and end < len(text) and text[start - 1].isalnum() and text[end].isalnum()

@@ -152,3 +152,30 @@ async def test_a_drifting_baseline_says_what_to_repair(tmp_path: Path) -> None:
         assert "not reproducible: drifting at ±2%" in info
         assert conduct.repair_words(conduct.Outcome.DRIFTING) in hint, hint
     ledger.close()
+
+
+def test_the_aa_line_says_a_too_noisy_outcome_once(tmp_path: Path) -> None:
+    """Issue 22: "too noisy for ±2%" three times in a row (the outcome, the detail's head,
+    each workload's part)."""
+    from rich.console import Console
+
+    from session.read_model import load_view
+    from tui.screens.steps.baseline import baseline_table
+
+    ledger = sample(tmp_path / "l.db", m.StepName.BASELINE)
+    view = load_view(ledger, ledger.list(m.Session)[0].id)
+    b = view.baseline
+    assert b is not None
+    b.reproducibility = m.Reproducibility.TOO_NOISY
+    b.threshold = 0.02
+    b.reproducibility_detail = (
+        "too noisy for ±2%; softmax: too noisy for ±2% after 12 runs (second half / first "
+        "0.981); run-to-run noise CV 6.2%"
+    )
+    console = Console(width=200, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(baseline_table(view))
+    text = console.export_text()
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("A/A check")]
+    assert line.count("too noisy for ±2%") == 1, line
+    assert "softmax: after 12 runs" in line, line
+    ledger.close()

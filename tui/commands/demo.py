@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger
+    from tui.commands.export import on_terminal
     from tui.demo.flow import demo_session, run_flow, undecided
     from tui.demo.repo import DemoError, create_repo, default_dir
     from tui.demo.start import start_session
@@ -157,9 +158,9 @@ def run(args: argparse.Namespace) -> int:
                     )
             except ENGINE_ERRORS as exc:
                 # what was done is in the ledger: print its record, then say what stopped it
-                sys.stdout.write(record_markdown(ledger, session))
+                sys.stdout.write(on_terminal(record_markdown(ledger, session)))
                 raise WorkFailed(str(getattr(exc, "reason", "") or exc)) from None
-            sys.stdout.write(record_markdown(ledger, session))
+            sys.stdout.write(on_terminal(record_markdown(ledger, session)))
             if outcome.get("interrupted"):
                 print("gpuopt: interrupted: the demo stopped after the current run",
                       file=sys.stderr)  # fmt: skip

@@ -56,8 +56,18 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"-o {out}: cannot write ({exc.strerror or exc})") from None
         print(out, file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(on_terminal(text) if args.format == "md" else text)
     return 0
+
+
+def on_terminal(markdown: str) -> str:
+    """The markdown record as a terminal reads it when stdout is one (no HTML entities);
+    into a file or a pipe it stays markdown, as GitHub renders it."""
+    import sys
+
+    from session.record.table import for_terminal
+
+    return for_terminal(markdown) if sys.stdout.isatty() else markdown
 
 
 def without_controls(text: str) -> str:

@@ -17,6 +17,7 @@ from session import conduct
 from session import models as m
 from session.conduct.common import band
 from session.read_model import SessionView
+from session.record.baselines import said_once
 from session.timing import metric_label
 from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import StartBaseline, StopWork
@@ -165,11 +166,7 @@ def baseline_table(view: SessionView) -> Table:
         style = "bold green"
     t.add_row(
         "A/A check",  # the label names the check; the value says how it came out
-        Text.assemble(
-            (conduct.baseline_words(b, view.session.contract.threshold), style),
-            "  ",
-            shown(b.reproducibility_detail, LONG_LIMIT),
-        ),
+        _aa_line(conduct.baseline_words(b, view.session.contract.threshold), b, style),
     )
     contract = view.session.contract
     units = {w.name: metric_label(contract, w)[1] for w in contract.workloads}
@@ -188,3 +185,9 @@ def baseline_table(view: SessionView) -> Table:
     if b.reset_procedure:
         t.add_row("reset", shown(b.reset_procedure, LONG_LIMIT, multiline=True))
     return t
+
+
+def _aa_line(outcome: str, b: m.Baseline, style: str) -> Text:
+    """The outcome in its colour, then the detail without the outcome said again."""
+    rest = said_once(outcome, b.reproducibility_detail)[len(outcome) :].lstrip("; ")
+    return Text.assemble((outcome, style), "  ", shown(rest, LONG_LIMIT))
