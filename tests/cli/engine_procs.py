@@ -19,13 +19,54 @@ from tui.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def workload(flag: Path, pids: Path, sleep_s: float = 1.0) -> str:
+def workload(flag: Path, pids: Path, release: Path | None = None, sleep_s: float = 1.0) -> str:
+    """With `release`, a flagged run lasts until that file exists (the test creates it once
+    the signal it sent was seen): a run can never end before the test is ready, however
+    loaded the machine. Without, it sleeps `sleep_s`."""
+    hold = (
+        f"n=0; while [ ! -e {release} ] && [ $n -lt 6000 ]; do sleep 0.05; n=$((n+1)); done"
+        if release is not None
+        else f"sleep {sleep_s}"
+    )
     return (
         f"if [ -e {flag} ]; then "
         f"setsid sleep 300 & echo $! >> {pids}; "
         f"sleep 300 & echo $! >> {pids}; "
-        f"echo $$ >> {pids}; sleep {sleep_s}; fi; cat value.txt"
+        f"echo $$ >> {pids}; {hold}; fi; cat value.txt"
     )
+
+
+class Stderr:
+    """A process's stderr, read line by line by a thread as it comes, so that a test
+    waits on a line (an event), never on a time sized for a quiet machine."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        import threading
+
+        assert proc.stderr is not None
+        self.proc = proc
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+
+    def wait_for(self, text: str, timeout_s: float = 120.0) -> None:
+        wait_for(lambda: any(text in ln for ln in self.lines) or self.proc.poll() is not None,
+                 timeout_s, what=repr(text))  # fmt: skip
+        assert any(text in ln for ln in self.lines), "".join(self.lines)[-3000:]
+
+    def finish(self, timeout_s: float = 120.0) -> tuple[int, str]:
+        """(the exit status, all of stderr) once the process has ended."""
+        code = self.proc.wait(timeout=timeout_s)
+        self._reader.join(timeout=timeout_s)
+        return code, "".join(self.lines)
+
+
+STOPPING = "stopping after the current run"  # gpuopt's line once it took a stop signal
 
 
 def gpuopt_in_process(ledger: Path, *args: str) -> int:
@@ -81,7 +122,8 @@ def read_pids(path: Path) -> list[int]:
         return []
 
 
-def wait_for(predicate, timeout_s: float = 20.0, what: str = "a condition") -> None:
+def wait_for(predicate, timeout_s: float = 120.0, what: str = "a condition") -> None:
+    """Poll for an event; the timeout only bounds a failure (a loaded machine is slow)."""
     end = time.monotonic() + timeout_s
     while not predicate():
         if time.monotonic() > end:

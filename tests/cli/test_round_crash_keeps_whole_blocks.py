@@ -67,15 +67,16 @@ def test_a_killed_round_keeps_whole_blocks_only(make_repo, tmp_path):
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 240  # bounds a failure: block 3 is the event
         while time.monotonic() < deadline:
             time.sleep(0.05)
             with Ledger.open(ledger, readonly=True) as led:
                 rounds = led.list(m.Round, session_id=sid)
                 if rounds and rounds[0].blocks >= 3:
                     break
-        # A block is two runs of 0.3 s: kill after the next block's first run, before its
-        # second (stored one by one, that first run would be half a block in the ledger).
+        # A block is two runs of 0.3 s: aim the kill after the next block's first run,
+        # before its second (stored one by one, that first run would be half a block in
+        # the ledger). On a loaded machine it lands anywhere: no half block, wherever.
         time.sleep(0.42)
         os.killpg(proc.pid, signal.SIGKILL)
     finally:

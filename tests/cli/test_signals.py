@@ -4,6 +4,9 @@ TERM and HUP take Ctrl+C's path: the current run ends, the round or baseline is 
 interrupted, the worktrees are removed and gpuopt exits with 128+signal. After KILL the
 workload dies with gpuopt, and the next start closes the round and removes its worktrees.
 In every case no process of the workload is left, `setsid` grandchildren included.
+
+Each flagged run lasts until the test releases it, after gpuopt said it took the signal:
+the tests wait on those events, never on a time, so a loaded machine cannot reorder them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,17 @@ from pathlib import Path
 
 import pytest
 from conftest import run_git
-from engine_procs import kill_all, make_session, read_pids, spawn, still_alive, wait_for, workload
+from engine_procs import (
+    STOPPING,
+    Stderr,
+    kill_all,
+    make_session,
+    read_pids,
+    spawn,
+    still_alive,
+    wait_for,
+    workload,
+)
 
 from ledger import Ledger
 from session import models as m
@@ -30,20 +43,32 @@ def _slots(tmp_path: Path) -> list[Path]:
 @pytest.fixture
 def slow_session(make_repo, tmp_path):
     flag, pids = tmp_path / "slow", tmp_path / "pids"
-    repo, ledger, sid = make_session(make_repo, tmp_path, workload(flag, pids))
-    flag.touch()  # from here every run leaves processes behind and takes a second
+    repo, ledger, sid = make_session(make_repo, tmp_path, workload(flag, pids, _release(tmp_path)))
+    flag.touch()  # from here every run leaves processes behind and lasts until released
     yield repo, ledger, sid, pids
+    _release(tmp_path).touch()
     kill_all(read_pids(pids))
+
+
+def _release(tmp_path: Path) -> Path:
+    return tmp_path / "release"
+
+
+def _first_run_started(pids: Path) -> None:
+    wait_for(lambda: len(read_pids(pids)) >= 3, what="the first run to start")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_term_and_hup_stop_a_round_after_the_current_run(slow_session, tmp_path, sig):
     repo, ledger, sid, pids = slow_session
     proc = spawn(ledger, "round", sid, *ROUND)
-    wait_for(lambda: len(read_pids(pids)) >= 3, what="the first run to start")
+    err_lines = Stderr(proc)
+    _first_run_started(pids)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + sig, err
+    err_lines.wait_for(STOPPING)
+    _release(tmp_path).touch()  # the current run may end now
+    code, err = err_lines.finish()
+    assert code == 128 + sig, err
     assert len(read_pids(pids)) == 3, "a new run started after the signal"
     with Ledger.open(ledger) as led:
         (rnd,) = led.list(m.Round, session_id=sid)
@@ -58,10 +83,13 @@ def test_term_and_hup_stop_a_round_after_the_current_run(slow_session, tmp_path,
 def test_hup_stops_a_baseline_which_is_marked_interrupted(slow_session, tmp_path):
     repo, ledger, sid, pids = slow_session
     proc = spawn(ledger, "baseline", sid, "--runs", "4", "--no-telemetry")
-    wait_for(lambda: len(read_pids(pids)) >= 3, what="the first run to start")
+    err_lines = Stderr(proc)
+    _first_run_started(pids)
     proc.send_signal(signal.SIGHUP)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signal.SIGHUP, err
+    err_lines.wait_for(STOPPING)
+    _release(tmp_path).touch()
+    code, err = err_lines.finish()
+    assert code == 128 + signal.SIGHUP, err
     with Ledger.open(ledger) as led:
         latest = led.latest_baseline(sid)
     assert latest is not None and latest.reproducibility is m.Reproducibility.UNJUDGED
@@ -73,11 +101,13 @@ def test_hup_stops_a_baseline_which_is_marked_interrupted(slow_session, tmp_path
 def test_a_second_term_aborts_the_current_run(slow_session, tmp_path):
     _, ledger, sid, pids = slow_session
     proc = spawn(ledger, "round", sid, *ROUND)
-    wait_for(lambda: len(read_pids(pids)) >= 3, what="the first run to start")
+    err_lines = Stderr(proc)
+    _first_run_started(pids)
     proc.send_signal(signal.SIGTERM)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 128 + signal.SIGTERM, err
+    err_lines.wait_for(STOPPING)  # two TERMs sent at once may arrive as one
+    proc.send_signal(signal.SIGTERM)  # never released: only the abort ends this run
+    code, err = err_lines.finish()
+    assert code == 128 + signal.SIGTERM, err
     with Ledger.open(ledger) as led:
         (rnd,) = led.list(m.Round, session_id=sid)
     assert rnd.status is m.RoundStatus.INTERRUPTED
@@ -88,7 +118,7 @@ def test_a_second_term_aborts_the_current_run(slow_session, tmp_path):
 def test_kill_takes_the_workload_along_and_the_next_start_closes_the_round(slow_session, tmp_path):
     repo, ledger, sid, pids = slow_session
     proc = spawn(ledger, "round", sid, *ROUND)
-    wait_for(lambda: len(read_pids(pids)) >= 3, what="the first run to start")
+    _first_run_started(pids)
     assert len(_slots(tmp_path)) == 2  # the baseline's and the variant's
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=10)
@@ -107,6 +137,7 @@ def test_kill_takes_the_workload_along_and_the_next_start_closes_the_round(slow_
 
 def test_a_round_that_ends_normally_leaves_no_process(slow_session, tmp_path):
     _, ledger, sid, pids = slow_session
+    _release(tmp_path).touch()  # every run ends at once, still leaving its processes
     proc = spawn(ledger, "round", sid, "--min-blocks", "2", "--max-blocks", "2",
                  "--no-telemetry")  # fmt: skip
     _, err = proc.communicate(timeout=60)
@@ -152,9 +183,12 @@ def test_a_dropped_terminal_ends_the_round_as_interrupted(slow_session, tmp_path
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    wait_for(lambda: len(read_pids(pids)) >= 3, what="the first run to start")
+    _first_run_started(pids)
     os.close(master)  # the connection drops
-    proc.wait(timeout=60)
+    # the hangup's handler leaves no line to read (the terminal is gone): its mark is
+    # the round's stop, which lets the released run end and starts no other
+    _release(tmp_path).touch()
+    proc.wait(timeout=120)
     assert proc.returncode == 128 + signal.SIGHUP, bytes(seen[-2000:])
     assert b"\x1b[" in seen  # it was drawing its live progress on the terminal
     with Ledger.open(ledger) as led:
@@ -195,14 +229,14 @@ def test_term_stops_the_headless_demo(tmp_path, monkeypatch):
 def test_a_second_hup_does_not_abort_the_current_run(slow_session, tmp_path):
     _, ledger, sid, pids = slow_session
     proc = spawn(ledger, "round", sid, *ROUND)
-    wait_for(lambda: len(read_pids(pids)) >= 3, what="the first run to start")
+    err_lines = Stderr(proc)
+    _first_run_started(pids)
     proc.send_signal(signal.SIGHUP)
-    import time
-
-    time.sleep(0.2)  # as a login shell passes the hangup on after the kernel's
+    err_lines.wait_for(STOPPING)  # as a login shell passes the hangup on after the kernel's
     proc.send_signal(signal.SIGHUP)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signal.SIGHUP, err
+    _release(tmp_path).touch()
+    code, err = err_lines.finish()
+    assert code == 128 + signal.SIGHUP, err
     with Ledger.open(ledger) as led:
         (rnd,) = led.list(m.Round, session_id=sid)
         runs = led.list(m.Run, round_id=rnd.id)

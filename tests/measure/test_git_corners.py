@@ -192,9 +192,14 @@ def test_ctrl_c_while_a_worktree_is_made_leaves_nothing(make_repo, tmp_path):
     import sys
     import time
 
-    started = tmp_path / "started"
+    started, release = tmp_path / "started", tmp_path / "release"
     slow = tmp_path / "slow.sh"
-    slow.write_text(f"#!/bin/sh\ntouch '{started}'\nsleep 5\ncat\n")
+    # the checkout lasts until released (after the test's Ctrl+C), never a fixed time
+    slow.write_text(
+        f"#!/bin/sh\ntouch '{started}'\n"
+        f"n=0; while [ ! -e '{release}' ] && [ $n -lt 6000 ]; do sleep 0.05; n=$((n+1)); done\n"
+        "cat\n"
+    )
     slow.chmod(0o755)
     repo = make_repo(files={".gitattributes": "*.txt filter=slow\n", "a.txt": "a\n"})
     run_git(repo, "config", "filter.slow.smudge", str(slow))
@@ -204,12 +209,15 @@ def test_ctrl_c_while_a_worktree_is_made_leaves_nothing(make_repo, tmp_path):
     head = run_git(repo, "rev-parse", "HEAD").strip()
     proc = subprocess.Popen([sys.executable, "-c", ADD_WORKTREE, str(repo), head], env=env,
                             stderr=subprocess.PIPE)  # fmt: skip
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # bounds a failure only
     while not started.exists():
         assert time.monotonic() < deadline and proc.poll() is None, "the checkout never began"
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        release.touch()  # the filter may end now, whatever git did with it
     assert b"KeyboardInterrupt" in err
     assert list((tmp_path / "wt").iterdir()) == []
     assert run_git(repo, "worktree", "list").count("\n") == 1

@@ -110,12 +110,14 @@ def test_process_tree_and_foreign_processes(tmp_path: Path) -> None:
     that appears mid-run (another PID namespace) is kept aside, not warned about."""
     script = (
         "import subprocess, sys; "
-        "subprocess.run([sys.executable, '-c', 'import time; time.sleep(3)'])"
+        "subprocess.run([sys.executable, '-c', 'import time; time.sleep(60)'])"
     )
     child = subprocess.Popen([sys.executable, "-c", script])
-    time.sleep(0.5)
     import psutil
 
+    deadline = time.monotonic() + 120  # the grandchild's start is the event; this bounds it
+    while not psutil.Process(child.pid).children() and time.monotonic() < deadline:
+        time.sleep(0.02)
     grandchild = psutil.Process(child.pid).children()[0].pid
     stranger = os.getpid()
     sc = load_scenario("clean")
@@ -129,6 +131,7 @@ def test_process_tree_and_foreign_processes(tmp_path: Path) -> None:
         monitor.tick()
     obs = monitor.run_finished("r")
     monitor.close()
+    psutil.Process(grandchild).kill()
     child.kill()
     child.wait()
     gpu = obs.deltas["gpus"]["0"]
