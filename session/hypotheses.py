@@ -7,6 +7,7 @@ brings back the rejected ones that resemble it, with the condition that would re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -262,3 +263,23 @@ def hypothesis_for_new_variant(
     open_ = [h for h in hypotheses if h.status is not m.HypothesisStatus.REJECTED]
     tested = {v.hypothesis_id for v in variants}
     return next((h for h in open_ if h.id not in tested), open_[-1] if open_ else None)
+
+
+_WORD = re.compile(r"[a-z0-9]{3,}")
+
+
+def hypothesis_for_ref(
+    hypotheses: Sequence[m.Hypothesis], variants: Sequence[m.Variant], ref_words: str
+) -> m.Hypothesis | None:
+    """The hypothesis a variant from a ref tests unless the person picks another: the open
+    one whose title shares the most words with the ref's name and last commit subject
+    (`ref_words`); with no word shared, `hypothesis_for_new_variant`."""
+    words = set(_WORD.findall(ref_words.lower()))
+    open_ = [h for h in hypotheses if h.status is not m.HypothesisStatus.REJECTED]
+    scored = [
+        (len(words & set(_WORD.findall(h.title.lower()))), -i, h) for i, h in enumerate(open_)
+    ]
+    best = max(scored, default=None, key=lambda x: (x[0], x[1]))
+    if best is None or best[0] == 0:
+        return hypothesis_for_new_variant(hypotheses, variants)
+    return best[2]

@@ -46,3 +46,27 @@ def test_compare_into_a_pipe_whose_reader_left_is_quiet() -> None:
     )  # fmt: skip
     assert rc == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_a_baseline_whose_progress_reader_left_is_recorded(make_repo, tmp_path: Path) -> None:
+    """`gpuopt baseline ... 2>&1 | head -1`: the progress goes quiet, the baseline is
+    measured to its end, kept, and the command exits 0 with no traceback."""
+    from engine_procs import make_session
+
+    from ledger import Ledger
+    from session import models as m
+
+    _repo, ledger, sid = make_session(make_repo, tmp_path, "cat value.txt")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "--ledger", str(ledger), "baseline", sid, "--runs", "6",
+         "--no-telemetry"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    assert proc.stderr.readline()
+    proc.stderr.close()  # the reader leaves after its first line
+    assert proc.wait(timeout=120) == 0
+    with Ledger.open(ledger) as led:
+        latest = led.latest_baseline(sid)
+    assert latest is not None and latest.reproducibility is m.Reproducibility.REPRODUCIBLE
+    assert latest.runs_per_workload >= 6

@@ -199,3 +199,21 @@ def test_a_new_app_demo_has_one_hypothesis_per_idea(tmp_path: Path) -> None:
             variants.append(m.Variant.model_construct(name=name, hypothesis_id=first.id))
         # all tested: the newest, as before
         assert hypothesis_for_new_variant(hyps, variants) == hyps[-1]
+
+
+def test_each_demo_branch_suggests_its_own_hypothesis(tmp_path: Path) -> None:
+    """Whatever order the branches are picked in, the form's hypothesis follows the ref."""
+    from session.demo_flow import HYPOTHESES, VARIANTS
+    from session.hypotheses import hypothesis_for_ref
+    from tui.demo.start import start_session
+    from tui.widgets.refs import list_refs
+
+    repo = create_repo(tmp_path / "demo")
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        session, _ = start_session(ledger, repo, "command")
+        hyps = ledger.list(m.Hypothesis, session_id=session.id, order_by="created_at, rowid")
+    refs = {r.name: r for r in list_refs(repo)}
+    for name, ref, index in reversed(VARIANTS):
+        h = hypothesis_for_ref(hyps, [], f"{ref} {refs[ref].subject}")
+        assert h is not None and h.title == HYPOTHESES[index]["title"], name
+    assert hypothesis_for_ref(hyps, [], "xyz-branch wip") == hyps[0]

@@ -64,8 +64,11 @@ async def test_the_add_variant_form_offers_the_branches_and_names_the_variant(
         await settle(pilot, 10)
         await app.workers.wait_for_complete()
     with Ledger.open(db) as ledger:
-        names = [v.name for v in ledger.list(m.Variant, session_id=session.id)]
-    assert names == ["no-max"]
+        variants = ledger.list(m.Variant, session_id=session.id)
+        assert [v.name for v in variants] == ["no-max"]
+        tested = ledger.get(m.Hypothesis, variants[0].hypothesis_id or "")
+    # issue 22: the branch picked first is linked to its own idea, not to the first one
+    assert tested is not None and tested.title == "Skip the max subtraction"
 
 
 @pytest.mark.asyncio

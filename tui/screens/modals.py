@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Label, Static
+from textual.widgets import Button, Checkbox, Label, Select, Static
 
 from tui.display import LONG_LIMIT, plain, shown
 from tui.widgets.form import Field, clear_errors, show_errors
@@ -190,6 +190,7 @@ class FormModal(ModalScreen[Any]):
         *,
         checkboxes: list[tuple[str, str, bool]] | None = None,
         note: str = "",
+        on_choice: Callable[[FormModal, str, str], None] | None = None,
     ) -> None:
         super().__init__()
         self.title_text = title
@@ -197,6 +198,7 @@ class FormModal(ModalScreen[Any]):
         self.submit_fn = submit
         self.checkboxes = checkboxes or []
         self.note = note
+        self.on_choice = on_choice  # (form, field name, value) when a list's choice changes
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="form-dialog"):
@@ -218,6 +220,17 @@ class FormModal(ModalScreen[Any]):
         if self.fields:
             first = self.fields[0].query(".-textual-compact").first()
             first.focus()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if self.on_choice is None:
+            return
+        for f in self.fields:
+            if f in event.select.ancestors:
+                self.on_choice(self, f.field_name, f.value)
+                return
+
+    def field(self, name: str) -> Field:
+        return next(f for f in self.fields if f.field_name == name)
 
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {f.field_name: f.value for f in self.fields}

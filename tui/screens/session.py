@@ -721,6 +721,21 @@ class SessionScreen(Screen[None]):
                 **how,
             )
 
+        linked = {"id": first.id if first is not None else ""}
+        by_name = {r.name: r for r in refs}
+
+        def follow_ref(form: FormModal, name: str, value: str) -> None:
+            """A picked branch suggests the hypothesis it tests, until the person picks one."""
+            ref = by_name.get(value) if name == "ref_pick" else None
+            field = form.field("hypothesis_id")
+            if ref is None or field.value != linked["id"]:
+                return
+            h = hypotheses.hypothesis_for_ref(
+                view.hypotheses, view.variants, f"{ref.name} {ref.subject}"
+            )
+            if h is not None and any(h.id == hid for _, hid in hyps):
+                field.value = linked["id"] = h.id
+
         note = "" if hyps else "No hypothesis yet: a variant without one cannot be kept.\n"
         # the refs named on screen, not only behind the list's arrow
         shown_refs = [r for r in refs if r.kind == "branch" and r.stat != SAME_TREE] or refs
@@ -739,6 +754,7 @@ class SessionScreen(Screen[None]):
                 submit,
                 checkboxes=[("probe", "probe (observes, changes nothing)", False)],
                 note=note,
+                on_choice=follow_ref,
             ),
             lambda r: self._after(r, f"variant {getattr(r, 'name', '')} added"),
         )
