@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import run_git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,6 +18,7 @@ def gpuopt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_failed_baseline_leaks_no_ref(make_repo, tmp_path):
     repo = make_repo(files={"value.txt": "1.0\n"})
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GPUOPT_WORKTREES": str(tmp_path / "wt")}

@@ -68,6 +68,7 @@ def test_launcher_must_split_as_shell_words(make_repo, tmp_path, launcher):
     assert ok.returncode == 0, ok.stderr
 
 
+@pytest.mark.slow
 def test_a_ledger_anywhere_in_the_work_tree_is_refused(make_repo, tmp_path):
     repo = make_repo(files={"src/a.py": "a = 1\n"})
     for ledger in (repo / "l.db", repo / "src" / "l.db", repo / ".git" / "l.db"):

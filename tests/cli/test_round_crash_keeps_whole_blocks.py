@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from ledger import Ledger
 from session import models as m
 
@@ -26,6 +28,7 @@ def gpuopt(ledger: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_killed_round_keeps_whole_blocks_only(make_repo, tmp_path):
     repo = make_repo(files={"value.txt": "1.00\n"})
     ledger = tmp_path / "l.db"

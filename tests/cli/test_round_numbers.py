@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from engine_procs import make_session, spawn, wait_for
 
 from ledger import Ledger
@@ -21,6 +22,7 @@ from session import models as m
 ROUND = ["--min-blocks", "2", "--max-blocks", "3", "--no-telemetry"]
 
 
+@pytest.mark.slow
 def test_two_rounds_at_once_one_is_refused_naming_the_first(make_repo, tmp_path):
     flag = tmp_path / "slow"
     command = f"if [ -e {flag} ]; then sleep 0.2; fi; cat value.txt"

@@ -153,6 +153,7 @@ def test_archive_leaves_the_listing_and_undo_brings_it_back(capsys: Any, tmp_pat
 # ---------------------------------------------------------------------------- delete
 
 
+@pytest.mark.slow
 def test_delete_off_a_terminal_needs_yes(made: Made) -> None:
     result = gpuopt(*made.args, "session", "delete", made.sid)
     assert result.returncode == 2 and result.stdout == ""
@@ -162,6 +163,7 @@ def test_delete_off_a_terminal_needs_yes(made: Made) -> None:
         assert ledger.get(m.Session, made.sid) is not None
 
 
+@pytest.mark.slow
 def test_delete_removes_the_session_and_its_refs_but_a_kept_variants(
     made: Made, capsys: Any
 ) -> None:
@@ -182,6 +184,7 @@ def test_delete_removes_the_session_and_its_refs_but_a_kept_variants(
         assert sum(v for k, v in ledger.counts().items() if v) == 0
 
 
+@pytest.mark.slow
 def test_delete_with_refs_leaves_no_snapshot_ref(made: Made, capsys: Any) -> None:
     code, _, err = cli(capsys, *made.args, "session", "delete", made.sid, "--yes", "--with-refs")
     assert code == 0, err
@@ -189,6 +192,7 @@ def test_delete_with_refs_leaves_no_snapshot_ref(made: Made, capsys: Any) -> Non
     assert git(made.repo, "branch", "--list", "kept") != ""  # the person's branches stay
 
 
+@pytest.mark.slow
 def test_delete_is_refused_while_a_round_is_measured(made: Made, capsys: Any) -> None:
     with Ledger.open(made.db) as ledger:
         base = ledger.latest_baseline(made.sid)
@@ -230,6 +234,7 @@ def _answer(made: Made, answer: bytes) -> tuple[int, str]:
     return proc.wait(timeout=30), seen.decode()
 
 
+@pytest.mark.slow
 def test_on_a_terminal_delete_asks_first(made: Made) -> None:
     code, text = _answer(made, b"n\n")
     assert f"Delete session {made.sid} ('softmax')" in text
@@ -243,6 +248,7 @@ def test_on_a_terminal_delete_asks_first(made: Made) -> None:
 # ---------------------------------------------------------------------------- prune-refs
 
 
+@pytest.mark.slow
 def test_prune_refs_lists_then_removes_what_no_row_uses(made: Made, capsys: Any) -> None:
     kept = made.variant("kept")
     assert cli(capsys, *made.args, "session", "delete", made.sid, "--yes")[0] == 0
@@ -262,6 +268,7 @@ def test_prune_refs_lists_then_removes_what_no_row_uses(made: Made, capsys: Any)
     assert snapshot_refs(made.repo) == {}
 
 
+@pytest.mark.slow
 def test_prune_refs_keeps_what_the_ledger_uses(made: Made, capsys: Any) -> None:
     code, out, _ = cli(capsys, *made.args, "ledger", "prune-refs", "--repo", str(made.repo))
     assert code == 0 and out.strip().endswith("; 3 in use by the ledger")

@@ -115,6 +115,7 @@ def test_a_second_term_aborts_the_current_run(slow_session, tmp_path):
     assert still_alive(read_pids(pids), timeout_s=1.0) == []
 
 
+@pytest.mark.slow
 def test_kill_takes_the_workload_along_and_the_next_start_closes_the_round(slow_session, tmp_path):
     repo, ledger, sid, pids = slow_session
     proc = spawn(ledger, "round", sid, *ROUND)
@@ -198,6 +199,7 @@ def test_a_dropped_terminal_ends_the_round_as_interrupted(slow_session, tmp_path
     assert still_alive(read_pids(pids), timeout_s=1.0) == []
 
 
+@pytest.mark.slow
 def test_term_stops_the_headless_demo(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUOPT_WORKTREES", str(tmp_path / "worktrees"))
     ledger = tmp_path / "l.db"

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import run_git
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +24,7 @@ def gpuopt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_loser_of_a_name_race_says_so_and_leaves_no_ref(make_repo, tmp_path):
     repo = make_repo(files={"value.txt": "1.0\n", ".gitattributes": "*.txt filter=race\n"})
     ledger = tmp_path / "l.db"

@@ -84,6 +84,7 @@ def peak_rss(tmp: Path, flag: str, path: Path) -> int:
 @pytest.mark.parametrize(
     ("flag", "make"), [("--ncu-csv", big_ncu_csv), ("--torch-profile", big_torch_table)]
 )
+@pytest.mark.slow
 def test_a_large_profile_costs_little_memory(tmp_path, flag, make):
     small, large = tmp_path / "small", tmp_path / "large"
     make(small, 1)

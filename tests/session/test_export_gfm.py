@@ -88,6 +88,7 @@ def test_the_demo_like_record_parses_as_gfm(tmp_path: Path) -> None:
     check_gfm(md, expect_tables=20)
 
 
+@pytest.mark.slow
 def test_the_broken_session_parses_as_gfm(tmp_path: Path) -> None:
     md = _render(tmp_path, build_broken_session)
     check_gfm(md, expect_tables=10)

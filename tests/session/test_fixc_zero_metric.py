@@ -56,6 +56,7 @@ def test_baseline_check_of_zero_figures_is_a_note_not_a_crash():
     assert any("zero or negative" in n for n in notes)
 
 
+@pytest.mark.slow
 def test_any_error_after_the_blocks_closes_the_round_failed(make_repo, tmp_path, monkeypatch):
     repo = make_repo(files={"v.txt": "v=1.0\n"})
     with Ledger.open(tmp_path / "l.db") as ledger:
@@ -75,6 +76,7 @@ def test_any_error_after_the_blocks_closes_the_round_failed(make_repo, tmp_path,
         assert len(_worktrees(repo)) == 1  # only the repository's own
 
 
+@pytest.mark.slow
 def test_a_variant_whose_figures_are_zero_says_why_it_has_no_ratio(make_repo, tmp_path):
     repo = make_repo(files={"v.txt": "v=1.0\n"})
     with Ledger.open(tmp_path / "l.db") as ledger:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ledger import Ledger
 from session import models as m
 from session.ledger_port import LedgerLike
@@ -35,6 +37,7 @@ def test_a_store_without_the_methods_is_not() -> None:
     assert not isinstance(HalfAStore(), LedgerLike)
 
 
+@pytest.mark.slow
 def test_mypy_holds_the_ledger_to_the_port(tmp_path: Path) -> None:
     """Statically too: a class that drifts from the port is refused where it is passed."""
     probe = tmp_path / "probe.py"

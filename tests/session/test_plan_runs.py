@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import run_git
 
 from ledger import Ledger
@@ -79,6 +80,7 @@ def _paste(block: str, scratch: Path, ledger: Path, tmp: Path) -> subprocess.Com
                           capture_output=True, text=True, timeout=300)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_plan_runs_and_reproduces_the_verdict(make_repo, tmp_path: Path) -> None:
     ledger, sid = _record(make_repo, tmp_path)
     with Ledger.open(ledger, readonly=True) as led:

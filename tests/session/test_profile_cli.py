@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from method_factory import make_baseline, make_session, open_ledger
 
 from session import models as m
@@ -20,6 +21,7 @@ def _gpuopt(ledger: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_refusals_are_one_line(tmp_path):
     with open_ledger(tmp_path) as ledger:
         s = make_session(ledger)

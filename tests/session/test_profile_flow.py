@@ -19,6 +19,8 @@ from session.residuals import suggest_residual
 from tui.demo.flow import demo_session
 from tui.demo.repo import create_repo
 
+pytestmark = pytest.mark.slow  # its tests take more than a few seconds each
+
 pytest.importorskip("torch")
 R = m.ResidualClass
 

@@ -186,6 +186,7 @@ field_text = st.one_of(anything, nasty, st.tuples(anything, nasty).map("".join))
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.fixed_dictionaries({k: field_text for k in TEXT_KEYS}))
+@pytest.mark.slow
 def test_any_text_keeps_tables_whole_and_json_round_trips(values):
     with tempfile.TemporaryDirectory() as tmp:
         data = _export(Path(tmp), texts(**values))

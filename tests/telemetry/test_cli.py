@@ -79,6 +79,7 @@ def test_scenarios_are_listed() -> None:
     assert "hw-slowdown-mid-run" in r.stdout and "library-missing" in r.stdout
 
 
+@pytest.mark.slow
 def test_live_replay_labels_every_line_and_shows_verdicts() -> None:
     r = gpuopt("telemetry", "--replay", "hw-slowdown-mid-run", "--seconds", "9.5",
                "--interval", "0.25")  # fmt: skip
