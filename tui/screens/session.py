@@ -609,6 +609,7 @@ class SessionScreen(Screen[None]):
             new = hypotheses.edit_hypothesis(self.ledger, h, "edited in the app", **edited)
         except EditConflict as exc:
             stored = exc.current
+            assert isinstance(stored, m.Hypothesis)
 
             def chosen(choice: str | None) -> None:
                 if choice == "reload":
