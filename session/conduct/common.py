@@ -115,7 +115,6 @@ def put_closing(ledger: LedgerLike, item: Any) -> bool:
         return True
     except Exception:
         return False
-    return False
 
 
 MIN_THRESHOLD = 0.001  # ±0.1%: narrower than any run-to-run noise a process shows
