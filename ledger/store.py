@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ledger import reserve
 from ledger.db import (
     LedgerConnection,
     LedgerError,
@@ -356,6 +357,14 @@ class Ledger:
 
     def close(self) -> None:
         self._c.close()
+
+    def hold_reserve(self) -> bool:
+        """Keep room beside the ledger for closing a round or baseline on a full disk."""
+        return not self.readonly and reserve.hold(self.path)
+
+    def release_reserve(self) -> bool:
+        """Free that room (after a write failed), so the closing write fits."""
+        return not self.readonly and reserve.release(self.path)
 
     def __enter__(self) -> Ledger:
         return self

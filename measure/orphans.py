@@ -19,6 +19,15 @@ Killing a run's process group is not enough: compilation servers, MPS and Ray ca
 - If the guard was killed too, the next start (`sweep_dead_owners`, before stale worktrees
   are removed) kills what a gpuopt that is gone left behind.
 
+The guard also knows each run's process group (gpuopt writes one line to the pipe when a
+run starts and one when it ends) and, while a run is live, looks at gpuopt's descendants
+ten times a second, recording each one's identity (pid and start time) in a file of its
+own (`procs/OWNER`, under the user's state directory). When gpuopt ends it kills the live
+runs' groups and every recorded identity still alive, marked or not (`env -i`, `setsid`,
+double forks, `nohup`). If the guard died too, the next start reads the files of owners
+that are gone and kills what they name, by identity: a pid whose start time differs is
+another process by now and is left alone. Nothing is ever found by name.
+
 A process that replaces its whole environment (`env -i`, `sudo`) loses the marks. As a
 subreaper gpuopt still gets it when its parent ends: a child of gpuopt outside gpuopt's
 own process group that carries no mark of this gpuopt at all was handed up by a run
@@ -38,6 +47,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, MutableMapping
+from pathlib import Path
 
 OWNER_VAR = "GPUOPT_OWNER"
 JOB_VAR = "GPUOPT_JOB"
@@ -136,7 +146,15 @@ def _start_guard() -> None:
             return
         try:
             _guard = subprocess.Popen(
-                [sys.executable, "-I", "-S", os.path.abspath(__file__), "guard", owner_id()],
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    os.path.abspath(__file__),
+                    "guard",
+                    owner_id(),
+                    str(_procs_file(owner_id())),
+                ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -147,6 +165,44 @@ def _start_guard() -> None:
             _guard_for = os.getpid()
         except OSError:
             _guard = None
+
+
+def procs_dir() -> Path:
+    """Where the guards record the identities of runs' processes (one file per gpuopt)."""
+    given = os.environ.get("GPUOPT_PROCS_DIR")
+    if given:
+        return Path(given)
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return Path(state) / "gpuopt" / "procs"
+
+
+def _procs_file(owner: str) -> Path:
+    return procs_dir() / owner
+
+
+def _tell_guard(line: str) -> None:
+    """One line to the guard (a run's group starts or ends); never fails the run."""
+    guard = _guard
+    if guard is None or guard.stdin is None or _guard_for != os.getpid():
+        return
+    try:
+        guard.stdin.write(line.encode() + b"\n")
+        guard.stdin.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def watch_group(pgid: int) -> None:
+    """A run's process group started: the guard kills it if gpuopt dies meanwhile."""
+    st = _stat(pgid)
+    _tell_guard(f"+ {pgid} {st[4] if st else 0}")
+
+
+def unwatch_group(pgid: int) -> None:
+    """That run has ended and been swept."""
+    _tell_guard(f"- {pgid}")
 
 
 def _has_mark(pid: int | str, entry: bytes) -> bool:
@@ -299,25 +355,166 @@ def kill_owned(owner: str | None = None, timeout_s: float = 5.0) -> list[int]:
 
 
 def sweep_dead_owners() -> list[int]:
-    """At a start: kill what gpuopt processes that are gone left running."""
-    return kill_owned(None)
+    """At a start: kill what gpuopt processes that are gone left running: what carries
+    their mark, and what their guards recorded by identity (a guard killed with its
+    gpuopt could not act)."""
+    killed = kill_owned(None)
+    try:
+        files = list(procs_dir().iterdir())
+    except OSError:
+        return killed
+    for path in files:
+        if _owner_alive(path.name):
+            continue
+        try:
+            text = path.read_text()
+        except OSError:
+            continue
+        groups, identities = _parse_record(text)
+        killed += _kill_recorded(groups, identities)
+        path.unlink(missing_ok=True)
+    return killed
 
 
-def _guard_main(owner: str) -> int:
-    """The guard: wait for the end of gpuopt's pipe, then kill what carries its mark."""
+def _parse_record(text: str) -> tuple[dict[int, int], set[tuple[int, int]]]:
+    """A guard's file: `G pgid start` for a run's group, `P pid start` for a process."""
+    groups: dict[int, int] = {}
+    identities: set[tuple[int, int]] = set()
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+            continue
+        if parts[0] == "G":
+            groups[int(parts[1])] = int(parts[2])
+        elif parts[0] == "P":
+            identities.add((int(parts[1]), int(parts[2])))
+    return groups, identities
+
+
+def _kill_recorded(groups: dict[int, int], identities: set[tuple[int, int]]) -> list[int]:
+    """Kill each recorded process that is still the same one (its start time matches), and
+    every member of a recorded group started no earlier than the group's leader (a group
+    id is not reused while a member lives; a newer group with a reused id started later
+    than all of ours were recorded only if its leader's pid came round again)."""
+    killed: list[int] = []
+    end = time.monotonic() + SWEEP_TIMEOUT_S
+    while True:
+        found = []
+        for pid in _all_pids():
+            st = _stat(pid)
+            if st is None or st[0] in "ZX":
+                continue
+            start = groups.get(st[2])
+            if (pid, st[4]) in identities or (start is not None and st[4] >= start):
+                found.append(pid)
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+        if not found or time.monotonic() > end:
+            return killed
+        time.sleep(0.01)
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process under `root` now (a subreaper's orphans are its children)."""
+    out: list[int] = []
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                    kids = [int(p) for p in f.read().split()]
+            except OSError:
+                continue
+            out.extend(kids)
+            todo.extend(kids)
+    return out
+
+
+WATCH_INTERVAL_S = 0.1  # how often the guard looks at gpuopt's descendants during a run
+
+
+def _guard_main(owner: str, record: str | None = None) -> int:
+    """The guard: follow gpuopt's runs until its pipe ends, then kill what they left."""
+    import select
+
     for sig in (signal.SIGINT, signal.SIGHUP):  # a terminal's signals are not its end
         signal.signal(sig, signal.SIG_IGN)
+    root = int(owner.partition(".")[0])
+    guard_pid = os.getpid()
+    root_stat = _stat(root)
+    own_group = root_stat[2] if root_stat else -1  # gpuopt's own helpers (git) live there
+    groups: dict[int, int] = {}
+    seen: set[tuple[int, int]] = set()
+    out = None
+    pending = b""
+
+    def note(line: str) -> None:
+        nonlocal out
+        if record is None:
+            return
+        try:
+            if out is None:
+                Path(record).parent.mkdir(parents=True, exist_ok=True)
+                out = open(record, "a", encoding="ascii")  # noqa: SIM115
+            out.write(line + "\n")
+            out.flush()
+        except OSError:
+            pass
+
     while True:
         try:
-            if not os.read(0, 4096):
-                break
+            ready, _, _ = select.select([0], [], [], WATCH_INTERVAL_S if groups else None)
         except InterruptedError:
             continue
-        except OSError:
-            break
+        if ready:
+            try:
+                chunk = os.read(0, 4096)
+            except InterruptedError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                parts = raw.decode("ascii", "replace").split()
+                if len(parts) >= 2 and parts[1].isdigit():
+                    if parts[0] == "+" and len(parts) == 3 and parts[2].isdigit():
+                        groups[int(parts[1])] = int(parts[2])
+                        note(f"G {parts[1]} {parts[2]}")
+                    elif parts[0] == "-":
+                        groups.pop(int(parts[1]), None)
+        if groups:
+            for pid in _descendants(root):
+                st = _stat(pid)
+                if st is None or pid == guard_pid or st[0] in "ZX":
+                    continue
+                if st[2] == own_group:
+                    continue  # gpuopt's own helpers (git), in its group: never a run's
+                if (pid, st[4]) not in seen:
+                    seen.add((pid, st[4]))
+                    note(f"P {pid} {st[4]}")
+    _kill_recorded(groups, seen)
     kill_owned(owner)
+    if out is not None:
+        out.close()
+    if record is not None:
+        try:
+            os.unlink(record)
+        except OSError:
+            pass
     return 0
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["guard"]:
-    raise SystemExit(_guard_main(sys.argv[2]))
+    raise SystemExit(_guard_main(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))

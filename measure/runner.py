@@ -249,6 +249,7 @@ def run_command(
         )
 
     pid = proc.pid
+    orphans.watch_group(pid)  # if gpuopt dies during the run, its guard ends the group
     assert proc.stdout is not None and proc.stderr is not None
     fds = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
     pidfd = _pidfd(pid)
@@ -337,6 +338,7 @@ def run_command(
         orphans.sweep(orphans.RUN_VAR, run_mark, group=pid)
         raise
     finally:
+        orphans.unwatch_group(pid)
         proc.stdout.close()
         proc.stderr.close()
         if pidfd is not None:

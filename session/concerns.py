@@ -367,8 +367,15 @@ def record_suggestions(
 ) -> tuple[m.Hypothesis, list[Suggestion]]:
     """Add newly suggested areas to the hypothesis, with a history entry naming the facts.
 
-    Returns the hypothesis and every current suggestion (new or already recorded)."""
-    fresh = ledger.get(m.Hypothesis, h.id) or h
+    Returns the hypothesis and every current suggestion (new or already recorded). Read
+    and written in one transaction: another writer's edit between them is never undone."""
+    with ledger.write():
+        return _record_suggestions(ledger, session, ledger.get(m.Hypothesis, h.id) or h)
+
+
+def _record_suggestions(
+    ledger: LedgerLike, session: m.Session, fresh: m.Hypothesis
+) -> tuple[m.Hypothesis, list[Suggestion]]:
     suggestions = suggest_for(ledger, session, fresh)
     new = [s for s in suggestions if s.area not in fresh.concern_areas]
     if not new:

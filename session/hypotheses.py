@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from session import models as m
+from session.edits import write_fields
 from session.errors import BadInput, GateRefusal
 from session.gates import NEW_HYPOTHESIS, check_one_factor, require
 from session.ledger_port import LedgerLike
@@ -152,33 +153,40 @@ def get(ledger: LedgerLike, ref: str, session: m.Session | None = None) -> m.Hyp
 def edit_hypothesis(
     ledger: LedgerLike, h: m.Hypothesis, why: str = "", **fields: Any
 ) -> m.Hypothesis:
-    """Change the text fields of a hypothesis; each change is kept in its history."""
+    """Change the text fields of a hypothesis; each change is kept in its history.
+
+    `h` is the version the edit was made from: the fields given land on the newest stored
+    version (another writer's other fields stay), and a field someone else changed since
+    `h` was read refuses the edit (session.edits.EditConflict), with its stored value."""
     unknown = sorted(set(fields) - set(EDITABLE))
     if "status" in unknown or "confidence" in unknown:
         raise HypothesisError("change status or confidence with its own command and a reason")
     if unknown:
         raise HypothesisError(f"cannot edit {', '.join(unknown)}")
-    fresh = ledger.get(m.Hypothesis, h.id) or h
-    data = fresh.model_dump()
-    events = []
-    for name, value in fields.items():
-        if value is None:
-            continue
-        old = data[name]
-        data[name] = value
-        new = m.Hypothesis.model_validate(data)
-        if getattr(new, name) != old:
+    changes = {name: value for name, value in fields.items() if value is not None}
+    edited: list[str] = []
+
+    def history(
+        current: m.Hypothesis, updated: m.Hypothesis, changed: list[str]
+    ) -> list[m.HypothesisEvent]:
+        edited.extend(changed)
+        events = []
+        for name in changed:
             label = FIELD_LABELS.get(name, name)
             note = f"{label}: {why}" if why.strip() else f"{label} edited"
-            events.append(_event(fresh, "edited", old, getattr(new, name), note))
-    updated = m.Hypothesis.model_validate(data)
-    if events:
-        ledger.put(updated, *events)
-        from session.concerns import record_suggestions
+            events.append(
+                _event(current, "edited", getattr(current, name), getattr(updated, name), note)
+            )
+        return events
 
-        session = ledger.get(m.Session, updated.session_id)
-        if session is not None and fields.get("concern_areas") is None:
-            updated, _ = record_suggestions(ledger, session, updated)
+    with ledger.write():  # the concern areas it suggests land with the edit
+        updated = write_fields(ledger, "hypothesis", h, h.id, changes, history)
+        if edited and "concern_areas" not in changes:
+            from session.concerns import record_suggestions
+
+            session = ledger.get(m.Session, updated.session_id)
+            if session is not None:
+                updated, _ = record_suggestions(ledger, session, updated)
     return updated
 
 
@@ -191,39 +199,52 @@ def set_status(
     reopen_when: str | None = None,
 ) -> m.Hypothesis:
     """Move a hypothesis to a new status, with the reason; a rejection keeps a reopening
-    condition (the one given here, or the one it already has)."""
+    condition (the one given here, or the one it already has). Written onto the newest
+    stored version; a status changed elsewhere since `h` was read refuses it."""
     if not why.strip():
         raise HypothesisError("say why the status changes")
     new = m.HypothesisStatus(status)
-    fresh = ledger.get(m.Hypothesis, h.id) or h
+    changes: dict[str, Any] = {"status": new}
     if reopen_when is not None:
-        fresh.reopen_when = reopen_when
-    if new is m.HypothesisStatus.REJECTED and not fresh.reopen_when.strip():
-        raise HypothesisError(NEEDS_REOPENING)
-    if new is fresh.status:
-        if reopen_when is not None:
-            ledger.put(fresh)
-        return fresh
-    event = _event(fresh, "status", fresh.status, new, why)
-    fresh.status = new
-    ledger.put(fresh, event)
-    return fresh
+        changes["reopen_when"] = reopen_when
+
+    def history(
+        current: m.Hypothesis, updated: m.Hypothesis, changed: list[str]
+    ) -> list[m.HypothesisEvent]:
+        events = []
+        if "reopen_when" in changed:
+            label = FIELD_LABELS["reopen_when"]
+            events.append(
+                _event(current, "edited", current.reopen_when, updated.reopen_when,
+                       f"{label}: {why}")
+            )  # fmt: skip
+        if "status" in changed:
+            events.append(_event(current, "status", current.status, updated.status, why))
+        return events
+
+    with ledger.write():
+        current = ledger.get(m.Hypothesis, h.id) or h
+        reopen = current.reopen_when if reopen_when is None else reopen_when
+        if new is m.HypothesisStatus.REJECTED and not reopen.strip():
+            raise HypothesisError(NEEDS_REOPENING)
+        return write_fields(ledger, "hypothesis", h, h.id, changes, history)
 
 
 def set_confidence(
     ledger: LedgerLike, h: m.Hypothesis, confidence: m.Confidence | str, why: str
 ) -> m.Hypothesis:
-    """Change the confidence of a hypothesis, with the observation that changed it."""
+    """Change the confidence of a hypothesis, with the observation that changed it
+    (onto the newest stored version; refused if changed elsewhere since `h` was read)."""
     if not why.strip():
         raise HypothesisError("say which observation changes the confidence")
     new = m.Confidence(confidence)
-    fresh = ledger.get(m.Hypothesis, h.id) or h
-    if new is fresh.confidence:
-        return fresh
-    event = _event(fresh, "confidence", fresh.confidence, new, why)
-    fresh.confidence = new
-    ledger.put(fresh, event)
-    return fresh
+
+    def history(
+        current: m.Hypothesis, updated: m.Hypothesis, changed: list[str]
+    ) -> list[m.HypothesisEvent]:
+        return [_event(current, "confidence", current.confidence, updated.confidence, why)]
+
+    return write_fields(ledger, "hypothesis", h, h.id, {"confidence": new}, history)
 
 
 def history(ledger: LedgerLike, h: m.Hypothesis) -> list[m.HypothesisEvent]:

@@ -20,8 +20,6 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from measure.git import (
     SNAPSHOT_REF_PREFIX,
     GitError,
@@ -35,6 +33,7 @@ from measure.git import (
 from session import artifacts
 from session import models as m
 from session.conduct import live_round
+from session.edits import write_fields
 from session.errors import BadInput, GateRefusal, WorkFailed
 from session.ledger_port import LedgerLike
 
@@ -122,17 +121,13 @@ def _session(ledger: LedgerLike, session_id: str) -> m.Session:
 
 
 def _changed(ledger: LedgerLike, session_id: str, **values: object) -> m.Session:
-    """The session with `values` set, written only if nobody changed it since it was read
-    (a ConflictError names the fields otherwise)."""
-    read = ledger.get_versioned(m.Session, session_id)
+    """The session with `values` set on its newest stored version: another writer's other
+    fields stay, and one of these fields changed elsewhere meanwhile refuses it
+    (EditConflict names it)."""
+    read = ledger.get(m.Session, session_id)
     if read is None:
         raise BadInput(f"no session {session_id!r} in {ledger.path}")
-    try:
-        changed = read.model.model_copy(update=values)
-        changed = m.Session.model_validate(changed.model_dump())  # the model's own checks
-    except ValidationError as exc:
-        raise BadInput(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
-    return ledger.put_if_unchanged(changed, read).model
+    return write_fields(ledger, "session", read, session_id, values)
 
 
 def title_problem(title: str) -> str | None:

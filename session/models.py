@@ -483,10 +483,13 @@ class Baseline(Model):
     threshold: float | None = None  # the band it was judged at (None: the contract's)
     reset_procedure: str = ""
     created_at: datetime = Field(default_factory=utcnow)
+    # While it is being measured: the process doing it (host, pid, start time), so the
+    # next start can close a baseline whose process is gone. None once it has ended.
+    measured_by: dict[str, Any] | None = None
 
     @model_serializer(mode="wrap")
     def _rows_older_versions_read(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _omit_when_none(handler(self), ("threshold",))
+        return _omit_when_none(handler(self), ("threshold", "measured_by"))
 
 
 # ---------------------------------------------------------------------------- method

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from session import models as m
+from session.edits import write_fields
 from session.errors import BadInput
 from session.ledger_port import LedgerLike
 
@@ -176,8 +177,12 @@ def set_answer(
     *,
     evidence_id: str | None = None,
     concern_area: m.ConcernArea | str | None = None,
+    read: m.PreflightAnswer | None = None,
 ) -> m.PreflightAnswer:
-    """Record (or replace) the answer to one question; measured evidence must exist."""
+    """Record (or replace) the answer to one question; measured evidence must exist.
+
+    `read`: the answer as the caller saw it (None: as stored now). An answer changed
+    elsewhere since then, to something else, is not written over: EditConflict says it."""
     if evidence_id:
         ev = ledger.get(m.Evidence, evidence_id)
         if ev is None or ev.session_id != session.id:
@@ -190,8 +195,13 @@ def set_answer(
         evidence_id=evidence_id,
         concern_area=m.ConcernArea(concern_area) if concern_area else None,
     )
-    ledger.put(answer)
-    return answer
+    key = (session.id, answer.question.value)
+    if read is None:
+        read = ledger.get(m.PreflightAnswer, key) or answer
+    changes = {f: getattr(answer, f) for f in ("kind", "text", "evidence_id", "concern_area")}
+    return write_fields(
+        ledger, "preflight answer", read, key, changes, stamp={"updated_at": answer.updated_at}
+    )
 
 
 def set_checklist(
@@ -215,14 +225,19 @@ def set_checklist(
 def set_bottleneck(
     ledger: LedgerLike, session: m.Session, bottleneck: m.BottleneckClass | str, evidence: str
 ) -> m.Session:
-    """Classify the bottleneck; anything but unknown needs the evidence behind it."""
+    """Classify the bottleneck; anything but unknown needs the evidence behind it. Set on
+    the newest stored session (a rename or contract edit meanwhile stays); a bottleneck
+    changed elsewhere since `session` was read refuses it (EditConflict)."""
     cls = m.BottleneckClass(bottleneck)
     if cls is not m.BottleneckClass.UNKNOWN and not evidence.strip():
         raise PreflightError(f"say what shows the workload is {cls.value} (the evidence)")
-    fresh = ledger.get(m.Session, session.id) or session
-    fresh.bottleneck = cls
-    fresh.bottleneck_evidence = evidence
-    ledger.put(fresh)
+    fresh = write_fields(
+        ledger,
+        "session",
+        session,
+        session.id,
+        {"bottleneck": cls, "bottleneck_evidence": evidence},
+    )
     session.bottleneck = cls
     session.bottleneck_evidence = evidence
     return fresh

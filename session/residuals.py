@@ -495,10 +495,11 @@ def set_round_summary(ledger: Any, rnd: m.Round, **fields: str) -> m.Round:
     unknown = sorted(set(fields) - set(ROUND_SUMMARY_FIELDS))
     if unknown:
         raise ValueError(f"a round summary has no field {', '.join(unknown)}")
-    fresh = ledger.get(m.Round, rnd.id) or rnd
-    old = fresh.summary.get(SEARCH_ROUND)
-    mine = dict(old) if isinstance(old, dict) else {}
-    mine.update({k: v for k, v in fields.items() if v is not None})
-    fresh.summary = {**fresh.summary, SEARCH_ROUND: mine}
-    ledger.put(fresh)
+    with ledger.write():  # read and written together: a write between them is not undone
+        fresh = ledger.get(m.Round, rnd.id) or rnd
+        old = fresh.summary.get(SEARCH_ROUND)
+        mine = dict(old) if isinstance(old, dict) else {}
+        mine.update({k: v for k, v in fields.items() if v is not None})
+        fresh.summary = {**fresh.summary, SEARCH_ROUND: mine}
+        ledger.put(fresh)
     return fresh

@@ -21,6 +21,7 @@ from typing import Any
 
 from measure import stats
 from measure.harness import parse_worker_output
+from measure.redact import is_secret
 from session import models as m
 
 TORCH_KINDS = (m.WorkloadKind.TORCH, m.WorkloadKind.KERNELBENCH)
@@ -250,8 +251,20 @@ def apply_env(workloads: Sequence[m.Workload], specs: Sequence[str]) -> list[m.W
             raise ValueError(f"--env {spec!r}: no workload {name!r} (workloads: {known})")
         if "\0" in key or "\0" in value or "=" in key:
             raise ValueError(f"--env {spec!r}: not a usable environment variable")
+        if is_secret(key.strip(), value):  # the spec holds the secret: never echoed
+            raise ValueError(secret_env_advice(name, key.strip()))
         by_name[name].env[key.strip()] = value
     return [by_name[w.name] for w in workloads]
+
+
+def secret_env_advice(workload: str, key: str) -> str:
+    """Why a secret is not taken as a contract's --env value, and what to do instead."""
+    return (
+        f"--env {workload}={key}=…: that value looks secret, and a contract is stored in the "
+        "ledger, its exports and every copy of them; nothing was written. Set it in the "
+        f"shell that runs gpuopt instead (export {key}=…): every workload inherits "
+        "gpuopt's environment, and its value is redacted from stored output"
+    )
 
 
 def metric_texts(contract: m.Contract) -> dict[str, str]:

@@ -181,6 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     bad = _not_utf8(args)
     if bad:
         return _fail(f"{bad}: not valid UTF-8 text", EXIT_USAGE)
+    for name in ("ledger", "ledger_file"):  # '' would quietly mean the default ledger
+        given = getattr(args, name, None)
+        if given is not None and not given.strip():
+            option = "--ledger" if name == "ledger" else "LEDGER"
+            return _fail(f"{option}: an empty path; give a ledger file", EXIT_USAGE)
     handler = getattr(args, "handler", None)
     if handler is None:
         from tui.commands.open_cmd import open_app  # the app's command: loaded when it runs

@@ -37,15 +37,18 @@ def serve(
     """Serve the review app until interrupted (Ctrl+C)."""
     from textual_serve.server import Server  # only `--serve` pays for aiohttp
 
+    from session.serving import beyond_localhost_warning, is_local
+
     print(
         f"gpuopt review: serving {ledger} read-only at http://{host}:{port}"
-        + (" (localhost only; from elsewhere use an SSH tunnel)" if host in LOCAL else ""),
+        + (" (localhost only; from elsewhere use an SSH tunnel)" if is_local(host) else ""),
         file=sys.stderr,
     )
+    warning = beyond_localhost_warning(host, port)
+    if warning:
+        print(f"gpuopt review: {warning}", file=sys.stderr, flush=True)
+    sys.stderr.flush()
     Server(app_command(ledger, export_dir), host=host, port=port, title="gpuopt review").serve()
-
-
-LOCAL = ("127.0.0.1", "localhost", "::1")
 
 
 def run_app(ledger: str, export_dir: str | None) -> int:

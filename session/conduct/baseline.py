@@ -34,6 +34,7 @@ from measure.git import GitError, take_snapshot, unpin_on_failure
 from measure.worktrees import Worktrees
 from session import commands
 from session import models as m
+from session.conduct import recovery
 from session.conduct.common import (
     BASELINE_ARM,
     BadInput,
@@ -48,6 +49,7 @@ from session.conduct.common import (
     say,
     snapshot_model,
     subdir,
+    with_room,
 )
 from session.conduct.executor import Executor, ProcessExecutor
 from session.ledger_port import LedgerLike
@@ -591,7 +593,9 @@ def _record(
         runs_per_workload=runs,
         reset_procedure=reset_procedure(session, snap),
         reproducibility_detail="being measured",
+        measured_by=recovery.owner(),
     )
+    recovery.recover_stale(ledger)  # what a gone process left open; room to close this one
     ledger.put(baseline)
     names = [w.name for w in session.contract.workloads]
     higher = session.contract.metric.direction is m.Direction.HIGHER
@@ -648,6 +652,7 @@ def _record(
             baseline.reproducibility_detail = f"interrupted after {done[0]} of {least} runs"
         else:
             baseline.reproducibility_detail = f"failed after {done[0]} runs: {one_line(exc)}"
+        baseline.measured_by = None
         put_closing(ledger, baseline)
         if isinstance(exc, GitError):
             raise ConductError(str(exc)) from None
@@ -673,7 +678,8 @@ def _record(
         }.get(outcome, m.Reproducibility.NOT_REPRODUCIBLE)
         baseline.threshold = threshold
         baseline.reproducibility_detail = "; ".join([_detail(judged, threshold), *executor.notes])
-    ledger.put(baseline)
+    baseline.measured_by = None
+    with_room(ledger, lambda: ledger.put(baseline))  # a full disk: the reserve's room
     say(
         progress,
         Progress(

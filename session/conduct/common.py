@@ -92,14 +92,29 @@ def one_line(exc: BaseException) -> str:
     return redact(text[0]) if text else type(exc).__name__
 
 
-def put_closing(ledger: LedgerLike, item: Any) -> None:
-    """Record how a baseline or round ended, while an error is on its way out. When the
-    ledger itself is what failed, the error says more than a second one would; a round
-    left "running" is closed as stale by the next start."""
+def with_room(ledger: LedgerLike, write: Callable[[], Any]) -> Any:
+    """Do `write`; if it fails, give back the room reserved beside the ledger (a full
+    disk) and do it once more. The second failure is raised."""
     try:
-        ledger.put(item)
+        return write()
     except Exception:
-        pass
+        release = getattr(ledger, "release_reserve", None)
+        if release is None or not release():
+            raise
+    return write()
+
+
+def put_closing(ledger: LedgerLike, item: Any) -> bool:
+    """Record how a baseline or round ended, while an error is on its way out; whether it
+    was stored. A write that fails (a full disk) is tried again once the room reserved
+    beside the ledger is given back. When even that fails (a read-only or failing disk),
+    the error on its way out says more than a second one would, and the next start closes
+    what this process left open (recovery.recover_stale)."""
+    try:
+        with_room(ledger, lambda: ledger.put(item))
+        return True
+    except Exception:
+        return False
 
 
 MIN_THRESHOLD = 0.001  # ±0.1%: narrower than any run-to-run noise a process shows

@@ -12,7 +12,14 @@ from session import models as m
 from session.conduct.common import GateRefused
 from session.ledger_port import LedgerLike
 
-__all__ = ["RoundBusy", "live_round", "open_round", "recover_stale_rounds"]
+__all__ = [
+    "RoundBusy",
+    "live_round",
+    "open_round",
+    "owner",
+    "recover_stale",
+    "recover_stale_rounds",
+]
 
 
 class RoundBusy(GateRefused):
@@ -45,6 +52,7 @@ def open_round(ledger: LedgerLike, session: m.Session, rnd: m.Round) -> m.Round:
     cannot both see no live round, nor both take the same number. Rounds left "running"
     by a process of this host that is gone are closed first (stale, not live).
     """
+    recover_stale(ledger)
     owner = _owner()
     with ledger.write():
         recover_stale_rounds(ledger, session)
@@ -68,7 +76,13 @@ def _stale(rnd: m.Round, host: str) -> bool:
     """Left "running" by a process of this host that is gone (or is another by now)."""
     owner = rnd.summary.get("owner") or {}
     pid = rnd.pid if rnd.pid is not None else owner.get("pid")
-    if (rnd.host or owner.get("host")) != host or not isinstance(pid, int):
+    return _gone({**owner, "pid": pid, "host": rnd.host or owner.get("host")}, host)
+
+
+def _gone(owner: dict[str, Any], host: str) -> bool:
+    """The process `owner` names ran on this host and is gone (or is another by now)."""
+    pid = owner.get("pid")
+    if owner.get("host") != host or not isinstance(pid, int):
         return False  # another machine's, or no owner recorded: no telling
     started = process_start(pid)
     recorded = owner.get("started")
@@ -93,9 +107,47 @@ def recover_stale_rounds(ledger: LedgerLike, session: m.Session) -> list[m.Round
         rnd.summary = {
             **rnd.summary,
             "stop_reason": "interrupted",
-            "notes": [*rnd.summary.get("notes", []), "its process ended without closing it"],
+            "notes": [*rnd.summary.get("notes", []), f"{ENDED_UNCLOSED} ({WHY_UNCLOSED})"],
         }
         fixed.append(rnd)
     if fixed:
         ledger.put(*fixed)
     return fixed
+
+
+ENDED_UNCLOSED = "its process ended without closing it"
+WHY_UNCLOSED = "killed, or the ledger could not be written: full, read-only or failing"
+
+
+def recover_stale(ledger: LedgerLike) -> tuple[list[m.Round], list[m.Baseline]]:
+    """At the start of a baseline or round: close every round and baseline of the ledger
+    that a process of this machine left open and is gone, with the reason; and keep the
+    room for closing this one on a full disk (ledger.reserve). Nothing stays "running"
+    without a live process."""
+    hold = getattr(ledger, "hold_reserve", None)
+    if hold is not None:
+        hold()
+    host = socket.gethostname()
+    with ledger.write():
+        rounds: list[m.Round] = []
+        for session in ledger.list(m.Session):
+            rounds += recover_stale_rounds(ledger, session)
+        baselines = []
+        for b in ledger.list(m.Baseline):
+            if b.measured_by is None or not _gone(b.measured_by, host):
+                continue
+            pid = b.measured_by.get("pid")
+            b.reproducibility_detail = (
+                f"failed: its process (pid {pid}) ended before the baseline was closed "
+                f"({WHY_UNCLOSED})"
+            )
+            b.measured_by = None
+            baselines.append(b)
+        if baselines:
+            ledger.put(*baselines)
+    return rounds, baselines
+
+
+def owner() -> dict[str, Any]:
+    """This process, as a round or baseline records the one conducting it."""
+    return _owner()

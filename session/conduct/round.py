@@ -38,6 +38,7 @@ from session.conduct.common import (
     say,
     subdir,
     tail,
+    with_room,
 )
 from session.conduct.executor import Executor, ProcessExecutor, needs_torch
 from session.conduct.loop import Plan, RoundLoop
@@ -296,7 +297,7 @@ def _close_failed(
     stored closed even when one of them is what fails."""
     interrupted = isinstance(exc, KeyboardInterrupt)
     for step in (
-        executor.flush,  # what was measured is kept
+        lambda: with_room(ledger, executor.flush),  # what was measured is kept
         (lambda: _check_baseline(ledger, loop)) if interrupted else (lambda: None),
         lambda: _close_notes(loop, executor),
     ):

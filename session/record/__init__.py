@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any
 
+from measure.redact import Redactor, is_secret
 from session import models as m
-from session.record.markdown import to_markdown
+from session.record import markdown
 from session.record.model import FORMAT, FORMAT_VERSION, SessionExport, gather
 from session.record.plan import measurement_plan
 from session.record.table import md_cell, md_code, md_table, visible_controls
@@ -37,6 +39,7 @@ __all__ = [
     "to_json",
     "to_markdown",
     "visible_controls",
+    "without_secrets",
 ]
 
 
@@ -45,10 +48,47 @@ def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
     return gather(ledger, session).dump()
 
 
+def without_secrets(data: SessionExport | dict[str, Any]) -> dict[str, Any]:
+    """The record's dump with every secret replaced by `<redacted …>`: token shapes
+    anywhere, and the values of secret-looking variables, of the contract's --env (a
+    ledger from before they were refused) and of this process's environment."""
+    plain = data.dump() if isinstance(data, SessionExport) else data
+    found: dict[str, str] = {}
+
+    def collect(value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if isinstance(k, str) and isinstance(v, str) and is_secret(k, v):
+                    found.setdefault(k, v)
+                collect(v)
+        elif isinstance(value, list):
+            for v in value:
+                collect(v)
+
+    collect(plain)
+    hide = Redactor({**os.environ, **found})
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            return hide(value)
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    return scrub(plain)
+
+
+def to_markdown(data: SessionExport | dict[str, Any]) -> str:
+    """The markdown record, secrets redacted (see without_secrets)."""
+    return markdown.to_markdown(without_secrets(data))
+
+
 def to_json(data: SessionExport | dict[str, Any]) -> str:
     """Strict JSON: a non-finite stored figure (NaN, ±Infinity) is null, never a bare token
-    a JSON parser refuses."""
-    plain = data.dump() if isinstance(data, SessionExport) else data
+    a JSON parser refuses. Secrets redacted (see without_secrets)."""
+    plain = without_secrets(data)
     return (
         json.dumps(_finite(plain), ensure_ascii=False, indent=2, default=str, allow_nan=False)
         + "\n"

@@ -16,7 +16,10 @@ METRIC = ["--metric", "regex:(?P<value>[0-9.]+)"]
 
 def gpuopt(capsys, ledger: Path, *args: str) -> tuple[int, str, str]:
     capsys.readouterr()
-    code = main(["--ledger", str(ledger), *args])
+    try:
+        code = main(["--ledger", str(ledger), *args])
+    except SystemExit as exc:  # argparse's own refusal (a number out of its range)
+        code = int(exc.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -14,6 +14,7 @@ from method_factory import (
 
 from session import concerns
 from session import models as m
+from session.edits import EditConflict
 from session.errors import GateRefusal
 from session.hypotheses import (
     HypothesisError,
@@ -65,9 +66,13 @@ def test_every_field_of_the_record_is_kept(ledger):
 def test_status_and_confidence_history_is_append_only(ledger):
     s = make_session(ledger)
     h, _ = add_hypothesis(ledger, s, title="t", mechanism="m")
-    set_confidence(ledger, h, "high", "launch count dropped from 7 to 1")
-    set_status(ledger, h, "supported", "round 1 FASTER with the predicted launches")
-    set_status(ledger, h, "weakened", "round 2 on the large shape: SAME")
+    first = h
+    h = set_confidence(ledger, h, "high", "launch count dropped from 7 to 1")
+    h = set_status(ledger, h, "supported", "round 1 FASTER with the predicted launches")
+    h = set_status(ledger, h, "weakened", "round 2 on the large shape: SAME")
+    # a status changed since `first` was read: that edit is refused, not written over it
+    with pytest.raises(EditConflict, match="status is now 'weakened'"):
+        set_status(ledger, first, "rejected", "stale", reopen_when="x")
     rows = [
         (e.field, e.from_value, e.to_value, e.why)
         for e in history(ledger, h)

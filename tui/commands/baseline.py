@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from tui.commands.numbers import number, within
 from tui.commands.round_cmd import add_threshold, budget_of, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
@@ -28,17 +29,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
     p.add_argument(
-        "--runs", type=int, default=10, metavar="N", help="at least N runs per workload (10)"
+        "--runs",
+        type=number("runs"),
+        default=10,
+        metavar="N",
+        help=f"at least N runs per workload (10; {within('runs')})",
     )
     p.add_argument(
         "--max-runs",
-        type=int,
+        type=number("max-runs"),
         metavar="N",
-        help="at most N runs per workload (60, or --runs when that is more)",
+        help=f"at most N runs per workload (60, or --runs when that is more; {within('max-runs')})",
     )
     add_threshold(p, "the band the two halves must agree within")
     p.add_argument("--budget", metavar="SECONDS", help="run no more after this much time")
-    p.add_argument("--warmup", type=int, default=1, metavar="N", help="excluded warm-up runs (1)")
+    p.add_argument(
+        "--warmup",
+        type=number("warmup"),
+        default=1,
+        metavar="N",
+        help=f"excluded warm-up runs (1; {within('warmup')})",
+    )
     p.add_argument("--json", action="store_true", help="print the baseline as JSON")
     p.add_argument(
         "--no-telemetry",

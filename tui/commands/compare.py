@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from tui.commands.numbers import number, within
 from tui.commands.round_cmd import add_threshold, budget_of, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
@@ -29,13 +30,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "commands", nargs="+", metavar="COMMAND", help="commands; the first is the reference"
     )
     p.add_argument(
-        "-w", "--warmup", type=int, default=1, metavar="N", help="warm-up runs of each (1)"
+        "-w",
+        "--warmup",
+        type=number("warmup"),
+        default=1,
+        metavar="N",
+        help=f"warm-up runs of each (1; {within('warmup')})",
     )
     p.add_argument(
-        "-r", "--runs", type=int, default=10, metavar="N", help="at least N runs of each (10)"
+        "-r",
+        "--runs",
+        type=number("runs"),
+        default=10,
+        metavar="N",
+        help=f"at least N runs of each (10; {within('runs')})",
     )
     p.add_argument(
-        "--max-runs", type=int, default=30, metavar="N", help="at most N runs of each (30)"
+        "--max-runs",
+        type=number("max-runs"),
+        default=30,
+        metavar="N",
+        help=f"at most N runs of each (30; {within('max-runs')})",
     )
     p.add_argument("-p", "--prepare", metavar="CMD", help="run before every timing run")
     p.add_argument("-s", "--setup", metavar="CMD", help="run once, before the first run")
@@ -50,7 +65,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-N", action="store_true", dest="no_shell", help="as --shell=none")
     add_threshold(p, "the band of the verdicts", "0.02")
     p.add_argument("--budget", metavar="SECONDS", help="stop after this much time")
-    p.add_argument("--seed", type=int, metavar="N", help="seed of the run order")
+    p.add_argument(
+        "--seed", type=number("seed"), metavar="N", help=f"seed of the run order ({within('seed')})"
+    )
     p.add_argument("--export-json", metavar="FILE", help="hyperfine's JSON, plus our verdicts")
     p.add_argument("--export-markdown", metavar="FILE", help="hyperfine's markdown table")
     p.set_defaults(handler=run)

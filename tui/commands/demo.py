@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tui.commands.numbers import number, within
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -40,30 +42,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     # --help stays light).
     p.add_argument(
         "--runs",
-        type=int,
+        type=number("runs"),
         metavar="N",
         help="at least N baseline runs per workload (default: as `gpuopt baseline`)",
     )
     p.add_argument(
         "--max-runs",
-        type=int,
+        type=number("max-runs"),
         metavar="N",
         help="at most N baseline runs per workload (default: as `gpuopt baseline`)",
     )
     p.add_argument(
         "--blocks",
-        type=int,
+        type=number("blocks"),
         metavar="N",
         help="minimum blocks of the round (default: as `gpuopt round`)",
     )
     p.add_argument(
         "--max-blocks",
-        type=int,
+        type=number("max-blocks"),
         metavar="N",
         help="the round stops here if not every comparison is decided before "
         "(default: as `gpuopt round`)",
     )
-    p.add_argument("--seed", type=int, default=1, help="seed of the round's run order")
+    p.add_argument(
+        "--seed",
+        type=number("seed"),
+        default=1,
+        help=f"seed of the round's run order ({within('seed')})",
+    )
     p.add_argument(
         "--fresh",
         action="store_true",

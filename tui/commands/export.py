@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
@@ -21,7 +22,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--json", dest="format", action="store_const", const="json", help="--format json"
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE instead of stdout (an earlier record of this session there is "
+        "replaced; any other file only with --force)",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="with -o: replace FILE even if it is not a record"
+    )
     p.set_defaults(handler=run)
 
 
@@ -42,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
             except LedgerError as exc:
                 raise UsageError(f"-o {exc}") from None
         session = session_of(ledger, args.session)
+        if args.output:
+            _refuse_other_file(Path(args.output).expanduser(), session.id, args.force)
         data = gather(ledger, session)  # one model, each format its exporter
     text = to_json(data) if args.format == "json" else to_markdown(data)
     text = json_safe(text) if args.format == "json" else without_controls(text)
@@ -68,6 +80,20 @@ def on_terminal(markdown: str) -> str:
     from session.record.table import for_terminal
 
     return for_terminal(markdown) if sys.stdout.isatty() else markdown
+
+
+def _refuse_other_file(out: Path, session_id: str, force: bool) -> None:
+    """A file at `out` that is not an earlier record of this session is kept, unless
+    --force: an export never replaces someone's file without a word."""
+    from session.record.identify import is_record_of
+    from tui.cli import UsageError
+
+    if force or not out.exists() or is_record_of(out, session_id):
+        return
+    raise UsageError(
+        f"-o {out}: the file exists and is not an earlier record of session {session_id}; "
+        "nothing was written (--force replaces it)"
+    )
 
 
 def without_controls(text: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tui.commands.numbers import number, within
 from tui.commands.round_cmd import add_threshold, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
@@ -40,7 +41,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--setup", metavar="CMD", help="run once per round, before")
     p.add_argument("--prepare", metavar="CMD", help="run before every run (reset/restore)")
     p.add_argument("--cleanup", metavar="CMD", help="run once per round, after")
-    p.add_argument("--timeout", type=float, metavar="SECONDS", help="per-run limit (default 600)")
+    p.add_argument(
+        "--timeout",
+        type=number("timeout"),
+        metavar="SECONDS",
+        help=f"per-run limit (default 600; {within('timeout')})",
+    )
     p.add_argument(
         "--launcher", metavar="PREFIX", help="prefix every run, e.g. 'srun -N1 --gpus=1'"
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from tui.commands.numbers import number, within
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -74,8 +76,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="N",
-        type=int,
-        help="untick checklist item N",
+        type=number("checklist"),
+        help=f"untick checklist item N ({within('checklist')})",
     )
     p.add_argument(
         "--note", action="append", default=[], metavar="N=TEXT", help="a note on checklist item N"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from tui.commands.numbers import number, within
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -31,7 +33,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--arm", default="baseline", metavar="ARM", help="baseline (default) or a variant's name"
     )
     p.add_argument("--workload", metavar="NAME", help="only this workload of the contract")
-    p.add_argument("--steps", type=int, default=3, metavar="N", help="steps profiled (default 3)")
+    p.add_argument(
+        "--steps",
+        type=number("steps"),
+        default=3,
+        metavar="N",
+        help=f"steps profiled (default 3; {within('steps')})",
+    )
     p.add_argument("--json", action="store_true", help="print the stored summaries as JSON")
     p.set_defaults(handler=run)
 

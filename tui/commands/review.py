@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tui.commands.numbers import number, within
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -39,7 +41,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="with --serve: the address to listen on (default 127.0.0.1, this machine only: "
         "from elsewhere, ssh -L 8000:localhost:8000 GPU-BOX)",
     )
-    p.add_argument("--port", type=int, default=8000, help="with --serve: the port (8000)")
+    p.add_argument(
+        "--port",
+        type=number("port"),
+        default=8000,
+        help=f"with --serve: the port (8000; {within('port')})",
+    )
     p.set_defaults(handler=run)
 
 

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from tui.commands.numbers import number, within
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -27,11 +29,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
     p.add_argument("--variants", metavar="A,B", help="variants to measure (default: all)")
-    p.add_argument("--min-blocks", type=int, default=10, metavar="N", help="at least N blocks (10)")
-    p.add_argument("--max-blocks", type=int, default=30, metavar="N", help="at most N blocks (30)")
+    p.add_argument(
+        "--min-blocks",
+        type=number("min-blocks"),
+        default=10,
+        metavar="N",
+        help=f"at least N blocks (10; {within('min-blocks')})",
+    )
+    p.add_argument(
+        "--max-blocks",
+        type=number("max-blocks"),
+        default=30,
+        metavar="N",
+        help=f"at most N blocks (30; {within('max-blocks')})",
+    )
     add_threshold(p, "the noise band of the verdicts")
-    p.add_argument("--budget", metavar="SECONDS", help="stop after this much time")
-    p.add_argument("--seed", type=int, metavar="N", help="seed of the block order (recorded)")
+    p.add_argument(
+        "--budget", metavar="SECONDS", help=f"stop after this much time ({within('budget')} s)"
+    )
+    p.add_argument(
+        "--seed",
+        type=number("seed"),
+        metavar="N",
+        help=f"seed of the block order, recorded ({within('seed')})",
+    )
     p.add_argument("--json", action="store_true", help="print the round as JSON")
     p.add_argument(
         "--no-telemetry",
@@ -81,9 +102,12 @@ def budget_of(args: argparse.Namespace) -> float | None:
     text = args.budget
     if text is None:
         return None
+    from session.limits import out_of_range, range_of
+
     value = _decimal(str(text).strip())
-    if value is None or not value > 0:
-        raise UsageError(f"--budget {text}: give a positive number of seconds")
+    if value is None or out_of_range("budget", value):
+        high = range_of("budget").high
+        raise UsageError(f"--budget {text}: give a positive number of seconds, at most {high:.0f}")
     return value
 
 

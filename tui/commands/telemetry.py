@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tui.commands.numbers import number, within
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -37,9 +39,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--scenarios", action="store_true", help="list the replay scenarios shipped with gpuopt"
     )
     p.add_argument(
-        "--seconds", type=float, default=0.0, help="stop after this many seconds (0: until Ctrl+C)"
+        "--seconds",
+        type=number("seconds"),
+        default=0.0,
+        help=f"stop after this many seconds (0: until Ctrl+C; {within('seconds')})",
     )
-    p.add_argument("--interval", type=float, default=0.5, help="seconds between screen refreshes")
+    p.add_argument(
+        "--interval",
+        type=number("interval"),
+        default=0.5,
+        help=f"seconds between screen refreshes (0.5; {within('interval')})",
+    )
     p.set_defaults(handler=run)
 
 

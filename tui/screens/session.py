@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState
 from session import conduct, dispositions, hypotheses
 from session import models as m
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+from session.edits import EditConflict
 from session.errors import GateRefusal
 from session.gates import in_form
 from session.ledger_access import ENGINE_ERRORS, ConflictError, Ledger, LedgerError
@@ -593,7 +594,7 @@ class SessionScreen(Screen[None]):
         )
         return list(similar)
 
-    def edit_hypothesis(self, h: m.Hypothesis, vals: dict[str, Any], force: bool = False) -> None:
+    def edit_hypothesis(self, h: m.Hypothesis, vals: dict[str, Any]) -> None:
         """Write only the fields edited in the form, onto the stored hypothesis: a field
         the command line changed meanwhile stays; one changed on both sides is asked."""
         if not self._guard():
@@ -604,21 +605,21 @@ class SessionScreen(Screen[None]):
         if not edited:
             self.notify("Nothing changed.", markup=False)
             return
-        stored = self.ledger.get(m.Hypothesis, h.id) or h
-        clash = [k for k in edited if getattr(stored, k) != getattr(h, k)]
-        if clash and not force:
+        try:
+            new = hypotheses.edit_hypothesis(self.ledger, h, "edited in the app", **edited)
+        except EditConflict as exc:
+            stored = exc.current
+            assert isinstance(stored, m.Hypothesis)
 
             def chosen(choice: str | None) -> None:
                 if choice == "reload":
                     self.reload()
-                elif choice == "merge":
-                    self.edit_hypothesis(stored, vals, force=True)
+                elif choice == "merge":  # mine over theirs, read from the stored one
+                    self.edit_hypothesis(stored, edited)
 
-            changed = [(k, _field_text(getattr(stored, k))) for k in clash]
+            changed = [(k, _field_text(getattr(stored, k))) for k in exc.changed_fields]
             self.app.push_screen(ConflictModal("hypothesis", changed, list(edited)), chosen)
             return
-        try:
-            new = hypotheses.edit_hypothesis(self.ledger, stored, "edited in the app", **edited)
         except ENGINE_ERRORS as exc:
             self.show_error("Hypothesis not saved", str(exc))
             return

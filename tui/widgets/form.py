@@ -53,11 +53,20 @@ class Field(Vertical):
         self.choices = choices
         self.allow_blank = allow_blank
 
+    def _choices_with(self, text: str) -> list[tuple[str | Text, str]]:
+        """The choices, with a stored value they lack shown as itself (a row from a newer
+        gpuopt, or one the command line wrote): the form opens, never crashes on it."""
+        choices = list(self.choices or [])
+        if text and all(v != text for _, v in choices):
+            choices.append((Text(plain(text, 80)), text))
+        return choices
+
     def compose(self) -> ComposeResult:
         yield Label(self.label)
         if self.choices is not None:
             kw: dict[str, Any] = {"allow_blank": self.allow_blank}
             if self.initial:
+                self.choices = self._choices_with(self.initial)
                 kw["value"] = self.initial
             yield Select(self.choices, compact=True, **kw)
         else:
@@ -77,11 +86,24 @@ class Field(Vertical):
         self.initial = text  # a field not composed yet starts from it
         try:
             if self.choices is not None:
-                self.query_one(Select).value = text
+                select = self.query_one(Select)
+                if not text:  # an unset optional field: blank where the field allows it
+                    if self.allow_blank:
+                        select.clear()
+                    return
+                if all(v != text for _, v in self.choices):
+                    self.choices = self._choices_with(text)
+                    select.set_options(self.choices)
+                select.value = text
             else:
                 self.query_one(Input).value = plain(text, None)
         except NoMatches:
             return
+
+    def set_choices(self, choices: Sequence[tuple[str | Text, str]]) -> None:
+        """New choices for a choice field (its selection is reset)."""
+        self.choices = list(choices)
+        self.query_one(Select).set_options(self.choices)
 
     def set_error(self, message: str) -> None:
         # a message may quote what was typed or stored: shown, never read as markup

@@ -71,7 +71,13 @@ class HypothesesPane(StepPane):
                 placeholder="e.g. 20-30% less time",
             )
             with Horizontal(classes="row"):
-                yield Field("predicted_direction", "Direction", "lower", choices=DIRECTION_CHOICES)
+                yield Field(
+                    "predicted_direction",
+                    "Direction",
+                    "lower",
+                    choices=DIRECTION_CHOICES,
+                    allow_blank=True,  # unset, as `gpuopt hypothesis add` leaves it
+                )
                 yield Field("confidence", "Confidence", "medium", choices=CONFIDENCE_CHOICES)
             yield Field(
                 "predicted_evidence",

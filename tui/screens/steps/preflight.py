@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Select, Static
+from textual.widgets import Static
 
 from session import models as m
 from session.concerns import LABELS as CONCERN_LABELS
@@ -118,18 +118,16 @@ class PreflightPane(StepPane):
             else []
         )
         for question in QUESTIONS:
-            box = self.query_one(f"#field-{question.value}-evidence_id Select", Select)
-            box.set_options(evidence)
+            self.query_one(f"#field-{question.value}-evidence_id", Field).set_choices(evidence)
         # what the form shows now: a save writes only the questions edited since
         self.filled = {a.question: _answer_key(a) for a in view.preflight}
         for a in view.preflight:
             q = a.question.value
             self.query_one(f"#field-{q}-kind", Field).value = a.kind.value
-            if a.concern_area is not None:
-                self.query_one(f"#field-{q}-concern_area", Field).value = a.concern_area.value
+            area = a.concern_area.value if a.concern_area is not None else ""
+            self.query_one(f"#field-{q}-concern_area", Field).value = area
             self.query_one(f"#field-{q}-text", Field).value = a.text
-            if a.evidence_id:
-                self.query_one(f"#field-{q}-evidence_id", Field).value = a.evidence_id
+            self.query_one(f"#field-{q}-evidence_id", Field).value = a.evidence_id or ""
         for f in self.query(Field):
             f.disabled = self.readonly
 
