@@ -4,8 +4,9 @@ user expects, but interleaved and paired, with the round's stopping rule.
 Each block runs every command once, in a fresh random order, each run after the prepare
 command; one excluded warm-up run per command (or `warmup`) comes first. The first command
 is the reference: for every other one the per-block d = ln(other / reference) gives the
-Hodges–Lehmann ratio, its 95% signed-rank interval, and the verdict of the sequential design
-(measure.sequential), read at its looks only. Nothing is stored unless `store` is called
+Hodges–Lehmann ratio, its signed-rank interval at the sequential design's confidence (the
+interval that decides, so the one shown), and the design's verdict (measure.sequential),
+read at its looks only. Nothing is stored unless `store` is called
 (`gpuopt compare --ledger`): then the comparison becomes a session of its own.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from measure import schedule, sequential
-from measure.stats import paired_estimate, paired_log_ratios
+from measure.stats import paired_log_ratios
 from measure.vocabulary import RunStatus, Verdict
 from session.conduct.common import BadInput, ConductError
 
@@ -83,9 +84,13 @@ class Relation:
     ci_high: float | None
     verdict: Verdict
     note: str = ""
+    confidence: float = 0.95  # of ci_low..ci_high: the design's, the interval that decided
+    threshold: float | None = None
 
     def words(self, reference: str) -> str:
-        """ "B ran 1.42 ± 0.03 × faster than A (95% CI …): FASTER" in hyperfine's manner."""
+        """ "B ran 1.42 ± 0.03 × faster than A (99.8% CI …): FASTER" in hyperfine's manner."""
+        from session.verdicts import change_words, confidence_text
+
         if self.ratio is None:
             return f"{self.command}: no paired values ({self.note or 'every run failed'})"
         faster = self.ratio < 1
@@ -95,12 +100,15 @@ class Relation:
                 (1 / self.ci_high, 1 / self.ci_low) if faster else (self.ci_low, self.ci_high)
             )
             spread = f" ± {(hi - lo) / 2:.2f}"
-            ci = f" (95% CI {lo:.3f}–{hi:.3f})"
+            ci = f" ({confidence_text(self.confidence)} CI {lo:.3f}–{hi:.3f})"
         else:
             spread, ci = "", ""
         way = "faster" if faster else "slower"
         text = f"{self.command} ran {factor:.2f}{spread} × {way} than {reference}{ci}: "
         text += str(self.verdict)
+        said = change_words(self.verdict, self.ratio, self.threshold)
+        if said:
+            text += f" {said}"
         return f"{text}; {self.note}" if self.note else text
 
 
@@ -137,7 +145,9 @@ class CompareResult:
                         "ratio": r.ratio,
                         "ci_low": r.ci_low,
                         "ci_high": r.ci_high,
+                        "ci_confidence": r.confidence,
                         "verdict": r.verdict.value,
+                        "verdict_words": _words(r),
                         "note": r.note,
                     }
                     for r in self.relations
@@ -279,23 +289,52 @@ def _relations(
     from session.conduct.loop import undecided_words
 
     out = []
+    settled: list[bool] = []
     ref = per_block[0]
     for i in range(1, len(commands)):
         blocks = sorted(set(ref) & set(per_block[i]))
         d = paired_log_ratios([ref[b] for b in blocks], [per_block[i][b] for b in blocks])
-        shown = paired_estimate(d, threshold=threshold)
         look = sequential.judge(d, threshold, design)
-        note = "" if look.decided else undecided_words(look, shown, design, final)
+        shown = look.interval  # the interval that decided is the one shown
+        note = "" if look.settled else undecided_words(look, shown, design, final)
         out.append(
             Relation(
-                commands[i], shown.n, shown.ratio, shown.ci_low, shown.ci_high, look.verdict, note
+                commands[i],
+                shown.n,
+                shown.ratio,
+                shown.ci_low,
+                shown.ci_high,
+                look.verdict,
+                note,
+                look.confidence or design.confidence,
+                threshold,
             )
         )
-    return out, all(r.verdict is not Verdict.INCONCLUSIVE for r in out)
+        settled.append(look.settled)
+    return out, all(settled)
+
+
+def _words(r: Relation) -> str:
+    from session.verdicts import change_words
+
+    return change_words(r.verdict, r.ratio, r.threshold)
+
+
+def _relative(r: Relation) -> str:
+    """The paired ratio with its interval, labelled: "1.03 (1.01–1.05, 99.8% CI)" where
+    hyperfine prints a ratio of means ± σ."""
+    from session.verdicts import confidence_text
+
+    if r.ratio is None:
+        return "—"
+    if r.ci_low is None or r.ci_high is None:
+        return f"{r.ratio:.3f} (no interval yet)"
+    return f"{r.ratio:.3f} ({r.ci_low:.3f}–{r.ci_high:.3f}, {confidence_text(r.confidence)} CI)"
 
 
 def hyperfine_markdown(result: CompareResult) -> str:
-    """hyperfine's --export-markdown table (times in ms), with our verdict column."""
+    """hyperfine's --export-markdown table (times in ms), with our verdict column; Relative
+    is the paired ratio (time / the reference's) with the interval that decided."""
     lines = [
         "| Command | Mean [ms] | Min [ms] | Max [ms] | Relative | Verdict |",
         "|:---|---:|---:|---:|---:|:---|",
@@ -310,7 +349,10 @@ def hyperfine_markdown(result: CompareResult) -> str:
         elif r.ratio is None:
             ratio, verdict = "—", str(r.verdict)
         else:
-            ratio, verdict = f"{r.ratio:.2f}", str(r.verdict)
+            ratio, verdict = _relative(r), str(r.verdict)
+            said = _words(r)
+            if said:
+                verdict += f" {said}"
         cmd = c.command.replace("|", "\\|")
         lines.append(
             f"| `{cmd}` | {mean} | {min(c.times) * 1e3:.1f} | "
@@ -434,6 +476,7 @@ def store(ledger: Any, result: CompareResult, title: str | None = None) -> Any:
             ratio=r.ratio,
             ci_low=r.ci_low,
             ci_high=r.ci_high,
+            confidence=r.confidence,
             verdict=r.verdict,
             failed_runs=sum(
                 1 for i, _, res in result.records if i == k and res.status is not RunStatus.OK

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from measure import schedule, sequential, stats
-from measure.stats import PairedEstimate, paired_estimate, paired_log_ratios
+from measure.stats import PairedEstimate, paired_log_ratios
 from session import models as m
 from session.conduct.common import BASELINE_ARM, Progress, ProgressFn, say
 from session.conduct.executor import Executor
@@ -261,24 +261,25 @@ class RoundLoop:
                 var = self.state.values.get(key, {})
                 blocks = sorted(set(base) & set(var))
                 d = paired_log_ratios([base[b] for b in blocks], [var[b] for b in blocks], p.higher)
-                shown = paired_estimate(d, threshold=p.threshold)  # the reported numbers
                 look = sequential.judge(d, p.threshold, self.design)
+                shown = look.interval  # the interval that decided is the one kept and shown
                 self.looks[key] = look
                 c = self.comparisons.get(key) or m.Comparison(
                     round_id=p.rnd.id, variant_id=v.id, workload=name, n=0
                 )
                 c.n = shown.n
                 c.ratio, c.ci_low, c.ci_high = shown.ratio, shown.ci_low, shown.ci_high
+                c.confidence = look.confidence
                 c.verdict = look.verdict
-                c.blocks_needed = None if final else look.blocks_needed
-                c.note = "" if look.decided else undecided_words(look, shown, self.design, final)
+                c.blocks_needed = None if final or look.settled else look.blocks_needed
+                c.note = "" if look.settled else undecided_words(look, shown, self.design, final)
                 if len(d) < len(blocks):  # a zero or negative figure: no ratio, said
                     why = (
                         f"{len(blocks) - len(d)} of {_blocks(len(blocks))} gave a zero or "
                         "negative figure, which has no ratio (a ratio to zero is undefined)"
                     )
                     c.note = f"{why}; {c.note}" if c.note else why
-                c.min_effect = None if look.decided else look.min_effect
+                c.min_effect = None if look.settled else look.min_effect
                 c.untrusted_runs = self.state.untrusted.get(key, 0)
                 c.failed_runs = self.state.failed.get(key, 0)
                 self.comparisons[key] = c
@@ -287,7 +288,7 @@ class RoundLoop:
                 )
                 if key not in self.dropped and not no_values:
                     live.append(key)
-                    if not look.decided:
+                    if not look.settled:
                         waiting.append(key)
         self._mark_failed()
         return live, waiting
@@ -299,9 +300,9 @@ class RoundLoop:
         self.executor.flush(p.rnd, *self.comparisons.values())  # one commit per block
         elapsed = time.monotonic() - self.t0
         live = [
-            dataclasses.replace(
+            dataclasses.replace(  # still waiting (a MEASURABLE beyond the band too)
                 self.looks[k].estimate,
-                verdict=self.looks[k].verdict,
+                verdict=m.Verdict.INCONCLUSIVE,
                 blocks_needed=self.looks[k].blocks_needed,
             )
             for k in waiting

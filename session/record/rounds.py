@@ -10,7 +10,7 @@ from session.record.model import RoundRow, SessionExport
 from session.record.summary import legend
 from session.record.table import figure, fixed, join, md_cell, md_code, md_table, section, words
 from session.residuals import ROUND_SUMMARY_FIELDS
-from session.verdicts import times_text
+from session.verdicts import ci_heading, times_text
 
 _REPRODUCED = {True: "reproduced", False: "NOT reproduced", None: "not judged"}
 
@@ -53,7 +53,8 @@ def _round(r: RoundRow, units: dict[str, str]) -> list[str]:
     )
     lines.append("")
     lines += md_table(
-        ["round", "variant", "workload", "scope", "verdict", "ratio (95% CI)", "× faster",
+        ["round", "variant", "workload", "scope", "verdict", f"ratio ({ci_heading(r.comparisons)})",
+         "× faster",
          "median baseline → variant", "n", "trust"],
         [
             [f"round {r.number}", c.variant, c.workload, words(c.scope) if c.scope else "—",

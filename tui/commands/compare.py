@@ -20,8 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "order), after a warm-up, until every command is decided against the first (the "
             "reference) at the band, or at --max-runs. Prints each command's mean ± σ, "
             "median, range, user and system time, and each one's ratio to the reference "
-            "with its 95% CI and verdict. Stores nothing unless --ledger is given: then the "
-            "comparison is kept as a session of its own, which sessions, review and export "
+            "with the interval that decided its verdict, labelled with its confidence. Stores "
+            "nothing unless --ledger is given: then the comparison is kept as a session of its "
+            "own, which sessions, review and export "
             "show. Options as hyperfine's where they mean the same; --runs is a minimum."
         ),
     )
