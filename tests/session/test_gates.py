@@ -131,6 +131,17 @@ def test_keep_default_refused_when_not_faster(ledger):
     assert "not FASTER" in refused(dispose, ledger, s, v, "keep-default", **GOOD_DEFAULT)
 
 
+def test_a_measurable_change_is_never_a_win_for_keep_default(ledger):
+    """MEASURABLE faster (real, below the band) is not FASTER: no default, no local win."""
+    s = make_session(ledger)
+    b = make_baseline(ledger, s)
+    v = make_variant(ledger, s)
+    make_comparison(ledger, make_round(ledger, s, b, [v]), v, verdict=m.Verdict.MEASURABLE)
+    make_correctness(ledger, s, v, stats=[error_stats()])
+    assert "not FASTER" in refused(dispose, ledger, s, v, "keep-default", **GOOD_DEFAULT)
+    assert "must be FASTER" in refused(dispose, ledger, s, v, "keep-local", reason="x")
+
+
 def test_keep_default_refused_when_slower_somewhere(ledger):
     s = make_session(ledger, scopes=(m.WorkloadScope.END_TO_END, m.WorkloadScope.END_TO_END))
     b = make_baseline(ledger, s)
