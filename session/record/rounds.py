@@ -46,9 +46,12 @@ def _round(r: RoundRow, units: dict[str, str]) -> list[str]:
     trust = "" if r.trusted else f", untrusted: {md_cell(r.untrusted_why)}"
     section(lines, f"Round {r.number} ({md_cell(words(r.status))}, {r.blocks} blocks{trust})", 3)
     check = "—" if r.baseline_check is None else f"{r.baseline_check:.3f}"
+    judged = _REPRODUCED[r.baseline_reproduced]
+    if (r.summary or {}).get("baseline_reference_unreliable"):
+        judged = f"{judged}: it drifted when recorded, so its absolute figures are unreliable"
     lines.append(
         f"Baseline {md_cell(r.baseline_id)}, checked in the round at {md_cell(check)} of its "
-        f"reference ({_REPRODUCED[r.baseline_reproduced]}); seed {md_cell(r.seed)}, "
+        f"reference ({judged}); seed {md_cell(r.seed)}, "
         f"threshold ±{r.threshold * 100:.1f}%."
     )
     lines.append("")

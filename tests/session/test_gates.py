@@ -55,14 +55,22 @@ def test_round_refused_when_baseline_not_judged(ledger):
     assert "not been judged" in check_round_allowed(ledger, s)[0]
 
 
-def test_round_refused_when_baseline_not_reproducible(ledger):
+def test_round_refused_when_baseline_drifts_for_a_named_cause(ledger):
     s = make_session(ledger)
-    make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
+    b = make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
+    b.reproducibility_detail = "drifting, with a cause the telemetry names at ±2%; split-half"
+    ledger.put(b)
     reason = check_round_allowed(ledger, s)[0]
-    assert "not reproducible: drifting" in reason and "split-half" in reason
-    assert "repair the setup" in reason
+    assert "not reproducible: drifting, with a cause" in reason and "split-half" in reason
+    assert "lock its clocks" in reason
     with pytest.raises(GateRefusal):
         require(check_round_allowed(ledger, s))
+
+
+def test_round_allowed_on_a_baseline_drifting_with_no_named_cause(ledger):
+    s = make_session(ledger)
+    make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
+    assert check_round_allowed(ledger, s) == []
 
 
 def test_round_allowed_with_reproducible_baseline(ledger):
