@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_RUNS",
     "DEFAULT_RUNS",
+    "DRIFT_WARNING",
     "Judgement",
     "Outcome",
     "baseline_id",
@@ -85,6 +86,12 @@ __all__ = [
     "supported_band",
 ]
 
+# What `gpuopt baseline` says under a drifting baseline with no named cause.
+DRIFT_WARNING = (
+    "Drifting, with no cause the telemetry names: a round goes on, paired (its interleaved "
+    "blocks cancel drift), and the record says this baseline's absolute figures are "
+    "unreliable."
+)
 DEFAULT_RUNS = 10  # the minimum per workload
 DEFAULT_MAX_RUNS = 60
 LOOK_CONFIDENCE = 0.99  # each look's interval; a handful of looks keep the total honest
