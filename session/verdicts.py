@@ -32,7 +32,8 @@ can show FASTER for a variant whose correctness check failed:
 - ``sci(x)``: a small float in 2 significant digits ("3.1e-2").
 - ``bytes_text(n)``: "512 B", "12.0 KiB", "3.4 MiB", "1.25 GiB".
 
-Standard library and ``session.models`` only: every layer may call it cheaply.
+Standard library and the measurement vocabulary only at import (``session.models`` as
+types): every layer may call it cheaply, `gpuopt compare` included.
 """
 
 from __future__ import annotations
@@ -41,9 +42,12 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from session import models as m
+from measure.vocabulary import Verdict
+
+if TYPE_CHECKING:  # the models only as types: `gpuopt compare` imports this without them
+    from session import models as m
 
 __all__ = [
     "CHECK_COMMAND",
@@ -92,7 +96,7 @@ class ShownVerdict:
     """What a reviewer sees of one comparison (see the module docstring)."""
 
     word: str
-    speed: m.Verdict
+    speed: Verdict
     correct: bool | None = None
     trusted: bool = True
     failure: str = ""
@@ -102,7 +106,7 @@ class ShownVerdict:
 
     @property
     def broken(self) -> bool:
-        return self.word == m.Verdict.BROKEN.value
+        return self.word == Verdict.BROKEN.value
 
     @property
     def text(self) -> str:
@@ -142,10 +146,10 @@ def shown_verdict(
     speed = comparison.verdict
     word = speed.value
     if speed in _DECIDED and not _finite(comparison.ratio):
-        word = m.Verdict.INCONCLUSIVE.value  # no finite estimate decides anything
+        word = Verdict.INCONCLUSIVE.value  # no finite estimate decides anything
     failure = ""
-    if failed or speed is m.Verdict.BROKEN:
-        word = m.Verdict.BROKEN.value
+    if failed or speed is Verdict.BROKEN:
+        word = Verdict.BROKEN.value
         failure = "; ".join(dict.fromkeys(failure_words(c) for c in failed)) or "check failed"
         correct = False
     why = [round_untrusted(round)] if round is not None else []
@@ -160,16 +164,16 @@ def shown_verdict(
         trusted=not why,
         failure=failure,
         untrusted_why="; ".join(why),
-        words=change_words(m.Verdict(word), comparison.ratio, threshold),
+        words=change_words(Verdict(word), comparison.ratio, threshold),
         confidence=interval_confidence(comparison),
     )
 
 
-def change_words(verdict: m.Verdict, ratio: float | None, threshold: float | None) -> str:
+def change_words(verdict: Verdict, ratio: float | None, threshold: float | None) -> str:
     """A MEASURABLE answer in words: "1.8% slower (real, below the ±2% band)" when its
     estimate lies inside the band, "2.6% slower (real; not shown beyond the ±2% band)" when
     it does not; "" for every other verdict (their word says it all)."""
-    if verdict is not m.Verdict.MEASURABLE or not _finite(ratio) or ratio is None or ratio <= 0:
+    if verdict is not Verdict.MEASURABLE or not _finite(ratio) or ratio is None or ratio <= 0:
         return ""
     way = "faster" if ratio < 1 else "slower"
     size = abs(1 - ratio)
@@ -217,7 +221,7 @@ def ci_legend(confidence: float) -> str:
     )
 
 
-_DECIDED = (m.Verdict.FASTER, m.Verdict.SLOWER, m.Verdict.SAME, m.Verdict.MEASURABLE)
+_DECIDED = (Verdict.FASTER, Verdict.SLOWER, Verdict.SAME, Verdict.MEASURABLE)
 
 
 def _finite(x: float | None) -> bool:
@@ -232,6 +236,8 @@ def verdict_for(view: Any, comparison: m.Comparison) -> ShownVerdict:
 
 def round_untrusted(rnd: m.Round) -> str:
     """Why the verdicts of a round cannot be trusted, in words ("" when they can)."""
+    from session import models as m
+
     why = []
     if rnd.baseline_reproduced is False:
         why.append("baseline not reproduced")

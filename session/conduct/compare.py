@@ -25,7 +25,7 @@ from typing import Any
 from measure import schedule, sequential
 from measure.stats import paired_log_ratios
 from measure.vocabulary import RunStatus, Verdict
-from session.conduct.common import BadInput, ConductError
+from session.errors import BadInput, ConductError
 
 __all__ = ["CommandStats", "CompareResult", "Relation", "compare", "hyperfine_markdown"]
 
@@ -286,7 +286,7 @@ def _relations(
     design: sequential.Design,
     final: bool = False,
 ) -> tuple[list[Relation], bool]:
-    from session.conduct.loop import undecided_words
+    from session.conduct.undecided import undecided_words
 
     out = []
     settled: list[bool] = []

@@ -24,7 +24,7 @@ from measure import orphans
 from measure.harness import worker_script_args, workload_command
 from measure.monitor import NullMonitor
 from measure.preload import PreloadedPython, PreloadError, preload_ok
-from measure.runner import run_command, run_hook
+from measure.runner import AUTO, run_command, run_hook
 from session import models as m
 from session.conduct.common import BASELINE_ARM, BadInput, one_line, tail
 from session.ledger_port import LedgerLike
@@ -245,6 +245,7 @@ class ProcessExecutor:
                     metric_source=cmd.metric_source,
                     metric_pattern=cmd.metric_pattern,
                     on_start=on_start,
+                    shell=AUTO,  # plain words run directly: no shell start-up in the figure
                 )
         finally:
             if not started:

@@ -55,7 +55,7 @@ def _decimal(text: str) -> float | None:
 def threshold_of(args: argparse.Namespace) -> float | None:
     """The --threshold of `new`, `baseline` and `round` as a fraction: given as 0.05 or
     5%, at least MIN_THRESHOLD and below 100%. UsageError names the option."""
-    from session.conduct.common import MIN_THRESHOLD, band
+    from session.bands import MIN_THRESHOLD, band
     from tui.cli import UsageError
 
     text = args.threshold
