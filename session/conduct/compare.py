@@ -27,7 +27,14 @@ from measure.stats import paired_log_ratios
 from measure.vocabulary import RunStatus, Verdict
 from session.errors import BadInput, ConductError
 
-__all__ = ["CommandStats", "CompareResult", "Relation", "compare", "hyperfine_markdown"]
+__all__ = [
+    "CommandStats",
+    "CompareResult",
+    "Relation",
+    "compare",
+    "hyperfine_markdown",
+    "samples_csv",
+]
 
 
 @dataclass
@@ -39,6 +46,9 @@ class CommandStats:
     user: list[float] = field(default_factory=list)
     system: list[float] = field(default_factory=list)
     exit_codes: list[int | None] = field(default_factory=list)
+    # Peak RSS per timed run (wait4's ru_maxrss), bytes: only those above gpuopt's own
+    # peak, which Linux counts in a child's (measure.runner), so it says nothing then.
+    memory: list[int] = field(default_factory=list)
 
     @property
     def runs(self) -> int:
@@ -70,6 +80,12 @@ class CommandStats:
             "times": list(self.times),
             "exit_codes": list(self.exit_codes),
             "parameters": {},
+            # hyperfine 1.20's peak RSS per run, when every timed run has a known one
+            **(
+                {"memory_usage_byte": list(self.memory)}
+                if self.memory and len(self.memory) == len(self.times)
+                else {}
+            ),
         }
 
 
@@ -125,6 +141,22 @@ class CompareResult:
     records: list[tuple[int, int, Any]] = field(default_factory=list)
     cwd: str = ""
     elapsed_s: float = 0.0
+    shell: str | None = None  # the commands' shell; None: run without one (-N)
+    shell_cost_s: float | None = None  # its start-up per run, measured (not subtracted)
+
+    def shell_words(self) -> str:
+        """What the times hold of the shell, in words."""
+        if self.shell is None:
+            return "no shell: the commands ran directly (-N), as hyperfine -N"
+        cost = (
+            "not measured"
+            if self.shell_cost_s is None
+            else (f"{self.shell_cost_s * 1e3:.2f} ms per run (measured)")
+        )
+        return (
+            f"shell {self.shell}: its start-up, {cost}, is included in every time, not "
+            "subtracted (hyperfine subtracts it); -N runs plain commands without one"
+        )
 
     def hyperfine(self) -> dict[str, Any]:
         """hyperfine's --export-json document, plus our verdicts under "gpuopt"."""
@@ -138,6 +170,15 @@ class CompareResult:
                 "seed": self.seed,
                 "looks": list(self.design.looks),
                 "look_confidence": self.design.confidence,
+                "change_confidence": self.design.change_confidence,
+                "memory_usage_byte": "peak RSS per run from wait4, in hyperfine's field; left "
+                "out of a result when a run's peak did not rise above gpuopt's own (Linux "
+                "counts the parent's in the child's, so it would say nothing)",
+                "shell": {
+                    "shell": self.shell,
+                    "cost_s": self.shell_cost_s,
+                    "subtracted": False,
+                },
                 "comparisons": [
                     {
                         "command": r.command,
@@ -179,7 +220,7 @@ def compare(
     run: Runner | None = None,
 ) -> CompareResult:
     """Measure `commands` interleaved until every one is decided against the first."""
-    from measure.runner import run_command, run_hook
+    from measure.runner import run_command, run_hook, shell_cost_s
 
     if len(commands) < 2:
         raise BadInput("compare needs at least two commands")
@@ -216,6 +257,8 @@ def compare(
         hook(prepare, "prepare")
         return runner(commands[i], where, timeout_s=timeout_s, shell=shell)
 
+    # What the shell costs each run, measured as hyperfine does (it then subtracts it).
+    shell_cost = shell_cost_s(shell, cwd=where) if shell is not None and run is None else None
     t0 = time.monotonic()
     stop_why = "interrupted"
     records: list[tuple[int, int, Any]] = []
@@ -242,6 +285,9 @@ def compare(
                         stats_of[i].user.append(res.user_s)
                     if res.sys_s is not None:
                         stats_of[i].system.append(res.sys_s)
+                    rss = getattr(res, "peak_rss_bytes", None)
+                    if rss is not None:
+                        stats_of[i].memory.append(rss)
                 stats_of[i].exit_codes.append(res.exit_code)
             if progress is not None:
                 progress(blocks, max_blocks)
@@ -276,6 +322,8 @@ def compare(
         records,
         str(where),
         round(time.monotonic() - t0, 3),
+        shell,
+        shell_cost,
     )
 
 
@@ -318,6 +366,39 @@ def _words(r: Relation) -> str:
     from session.verdicts import change_words
 
     return change_words(r.verdict, r.ratio, r.threshold)
+
+
+SAMPLE_COLUMNS = (
+    "command_index", "command", "block", "status", "exit_code", "time_s", "user_s",
+    "system_s", "memory_usage_byte",
+)  # fmt: skip
+
+
+def samples_csv(result: CompareResult) -> str:
+    """Every timed run of a comparison as CSV, in the order they ran (warm-ups excluded,
+    failed runs included with their status): `gpuopt compare --export-csv`."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(SAMPLE_COLUMNS)
+    for i, block, res in result.records:
+        rss = getattr(res, "peak_rss_bytes", None)
+        w.writerow(
+            [
+                i,
+                result.commands[i].command,
+                block,
+                res.status.value if hasattr(res.status, "value") else res.status,
+                "" if res.exit_code is None else res.exit_code,
+                repr(float(res.wall_s)) if res.status is RunStatus.OK else "",
+                "" if res.user_s is None else repr(float(res.user_s)),
+                "" if res.sys_s is None else repr(float(res.sys_s)),
+                "" if rss is None else rss,
+            ]
+        )
+    return out.getvalue()
 
 
 def _relative(r: Relation) -> str:

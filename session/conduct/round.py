@@ -288,6 +288,8 @@ def run_round(
                             session, plan.trees[BASELINE_ARM], progress, executor.env(None)
                         )
                     )
+                rnd.summary["shell"], shell_words = executor.shell_facts(plan.trees[BASELINE_ARM])
+                loop.notes.extend(shell_words)
                 loop.warm_up()
                 loop.blocks()
             finally:

@@ -6,11 +6,15 @@ unreliable. In-process CLI, real git, real processes."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import pytest
 
+from ledger import Ledger
+from session import models as m
 from tui.cli import main
 
 
@@ -52,3 +56,12 @@ def test_three_fresh_default_baselines_on_a_drifting_workload_each_get_a_round(
     code, md, err = gpuopt(capsys, ledger, "export", sid)
     assert code == 0, err
     assert "absolute figures are unreliable" in md
+    # every raw sample as CSV: each run of the three baselines and rounds, warm-ups marked
+    code, text, err = gpuopt(capsys, ledger, "export", sid, "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(text)))
+    with Ledger.open(ledger) as led:
+        assert len(rows) == len(led.list(m.Run, session_id=sid))
+    assert {r["phase"] for r in rows} == {"baseline", "round"}
+    assert {r["round"] for r in rows if r["phase"] == "round"} == {"1", "2", "3"}
+    assert all(float(r["value"]) > 0 for r in rows if r["status"] == "ok")
