@@ -93,7 +93,10 @@ DRIFT_WARNING = (
     "unreliable."
 )
 DEFAULT_RUNS = 10  # the minimum per workload
-DEFAULT_MAX_RUNS = 60
+# No longer than a default round's design needs: its block limit (30). A round's verdicts
+# rest on its own paired blocks; the baseline gives reference figures and a noise estimate,
+# and a split-half still undecided at 30 runs is too noisy for the band at that noise.
+DEFAULT_MAX_RUNS = 30
 LOOK_CONFIDENCE = 0.99  # each look's interval; a handful of looks keep the total honest
 LOOKS_GROW = 1.25  # the next look once the runs have grown by a quarter
 _NO_VALUE = (m.RunStatus.FAILED, m.RunStatus.TIMEOUT, m.RunStatus.NO_METRIC)

@@ -24,7 +24,7 @@ and how often "not decidable within 30" was right), and the per-round baseline c
 false-alarm rate when nothing changed (new rule: the Moses interval of round vs
 reference beyond the band; old rule: the median ratio beyond the band).
 
-Then the baseline's split-half check (session.conduct.baseline, the defaults: 10 to 60 runs
+Then the baseline's split-half check (session.conduct.baseline, the defaults: 10 to 30 runs
 at ±2%) under the same noise models: how often it ends reproducible, too noisy or
 drifting when nothing drifts, and how often it catches a real 6% drift.
 
@@ -239,12 +239,13 @@ def table(rows: list[Row], rounds: int) -> str:
 
 
 def baseline_outcomes(model: Model, rng: random.Random, drift: float = 0.0) -> str:
-    """One adaptive baseline (the defaults: 10 to 60 runs at ±2%) under a noise model, with
+    """One adaptive baseline (the defaults: 10 to 30 runs at ±2%) under a noise model, with
     an optional drift (the last run `drift` slower than the first): its outcome."""
+    top = baseline_rule.DEFAULT_MAX_RUNS
     noise = model(rng)
-    runs = [math.exp(next(noise) + math.log1p(drift) * k / 59) for k in range(60)]
-    for look in baseline_rule.looks(10, 60):
-        j = baseline_rule.judge("w", runs[:look], THRESHOLD, final=look == 60)
+    runs = [math.exp(next(noise) + math.log1p(drift) * k / (top - 1)) for k in range(top)]
+    for look in baseline_rule.looks(10, top):
+        j = baseline_rule.judge("w", runs[:look], THRESHOLD, final=look == top)
         if j.outcome is not None:
             return str(j.outcome)
     return "undecided"
@@ -254,7 +255,8 @@ def baseline_table(rounds: int, seed: int) -> str:
     rng = random.Random(seed)
     names = ["reproducible", "too noisy for this band", "drifting"]
     lines = [
-        f"\nbaseline split-half check, {rounds} baselines per model (10 to 60 runs, ±2%, "
+        f"\nbaseline split-half check, {rounds} baselines per model (10 to "
+        f"{baseline_rule.DEFAULT_MAX_RUNS} runs, ±2%, "
         f"per-run sd {RUN_SD:.1%}): outcomes when nothing drifts (A/A), and with a 6% drift",
         f"{'noise model':<14} {'A/A: reprod.':>12} {'too noisy':>9} {'drifting':>8} | "
         f"{'6% drift: drifting':>18} {'reprod.':>7}",

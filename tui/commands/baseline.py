@@ -36,7 +36,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--max-runs",
         type=int,
         metavar="N",
-        help="at most N runs per workload (60, or --runs when that is more)",
+        help="at most N runs per workload (30, a default round's block limit, or --runs when "
+        "that is more)",
     )
     add_threshold(p, "the band the two halves must agree within")
     p.add_argument("--budget", metavar="SECONDS", help="run no more after this much time")
