@@ -152,6 +152,7 @@ class RoundLoop:
         self.overhead = 0.0
         self._updated = self.t0  # when the statistics were last computed and committed
         self._keys: tuple[list[Key], list[Key]] | None = None
+        self.stale = False
 
     def _new_run(self, arm: str, workload: str, block: int, attempt: int, warm: bool) -> m.Run:
         p = self.plan
@@ -301,8 +302,8 @@ class RoundLoop:
         p = self.plan
         now = time.monotonic()
         # The statistics decide only at looks; between them they feed the progress shown,
-        # which needs no more than a few updates a second (for a short command they cost
-        # more than its runs).
+        # which needs them no more than a few times a second (for a short command they cost
+        # more than its runs): each block is reported with the figures last computed.
         fresh = (
             self._keys is None
             or now - self._updated >= COMMIT_EVERY_S
@@ -310,6 +311,7 @@ class RoundLoop:
             or block >= p.max_blocks
             or self.completed == p.min_blocks
         )
+        self.stale = not fresh  # the blocks since hold values the comparisons do not yet
         if fresh:
             self._keys = self.update()
             self._updated = now
@@ -322,10 +324,8 @@ class RoundLoop:
         if fresh:
             self.executor.flush(p.rnd, *self.comparisons.values())
         elapsed = now - self.t0
-        stop = self._stop_after(block, live_keys, waiting, elapsed)
-        if fresh or stop is not None:
-            self._say(block, waiting, elapsed)
-        return stop
+        self._say(block, waiting, elapsed)  # every block: its figures as last computed
+        return self._stop_after(block, live_keys, waiting, elapsed)
 
     def _say(self, block: int, waiting: list[Key], elapsed: float) -> None:
         p = self.plan

@@ -326,6 +326,7 @@ def _close_failed(
     interrupted = isinstance(exc, KeyboardInterrupt)
     for step in (
         executor.flush,  # what was measured is kept
+        lambda: _store_fresh(ledger, loop) if loop.stale else None,
         (lambda: _check_baseline(ledger, loop)) if interrupted else (lambda: None),
         lambda: _close_notes(loop, executor),
     ):
@@ -364,6 +365,8 @@ def _finish(
         loop.update(final=True)  # the limit is reached: no more blocks will come
         with ledger.write():
             ledger.put(*loop.comparisons.values())
+    elif loop.stale:  # stopped between two refreshes: its last blocks counted too
+        _store_fresh(ledger, loop)
     _check_baseline(ledger, loop)
     _close_notes(loop, executor)
     _timing_facts(ledger, session, rnd, label, loop.notes)
@@ -407,6 +410,15 @@ def _setup(executor: Executor, plan: Plan, progress: ProgressFn) -> None:
             raise ConductError(
                 f"the setup command failed in {plan.label[arm]} (exit {rec.exit_code})"
             )
+
+
+def _store_fresh(ledger: LedgerLike, loop: RoundLoop) -> None:
+    """The comparisons of every completed block, stored (the loop refreshes them only a
+    few times a second)."""
+    loop.update()
+    loop.stale = False
+    with ledger.write():
+        ledger.put(*loop.comparisons.values())
 
 
 def _check_baseline(ledger: LedgerLike, loop: RoundLoop) -> None:

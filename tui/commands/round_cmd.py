@@ -210,10 +210,11 @@ def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str])
     from tui.display import shown
 
     for c in comparisons:
-        if c.verdict.value != "INCONCLUSIVE" or not c.note:
-            continue
+        word = c.verdict.value
+        if word not in ("INCONCLUSIVE", "MEASURABLE") or not c.note:
+            continue  # a MEASURABLE beyond the band says what would clear it
         name = names.get(c.variant_id, c.variant_id)
-        console.print(Text.assemble(("INCONCLUSIVE", "yellow"), " ", shown(name), "/",
+        console.print(Text.assemble((word, _VERDICT_STYLE[word]), " ", shown(name), "/",
                                     shown(c.workload), ": ", shown(c.note, 2000)),
                       soft_wrap=True)  # fmt: skip
 
