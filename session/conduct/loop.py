@@ -150,8 +150,7 @@ class RoundLoop:
         self.stop_why: str | None = None
         self.t0 = time.monotonic()
         self.overhead = 0.0
-        self._updated = self.t0  # when the statistics were last computed and committed
-        self._keys: tuple[list[Key], list[Key]] | None = None
+        self._committed = self.t0  # when whole blocks were last committed
         self.stale = False
 
     def _new_run(self, arm: str, workload: str, block: int, attempt: int, warm: bool) -> m.Run:
@@ -301,30 +300,23 @@ class RoundLoop:
     def _after_block(self, block: int) -> str | None:
         p = self.plan
         now = time.monotonic()
-        # The statistics decide only at looks; between them they feed the progress shown,
-        # which needs them no more than a few times a second (for a short command they cost
-        # more than its runs): each block is reported with the figures last computed.
-        fresh = (
-            self._keys is None
-            or now - self._updated >= COMMIT_EVERY_S
+        live_keys, waiting = self.update()
+        p.rnd.blocks = self.completed
+        # Whole blocks only, at most COMMIT_EVERY_S apart and at every look: a commit
+        # (synchronous=FULL, so an fsync) per block of a short command cost more than its
+        # runs. What no commit took yet is stored when the round ends or stops.
+        due = (
+            now - self._committed >= COMMIT_EVERY_S
             or self.design.is_look(self.completed)
             or block >= p.max_blocks
             or self.completed == p.min_blocks
         )
-        self.stale = not fresh  # the blocks since hold values the comparisons do not yet
-        if fresh:
-            self._keys = self.update()
-            self._updated = now
-        assert self._keys is not None
-        live_keys, waiting = self._keys
-        p.rnd.blocks = self.completed
-        # Whole blocks only, with fresh statistics: at most COMMIT_EVERY_S apart and at
-        # every look. A commit (synchronous=FULL, so an fsync) per block of a short command
-        # cost more than its runs; what no commit took yet is stored when the round ends.
-        if fresh:
+        if due:
             self.executor.flush(p.rnd, *self.comparisons.values())
+            self._committed = now
+        self.stale = not due  # blocks whose comparisons no commit holds yet
         elapsed = now - self.t0
-        self._say(block, waiting, elapsed)  # every block: its figures as last computed
+        self._say(block, waiting, elapsed)
         return self._stop_after(block, live_keys, waiting, elapsed)
 
     def _say(self, block: int, waiting: list[Key], elapsed: float) -> None:

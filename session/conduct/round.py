@@ -365,7 +365,7 @@ def _finish(
         loop.update(final=True)  # the limit is reached: no more blocks will come
         with ledger.write():
             ledger.put(*loop.comparisons.values())
-    elif loop.stale:  # stopped between two refreshes: its last blocks counted too
+    elif loop.stale:  # stopped between two commits: its last blocks' comparisons too
         _store_fresh(ledger, loop)
     _check_baseline(ledger, loop)
     _close_notes(loop, executor)
@@ -413,8 +413,8 @@ def _setup(executor: Executor, plan: Plan, progress: ProgressFn) -> None:
 
 
 def _store_fresh(ledger: LedgerLike, loop: RoundLoop) -> None:
-    """The comparisons of every completed block, stored (the loop refreshes them only a
-    few times a second)."""
+    """The comparisons of every completed block, stored (the loop commits them only a few
+    times a second)."""
     loop.update()
     loop.stale = False
     with ledger.write():
