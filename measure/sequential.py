@@ -9,11 +9,17 @@ the true ratio is at most ALPHA, so a false FASTER or SLOWER (an interval wholly
 band while the truth is inside it) is rarer still. tests/benchmarks/sequential.py shows the
 rates by simulation under several noise models.
 
-The ratio and the 95% interval stay the reported numbers (measure.stats.paired_estimate);
-the verdict is this design's. Forecasts come from the noise the interval shows and the
-distance of the estimate to the band edge it must clear, allowing for the estimate itself
-to move (`_needed`), capped at the block limit; beyond it the words say the smallest
-effect the round can resolve instead.
+Five answers (measure.stats.verdict_for): FASTER or SLOWER when the design's interval lies
+beyond the band, SAME when it lies inside it; otherwise MEASURABLE when a wider interval
+(1 - ALPHA_CHANGE / K) excludes no change (a real change not shown to matter), else
+INCONCLUSIVE. The interval that decided is the one to show (`Look.interval`), labelled with
+its confidence (`Look.confidence`): read by the same rule, it gives the same answer.
+A MEASURABLE look ends the round only when its estimate lies inside the band ("1.8% slower,
+real, below the band"); one whose estimate lies beyond it keeps going for FASTER/SLOWER and
+is MEASURABLE at the end if no more is shown. Forecasts come from the noise the interval
+shows and the distance of the estimate to the band edge it must clear, allowing for the
+estimate itself to move (`_needed`), capped at the block limit; beyond it the words say the
+smallest effect the round can resolve instead.
 """
 
 from __future__ import annotations
@@ -26,9 +32,13 @@ from dataclasses import dataclass
 from measure import stats
 from measure.vocabulary import Verdict
 
-__all__ = ["ALPHA", "LOOK_EVERY", "Design", "Look", "judge"]
+__all__ = ["ALPHA", "ALPHA_CHANGE", "LOOK_EVERY", "Design", "Look", "inside_band", "judge"]
 
 ALPHA = 0.05  # the design's total chance of any interval missing, over all its looks
+# "A measurable change" claims less than FASTER/SLOWER (only that the ratio is not 1), so a
+# false one is easier: at ALPHA over five looks an A/A round said it 2-3% of the time
+# (simulated). It is judged on a wider interval, spending 1% over the looks.
+ALPHA_CHANGE = 0.01
 LOOK_EVERY = 5
 
 
@@ -36,6 +46,7 @@ LOOK_EVERY = 5
 class Design:
     looks: tuple[int, ...]  # the block counts at which the round may stop
     alpha: float = ALPHA
+    alpha_change: float = ALPHA_CHANGE
 
     @classmethod
     def plan(cls, min_blocks: int, max_blocks: int, every: int = LOOK_EVERY) -> Design:
@@ -46,7 +57,14 @@ class Design:
 
     @property
     def confidence(self) -> float:
+        """Each look's interval for FASTER, SLOWER and SAME."""
         return 1 - self.alpha / len(self.looks)
+
+    @property
+    def change_confidence(self) -> float:
+        """Each look's interval for MEASURABLE (and so for INCONCLUSIVE: no change not
+        excluded): wider than `confidence`."""
+        return 1 - min(self.alpha, self.alpha_change) / len(self.looks)
 
     @property
     def max_blocks(self) -> int:
@@ -67,26 +85,60 @@ class Look:
     estimate: stats.PairedEstimate  # at the design's confidence
     blocks_needed: int | None  # undecided: more blocks forecast to decide; None past the limit
     min_effect: float | None  # undecided: the smallest effect (fraction) the limit resolves
+    threshold: float = 0.0  # the band the look was judged against
+    # The interval that decided the verdict, to be shown with `confidence`: the design's
+    # for FASTER, SLOWER and SAME; the wider change interval for MEASURABLE and INCONCLUSIVE
+    # (the design's while there are too few blocks for the wider one).
+    shown: stats.PairedEstimate | None = None
+    confidence: float | None = None
+
+    @property
+    def interval(self) -> stats.PairedEstimate:
+        return self.shown or self.estimate
 
     @property
     def decided(self) -> bool:
+        """An answer was given (MEASURABLE included); see `settled` for stopping."""
         return self.verdict is not Verdict.INCONCLUSIVE
+
+    @property
+    def settled(self) -> bool:
+        """Nothing more to wait for: FASTER, SLOWER, SAME, or MEASURABLE whose estimate lies
+        inside the band (one beyond it may still clear the band with more blocks)."""
+        if self.verdict is Verdict.MEASURABLE:
+            return inside_band(self.estimate.ratio, self.threshold)
+        return self.decided
+
+
+def inside_band(ratio: float | None, threshold: float) -> bool:
+    """Whether a ratio lies within [1 - threshold, 1 + threshold]."""
+    return ratio is not None and 1 - threshold <= ratio <= 1 + threshold
+
+
+_BAND_ANSWERS = (Verdict.FASTER, Verdict.SLOWER, Verdict.SAME)
 
 
 def judge(d: Sequence[float], threshold: float, design: Design) -> Look:
     """The design's verdict on the per-block log ratios `d`, with its forecast."""
-    est = stats.paired_estimate(d, threshold=threshold, confidence=design.confidence)
-    if est.decided:
-        return Look(est.verdict, est, None, None)
+    conf = design.confidence
+    est = stats.paired_estimate(d, threshold=threshold, confidence=conf)
+    if est.verdict in _BAND_ANSWERS:
+        return Look(est.verdict, est, None, None, threshold, est, conf)
+    wide_conf = design.change_confidence
+    wide = stats.paired_estimate(d, threshold=threshold, confidence=wide_conf, measurable=True)
+    verdict = Verdict.MEASURABLE if wide.verdict is Verdict.MEASURABLE else Verdict.INCONCLUSIVE
+    shown, shown_conf = (wide, wide_conf) if wide.ci_low is not None else (est, conf)
+    if verdict is Verdict.MEASURABLE and inside_band(est.ratio, threshold):
+        return Look(verdict, est, None, None, threshold, shown, shown_conf)
     n = est.n
-    h = _half_width(d, est, design.confidence)
+    h = _half_width(d, est, conf)
     if h is None or n == 0:
-        return Look(Verdict.INCONCLUSIVE, est, None, None)
+        return Look(verdict, est, None, None, threshold, shown, shown_conf)
     xs = [x for x in d if math.isfinite(x)]
     spread = statistics.stdev(xs) if len(xs) >= 3 else None
     needed = _needed(n, est, spread, threshold, design)
     h_max = h * math.sqrt(n / max(n, design.max_blocks))
-    return Look(Verdict.INCONCLUSIVE, est, needed, min_effect(threshold, h_max))
+    return Look(verdict, est, needed, min_effect(threshold, h_max), threshold, shown, shown_conf)
 
 
 def min_effect(threshold: float, half_width: float) -> float:

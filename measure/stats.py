@@ -35,6 +35,7 @@ FASTER = Verdict.FASTER
 SLOWER = Verdict.SLOWER
 SAME = Verdict.SAME
 INCONCLUSIVE = Verdict.INCONCLUSIVE
+MEASURABLE = Verdict.MEASURABLE
 
 EXACT_MAX_N = 50  # signed rank: exact null distribution up to this many blocks
 EXACT_MAX_MN = 2500  # Mann–Whitney: exact up to this product of the two sizes
@@ -47,7 +48,7 @@ class PairedEstimate:
     ratio: float | None  # exp(Hodges-Lehmann of d); < 1 means better, whatever the direction
     ci_low: float | None
     ci_high: float | None
-    verdict: Verdict  # FASTER, SLOWER, SAME or INCONCLUSIVE
+    verdict: Verdict  # FASTER, SLOWER, SAME, INCONCLUSIVE (or MEASURABLE when asked for)
     blocks_needed: int | None  # for INCONCLUSIVE: estimated further blocks to decide
 
     @property
@@ -248,8 +249,13 @@ def _min_half_mann_whitney(confidence: float) -> int:
 # ---------------------------------------------------------------- verdicts
 
 
-def verdict_for(ci_low: float | None, ci_high: float | None, threshold: float) -> Verdict:
-    """FASTER / SLOWER / SAME / INCONCLUSIVE for a CI given as ratios."""
+def verdict_for(
+    ci_low: float | None, ci_high: float | None, threshold: float, measurable: bool = False
+) -> Verdict:
+    """FASTER / SLOWER / SAME / INCONCLUSIVE for a CI given as ratios; with `measurable`,
+    an interval that excludes no change (1) but reaches into the band is MEASURABLE: a real
+    change, not shown to be larger than the band (a round's rule; a baseline's split-half
+    check keeps the four answers)."""
     if ci_low is None or ci_high is None:
         return INCONCLUSIVE
     lo_edge, hi_edge = 1 - threshold, 1 + threshold
@@ -259,6 +265,8 @@ def verdict_for(ci_low: float | None, ci_high: float | None, threshold: float) -
         return SLOWER
     if ci_low >= lo_edge and ci_high <= hi_edge:
         return SAME
+    if measurable and (ci_high < 1 or ci_low > 1):
+        return MEASURABLE
     return INCONCLUSIVE
 
 
@@ -309,7 +317,7 @@ def _exp(x: float) -> float:
 
 
 def paired_estimate(
-    d: Sequence[float], threshold: float = 0.02, confidence: float = 0.95
+    d: Sequence[float], threshold: float = 0.02, confidence: float = 0.95, measurable: bool = False
 ) -> PairedEstimate:
     """Ratio, confidence interval and verdict from the per-block log ratios d.
 
@@ -337,9 +345,9 @@ def paired_estimate(
         return PairedEstimate(n, _exp(est), None, None, INCONCLUSIVE, at_least)
     est, low, high = iv
     lo_r, hi_r = _exp(low), _exp(high)
-    verdict = verdict_for(lo_r, hi_r, threshold)
+    verdict = verdict_for(lo_r, hi_r, threshold, measurable)
     needed: int | None = None
-    if verdict == INCONCLUSIVE:
+    if verdict in (INCONCLUSIVE, MEASURABLE):
         needed = more_needed(n, est, low, high, threshold, n_min)
     return PairedEstimate(n, _exp(est), lo_r, hi_r, verdict, needed)
 

@@ -23,12 +23,15 @@ class Trust(StrEnum):
 
 class Verdict(StrEnum):
     """A comparison's verdict against the noise band (the paired statistics give the first
-    four; an arm without values is FAILED or BROKEN)."""
+    five; an arm without values is FAILED or BROKEN)."""
 
     FASTER = "FASTER"
     SLOWER = "SLOWER"
     SAME = "SAME"
     INCONCLUSIVE = "INCONCLUSIVE"
+    # A real change (the interval excludes no change) not shown to clear the band: said in
+    # words ("1.8% slower (real, below the ±2% band)"), never a win.
+    MEASURABLE = "MEASURABLE"
     FAILED = "FAILED"  # the arm gave no value (every run, or its warm-up, failed)
     BROKEN = "BROKEN"  # as FAILED, and its correctness check failed too
 

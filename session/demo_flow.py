@@ -19,7 +19,7 @@ from session.gates import GateRefusal
 from session.hypotheses import add_hypothesis
 from session.read_model import confirm_residual, load_view, residual_suggestion
 from session.record.table import fixed
-from session.verdicts import verdict_for
+from session.verdicts import ci_heading, verdict_for
 
 HYPOTHESES: list[dict[str, Any]] = [
     {
@@ -146,7 +146,7 @@ def run_flow(
         verdicts[name] = shown.word
         say(
             f"  {name:<7} ratio {fixed(c.ratio)} [{fixed(c.ci_low)}, {fixed(c.ci_high)}] "
-            f"{shown.text}"
+            f"({ci_heading([c])}) {shown.text}"
         )
     for cr in view.correctness:
         say(f"  check {view.variant_name(cr.variant_id):<7} {'pass' if cr.passed else 'FAIL'}")

@@ -71,9 +71,9 @@ def require(reasons: Iterable[str]) -> None:
 
 
 def check_round_allowed(ledger: LedgerLike, session: m.Session) -> list[str]:
-    """A round compares variants against a baseline: one never judged, drifting or with
-    failing runs blocks it; one too noisy for its band does not (a round may go on at a
-    band the noise supports: `baseline_warning` says which)."""
+    """A round compares variants against a baseline: one never judged, with failing runs, or
+    drifting for a cause the telemetry names blocks it; one drifting with no named cause, or
+    too noisy for its band, does not (`baseline_warning` says what a round may do)."""
     from session import conduct  # lazy: the measuring engine, only for a recorded baseline
 
     baseline = ledger.latest_baseline(session.id)
@@ -110,6 +110,12 @@ def baseline_warning(ledger: LedgerLike, session: m.Session, baseline: m.Baselin
         return (
             f"baseline {baseline.id} has {conduct.outcome_words(got, delta)}: a round may go "
             f"on, but its noise is unknown" + (f" ({few})" if few else "")
+        )
+    if got is conduct.Outcome.DRIFTING:
+        return (
+            f"baseline {baseline.id} is {conduct.outcome_words(got, delta)}: no telemetry "
+            "names a cause, so a round goes on, paired (its interleaved blocks cancel drift), "
+            "and the record says the baseline's absolute figures are unreliable"
         )
     fit = conduct.supported_band(judged)
     at = f"--threshold {fit:.3g}" if fit is not None else "a wider --threshold"

@@ -817,6 +817,9 @@ class Comparison(Model):
     ratio: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    # The confidence of ci_low..ci_high: the stopping rule's, the interval that decided the
+    # verdict. None in rows written before it was stored: their interval is the 95% one.
+    confidence: float | None = Field(default=None, gt=0, lt=1)
     verdict: Verdict = Verdict.INCONCLUSIVE
     blocks_needed: int | None = None  # for INCONCLUSIVE: estimated more blocks to decide
     min_effect: float | None = None  # for INCONCLUSIVE: the smallest effect it could resolve
@@ -827,7 +830,7 @@ class Comparison(Model):
 
     @model_serializer(mode="wrap")
     def _rows_older_versions_read(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _omit_when_none(handler(self), ("min_effect",))
+        return _omit_when_none(handler(self), ("min_effect", "confidence"))
 
 
 class Residual(Model):

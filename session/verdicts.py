@@ -17,6 +17,10 @@ can show FASTER for a variant whose correctness check failed:
   `Verdict`), ``correct`` (True, False, or None without a check), ``trusted``, ``failure``
   and ``untrusted_why`` (words), ``text`` ("BROKEN (NaN 0→80) · untrusted") and
   ``fields()`` (the JSON keys ``verdict``, ``speed_verdict``, ``correct``, ``trusted``).
+- ``change_words(verdict, ratio, threshold)``: a MEASURABLE answer in words ("1.8% slower
+  (real, below the ±2% band)"); ``interval_confidence(comparison)``, ``confidence_text``,
+  ``ci_heading(rows)`` ("99.8% CI") and ``ci_legend``: the interval shown is the one that
+  decided, labelled with its confidence.
 - ``failure_words(check) -> str``: a failed correctness result in a few words.
 - ``round_untrusted(round) -> str``: why a round's verdicts are untrusted ("" if trusted).
 - ``times_text(ratio)``: "4.85× faster" / "1.20× slower" / "no change" (within 0.5%; a ratio below 1
@@ -28,7 +32,8 @@ can show FASTER for a variant whose correctness check failed:
 - ``sci(x)``: a small float in 2 significant digits ("3.1e-2").
 - ``bytes_text(n)``: "512 B", "12.0 KiB", "3.4 MiB", "1.25 GiB".
 
-Standard library and ``session.models`` only: every layer may call it cheaply.
+Standard library and the measurement vocabulary only at import (``session.models`` as
+types): every layer may call it cheaply, `gpuopt compare` included.
 """
 
 from __future__ import annotations
@@ -37,17 +42,25 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from session import models as m
+from measure.vocabulary import Verdict
+
+if TYPE_CHECKING:  # the models only as types: `gpuopt compare` imports this without them
+    from session import models as m
 
 __all__ = [
     "CHECK_COMMAND",
     "VERDICT_MEANINGS",
     "ShownVerdict",
     "bytes_text",
+    "change_words",
+    "ci_heading",
+    "ci_legend",
+    "confidence_text",
     "error_headline",
     "failure_words",
+    "interval_confidence",
     "round_untrusted",
     "sci",
     "shown_verdict",
@@ -56,13 +69,20 @@ __all__ = [
     "verdict_for",
 ]
 
-# What each verdict a person sees means (the app's glossary, the record's legend).
+# What each verdict a person sees means (the app's glossary, the record's legend). The
+# interval is the one shown beside the verdict, at the stopping rule's confidence (its
+# label says which: 99.8% for a round of five looks), never a narrower 95% one.
 VERDICT_MEANINGS: dict[str, str] = {
-    "FASTER": "the whole 95% interval lies below the noise band",
-    "SLOWER": "the whole 95% interval lies above the noise band",
-    "SAME": "the interval lies inside the noise band",
-    "INCONCLUSIVE": "the interval crosses the band's edge; '+N' after it: about N more "
-    "blocks would decide it",
+    "FASTER": "the interval shown (at the stopping rule's confidence) lies wholly below the "
+    "noise band",
+    "SLOWER": "the interval shown (at the stopping rule's confidence) lies wholly above the "
+    "noise band",
+    "SAME": "the interval shown lies wholly inside the noise band",
+    "MEASURABLE": "a real change smaller than the band, or not shown to be larger: the "
+    "interval shown excludes no change (1.00) but reaches into the noise band, e.g. '1.8% "
+    "slower (real, below the ±2% band)'; never a win for keep as default",
+    "INCONCLUSIVE": "the interval holds no change and crosses the band's edge; '+N' after "
+    "it: about N more blocks would decide it",
     "FAILED": "the arm gave no value (its runs failed)",
     "BROKEN": "the variant's correctness check failed on that workload: its speed does not count",
 }
@@ -76,32 +96,39 @@ class ShownVerdict:
     """What a reviewer sees of one comparison (see the module docstring)."""
 
     word: str
-    speed: m.Verdict
+    speed: Verdict
     correct: bool | None = None
     trusted: bool = True
     failure: str = ""
     untrusted_why: str = ""
+    words: str = ""  # MEASURABLE: "1.8% slower (real, below the ±2% band)"
+    confidence: float | None = None  # of the interval that decided (shown beside it)
 
     @property
     def broken(self) -> bool:
-        return self.word == m.Verdict.BROKEN.value
+        return self.word == Verdict.BROKEN.value
 
     @property
     def text(self) -> str:
         out = self.word
         if self.broken and self.failure:
             out += f" ({self.failure})"
+        elif self.words:
+            out += f" {self.words}"
         if not self.trusted:
             out += " · untrusted"
         return out
 
     def fields(self) -> dict[str, Any]:
-        """The export's keys: the shown verdict and its three parts, apart."""
+        """The export's keys: the shown verdict and its three parts, apart, with the
+        verdict in words and the confidence of the interval that decided."""
         return {
             "verdict": self.word,
             "speed_verdict": self.speed.value,
             "correct": self.correct,
             "trusted": self.trusted,
+            "verdict_words": self.words,
+            "ci_confidence": self.confidence,
         }
 
 
@@ -119,16 +146,17 @@ def shown_verdict(
     speed = comparison.verdict
     word = speed.value
     if speed in _DECIDED and not _finite(comparison.ratio):
-        word = m.Verdict.INCONCLUSIVE.value  # no finite estimate decides anything
+        word = Verdict.INCONCLUSIVE.value  # no finite estimate decides anything
     failure = ""
-    if failed or speed is m.Verdict.BROKEN:
-        word = m.Verdict.BROKEN.value
+    if failed or speed is Verdict.BROKEN:
+        word = Verdict.BROKEN.value
         failure = "; ".join(dict.fromkeys(failure_words(c) for c in failed)) or "check failed"
         correct = False
     why = [round_untrusted(round)] if round is not None else []
     if comparison.untrusted_runs:
         why.append(f"{comparison.untrusted_runs} run(s) quarantined")
     why = [w for w in why if w]
+    threshold = round.threshold if round is not None else None
     return ShownVerdict(
         word=word,
         speed=speed,
@@ -136,10 +164,64 @@ def shown_verdict(
         trusted=not why,
         failure=failure,
         untrusted_why="; ".join(why),
+        words=change_words(Verdict(word), comparison.ratio, threshold),
+        confidence=interval_confidence(comparison),
     )
 
 
-_DECIDED = (m.Verdict.FASTER, m.Verdict.SLOWER, m.Verdict.SAME)
+def change_words(verdict: Verdict, ratio: float | None, threshold: float | None) -> str:
+    """A MEASURABLE answer in words: "1.8% slower (real, below the ±2% band)" when its
+    estimate lies inside the band, "2.6% slower (real; not shown beyond the ±2% band)" when
+    it does not; "" for every other verdict (their word says it all)."""
+    if verdict is not Verdict.MEASURABLE or not _finite(ratio) or ratio is None or ratio <= 0:
+        return ""
+    way = "faster" if ratio < 1 else "slower"
+    size = abs(1 - ratio)
+    if threshold is None:
+        return f"{size:.1%} {way} (real, not shown to be larger than the band)"
+    band = f"±{threshold * 100:g}%"
+    if size <= threshold:
+        return f"{size:.1%} {way} (real, below the {band} band)"
+    return f"{size:.1%} {way} (real; not shown beyond the {band} band)"
+
+
+# The confidence of a stored interval from before the design's own interval was stored:
+# those rows kept the 95% interval (and decided on a wider one, which was not kept).
+LEGACY_CONFIDENCE = 0.95
+
+
+def interval_confidence(comparison: Any) -> float:
+    """The confidence of the interval a comparison (a compare relation, a record row)
+    holds."""
+    c = getattr(comparison, "confidence", None)
+    if c is None:
+        c = getattr(comparison, "ci_confidence", None)
+    return LEGACY_CONFIDENCE if c is None else float(c)
+
+
+def confidence_text(confidence: float) -> str:
+    """99.8%, 99%, 95%: the fewest digits that tell the confidence."""
+    return f"{confidence * 100:.3g}%"
+
+
+def ci_heading(comparisons: Iterable[Any]) -> str:
+    """A table's interval column named with its confidence ("99.8% CI"); "CI" alone when the
+    rows differ (each cell then says its own)."""
+    levels = {interval_confidence(c) for c in comparisons}
+    if len(levels) == 1:
+        return f"{confidence_text(levels.pop())} CI"
+    return "CI"
+
+
+def ci_legend(confidence: float) -> str:
+    """The sentence that says which interval is shown and that it is the one that decided."""
+    return (
+        f"the interval shown is the {confidence_text(confidence)} one the verdict was "
+        "decided on (the stopping rule's confidence)"
+    )
+
+
+_DECIDED = (Verdict.FASTER, Verdict.SLOWER, Verdict.SAME, Verdict.MEASURABLE)
 
 
 def _finite(x: float | None) -> bool:
@@ -154,6 +236,8 @@ def verdict_for(view: Any, comparison: m.Comparison) -> ShownVerdict:
 
 def round_untrusted(rnd: m.Round) -> str:
     """Why the verdicts of a round cannot be trusted, in words ("" when they can)."""
+    from session import models as m
+
     why = []
     if rnd.baseline_reproduced is False:
         why.append("baseline not reproduced")

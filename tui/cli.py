@@ -60,7 +60,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Commands whose start-up is part of what they measure get a parser of their own alone:
+# building every command's parser costs more than `gpuopt compare -N` may spend starting.
+_ALONE = {"compare": "compare"}
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command named in argv (after the global options), or None."""
+    words = iter(argv)
+    for word in words:
+        if word == "--ledger":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+        elif not word.startswith("--ledger="):
+            return None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; `only`: just that command module's parser (see _ALONE)."""
     parser = _Parser(
         prog="gpuopt",
         description=(
@@ -77,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version="gpuopt 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in (only,) if only else COMMAND_MODULES:
         module = importlib.import_module(f"tui.commands.{name}")
         module.add_parser(sub)
     _accept_ledger_everywhere(parser)
@@ -176,7 +195,8 @@ def _lose_terminal() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_ALONE.get(_command_word(words) or ""))
     args = parser.parse_args(argv)
     bad = _not_utf8(args)
     if bad:

@@ -64,7 +64,7 @@ class TelemetryMonitor:
     # ------------------------------------------------------------------ RunMonitor
 
     def run_started(self, run_id: str, pid: int | None) -> None:
-        self.sampler.begin_run(run_id, pid)
+        self.sampler.begin_run(run_id, pid, wait=False)  # inside the run's timed wall clock
 
     def run_finished(self, run_id: str) -> RunObservation:
         record = self.sampler.end_run(run_id)

@@ -10,49 +10,107 @@ soon as it exists, so an interruption keeps what was measured.
 - `loop` and `round`: the round loop over an executor, and the round around it;
 - `recovery`: live and stale rounds, and opening a round as this process's.
 
-The names callers use are re-exported here (`from session import conduct`).
+The names callers use are re-exported here (`from session import conduct`), each
+imported when first asked for.
 """
 
 from __future__ import annotations
 
-from session.conduct.baseline import (
-    DEFAULT_MAX_RUNS,
-    DEFAULT_RUNS,
-    Judgement,
-    Outcome,
-    baseline_id,
-    baseline_words,
-    judge_baseline,
-    outcome,
-    outcome_text,
-    outcome_words,
-    record_baseline,
-    repair_words,
-    reset_procedure,
-    stored_outcome,
-    supported_band,
-)
-from session.conduct.common import (
-    BASELINE_ARM,
-    BadInput,
-    ConductError,
-    GateRefused,
-    Progress,
-    ProgressFn,
-    WorkloadBroken,
-    cleanup_stale_worktrees,
-)
-from session.conduct.executor import Executor, ProcessExecutor, check_workloads
-from session.conduct.loop import MAX_ATTEMPTS
-from session.conduct.recovery import RoundBusy, live_round, recover_stale_rounds
-from session.conduct.round import gate_round, run_round
-from session.conduct.variant import (
-    MANY_FILES,
-    add_variant,
-    many_files,
-    missing_uncommitted,
-    resolve_variants,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from session.conduct.baseline import (
+        DEFAULT_MAX_RUNS,
+        DEFAULT_RUNS,
+        Judgement,
+        Outcome,
+        baseline_id,
+        baseline_words,
+        judge_baseline,
+        outcome,
+        outcome_text,
+        outcome_words,
+        record_baseline,
+        repair_words,
+        reset_procedure,
+        stored_outcome,
+        supported_band,
+    )
+    from session.conduct.common import (
+        BASELINE_ARM,
+        BadInput,
+        ConductError,
+        GateRefused,
+        Progress,
+        ProgressFn,
+        WorkloadBroken,
+        cleanup_stale_worktrees,
+    )
+    from session.conduct.executor import Executor, ProcessExecutor, check_workloads
+    from session.conduct.loop import MAX_ATTEMPTS
+    from session.conduct.recovery import RoundBusy, live_round, recover_stale_rounds
+    from session.conduct.round import gate_round, run_round
+    from session.conduct.variant import (
+        MANY_FILES,
+        add_variant,
+        many_files,
+        missing_uncommitted,
+        resolve_variants,
+    )
+
+# Imported on first use (PEP 562): `gpuopt compare` imports session.conduct.compare, which
+# must not pay for the ledger, pydantic models, git and telemetry its siblings import.
+_WHERE = {
+    "DEFAULT_MAX_RUNS": "session.conduct.baseline",
+    "DEFAULT_RUNS": "session.conduct.baseline",
+    "Judgement": "session.conduct.baseline",
+    "Outcome": "session.conduct.baseline",
+    "baseline_id": "session.conduct.baseline",
+    "baseline_words": "session.conduct.baseline",
+    "judge_baseline": "session.conduct.baseline",
+    "outcome": "session.conduct.baseline",
+    "outcome_text": "session.conduct.baseline",
+    "outcome_words": "session.conduct.baseline",
+    "record_baseline": "session.conduct.baseline",
+    "repair_words": "session.conduct.baseline",
+    "reset_procedure": "session.conduct.baseline",
+    "stored_outcome": "session.conduct.baseline",
+    "supported_band": "session.conduct.baseline",
+    "BASELINE_ARM": "session.conduct.common",
+    "BadInput": "session.conduct.common",
+    "ConductError": "session.conduct.common",
+    "GateRefused": "session.conduct.common",
+    "Progress": "session.conduct.common",
+    "ProgressFn": "session.conduct.common",
+    "WorkloadBroken": "session.conduct.common",
+    "cleanup_stale_worktrees": "session.conduct.common",
+    "Executor": "session.conduct.executor",
+    "ProcessExecutor": "session.conduct.executor",
+    "check_workloads": "session.conduct.executor",
+    "MAX_ATTEMPTS": "session.conduct.loop",
+    "RoundBusy": "session.conduct.recovery",
+    "live_round": "session.conduct.recovery",
+    "recover_stale_rounds": "session.conduct.recovery",
+    "gate_round": "session.conduct.round",
+    "run_round": "session.conduct.round",
+    "MANY_FILES": "session.conduct.variant",
+    "add_variant": "session.conduct.variant",
+    "many_files": "session.conduct.variant",
+    "missing_uncommitted": "session.conduct.variant",
+    "resolve_variants": "session.conduct.variant",
+}
+
+
+def __getattr__(name: str) -> object:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BASELINE_ARM",

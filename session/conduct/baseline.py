@@ -8,9 +8,14 @@ few planned looks only (LOOKS_GROW apart), so that looking again and again does 
 noise into a verdict. Three outcomes, per workload and for the baseline:
 
 - reproducible: the halves are the SAME within the band;
-- drifting: the halves differ beyond the band (repair the setup: this blocks a round);
+- drifting: the halves differ beyond the band. A warning: a round goes on, since its
+  interleaved, paired blocks cancel drift, but the baseline's absolute figures (its
+  reference medians) are unreliable, and the record says so. It blocks a round only when the
+  runs' telemetry names a cause (throttling, clocks changing, another process on the GPU:
+  session.drift_cause), said with its repair;
 - too noisy for this band: undecided when the runs ran out; it says the noise and the
-  narrowest band it supports, and a round may go on at a band the person chooses.
+  band a round can resolve at that noise (`round_band`, from the run-to-run noise a paired
+  round sees), and a round may go on at a band the person chooses.
 
 A workload whose first run fails is broken, not noisy: the baseline stops there.
 """
@@ -18,6 +23,7 @@ A workload whose first run fails is broken, not noisy: the baseline stops there.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import statistics
 import threading
@@ -28,7 +34,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from measure import stats
+from measure import sequential, stats
 from measure.fingerprint import collect
 from measure.git import GitError, take_snapshot, unpin_on_failure
 from measure.worktrees import Worktrees
@@ -52,6 +58,7 @@ from session.conduct.common import (
     with_room,
 )
 from session.conduct.executor import Executor, ProcessExecutor
+from session.drift_cause import Cause, telemetry_cause
 from session.ledger_port import LedgerLike
 from session.repository import ledger_inside_problem
 from session.timing import failure_text
@@ -62,6 +69,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_RUNS",
     "DEFAULT_RUNS",
+    "DRIFT_WARNING",
     "Judgement",
     "Outcome",
     "baseline_id",
@@ -75,12 +83,22 @@ __all__ = [
     "record_baseline",
     "repair_words",
     "reset_procedure",
+    "round_band",
     "stored_outcome",
     "supported_band",
 ]
 
+# What `gpuopt baseline` says under a drifting baseline with no named cause.
+DRIFT_WARNING = (
+    "Drifting, with no cause the telemetry names: a round goes on, paired (its interleaved "
+    "blocks cancel drift), and the record says this baseline's absolute figures are "
+    "unreliable."
+)
 DEFAULT_RUNS = 10  # the minimum per workload
-DEFAULT_MAX_RUNS = 60
+# No longer than a default round's design needs: its block limit (30). A round's verdicts
+# rest on its own paired blocks; the baseline gives reference figures and a noise estimate,
+# and a split-half still undecided at 30 runs is too noisy for the band at that noise.
+DEFAULT_MAX_RUNS = 30
 LOOK_CONFIDENCE = 0.99  # each look's interval; a handful of looks keep the total honest
 LOOKS_GROW = 1.25  # the next look once the runs have grown by a quarter
 _NO_VALUE = (m.RunStatus.FAILED, m.RunStatus.TIMEOUT, m.RunStatus.NO_METRIC)
@@ -90,7 +108,8 @@ class Outcome(StrEnum):
     """A split-half check's outcome, in words (the value is what people read)."""
 
     REPRODUCIBLE = "reproducible"
-    DRIFTING = "drifting"
+    DRIFTING = "drifting"  # no cause named: a warning, rounds go on paired
+    DRIFT_CAUSED = "drifting, with a cause the telemetry names"
     TOO_NOISY = "too noisy for this band"
     TOO_FEW = "too few runs"  # undecided because the halves are too short to compare
     FAILING = "failing runs"  # some runs gave no value: repair the workload
@@ -98,12 +117,12 @@ class Outcome(StrEnum):
 
     @property
     def warns(self) -> bool:
-        """Undecided: a round may go on, said with a warning."""
-        return self in (Outcome.TOO_NOISY, Outcome.TOO_FEW)
+        """A round may go on, said with a warning."""
+        return self in (Outcome.TOO_NOISY, Outcome.TOO_FEW, Outcome.DRIFTING)
 
     @property
     def blocks_round(self) -> bool:
-        return self in (Outcome.DRIFTING, Outcome.FAILING, Outcome.NOT_POSITIVE)
+        return self in (Outcome.DRIFT_CAUSED, Outcome.FAILING, Outcome.NOT_POSITIVE)
 
 
 @dataclass(frozen=True)
@@ -121,6 +140,8 @@ class Judgement:
     failed: int = 0
     last_error: str = ""
     not_positive: float | None = None  # NOT_POSITIVE: one such figure, to show
+    cause: Cause | None = None  # DRIFT_CAUSED: what the telemetry named
+    resolvable: float | None = None  # the band a round resolves at this noise (round_band)
 
     def words(self) -> str:
         e, name = self.estimate, self.workload
@@ -136,13 +157,23 @@ class Judgement:
         ratio = _ratio_text(e)
         if self.outcome is Outcome.REPRODUCIBLE:
             return f"{name}: reproducible, halves SAME within {band(self.threshold)}{ratio}"
-        if self.outcome is Outcome.DRIFTING:
+        if self.outcome in (Outcome.DRIFTING, Outcome.DRIFT_CAUSED):
             assert e is not None and e.ratio is not None
             later = "later" if e.ratio > 1 else "earlier"
-            return (
+            head = (
                 f"{name}: drifting, the halves differ beyond {band(self.threshold)}{ratio}; "
-                f"the {later} half was slower: repair the setup (warm-up, a prepare command "
-                "that resets state, a quieter machine) and record the baseline again"
+                f"the {later} half was slower"
+            )
+            if self.cause is not None:
+                return (
+                    f"{head}. The telemetry names a cause: {self.cause.words}. Repair: "
+                    f"{self.cause.repair}; then record the baseline again"
+                )
+            return (
+                f"{head}. No telemetry names a cause (no throttling, clock change or other "
+                "process on the GPU was seen), so this is a warning: a round goes on, its "
+                "interleaved, paired blocks cancel drift, but this baseline's absolute "
+                "figures are unreliable"
             )
         if self.outcome is Outcome.TOO_FEW:
             least = stats.min_split_runs(LOOK_CONFIDENCE)
@@ -152,19 +183,25 @@ class Judgement:
                 f"(--runs {least} --max-runs {max(least, DEFAULT_MAX_RUNS)})"
             )
         noise = self.noise_words()
+        advised = self.advised_band()
         fit = (
-            f"; the narrowest band this noise supports in {self.runs} runs is "
-            f"{band(_round_up(self.narrowest))}"
-            if self.narrowest is not None
+            f"; a round of {ROUND_BLOCKS} blocks resolves {band(advised)} at this noise"
+            if self.resolvable is not None
             else ""
         )
         head = "too noisy" if self.outcome is Outcome.TOO_NOISY else "undecided"
         return (
             f"{name}: {head} for {band(self.threshold)} after {self.runs} runs{ratio}; "
-            f"{noise}{fit}. Options: a wider band (--threshold "
-            f"{_round_up(self.narrowest or self.threshold * 2):.3g}), more runs (--max-runs), "
-            "a prepare command, pinning the workload to a quiet core (taskset)"
+            f"{noise}{fit}. Options: a wider band (--threshold {advised:.3g}), more runs "
+            "(--max-runs), a prepare command, pinning the workload to a quiet core (taskset)"
         )
+
+    def advised_band(self) -> float:
+        """The band to advise: one a round can resolve at this noise (from the run-to-run
+        noise a paired round sees), never one only the unpaired halves would need."""
+        if self.resolvable is not None:
+            return max(_round_up(self.resolvable), _round_up(self.threshold + 0.005))
+        return _round_up(self.narrowest or self.threshold * 2)
 
     def noise_words(self) -> str:
         if self.cv is None or self.mad is None:
@@ -198,9 +235,11 @@ def judge(
     higher: bool = False,
     final: bool = False,
     failed: Sequence[str] = (),
+    reasons: Sequence[str] = (),
 ) -> Judgement:
     """One workload's check on its values in run order; `final`: no more runs will come,
-    so an undecided check is too noisy for the band."""
+    so an undecided check is too noisy for the band. `reasons`: the telemetry's trust
+    reasons of its runs, which may name a cause for a drift."""
     runs = len(values) + len(failed)
     if failed:
         return Judgement(
@@ -217,10 +256,12 @@ def judge(
     spread = stats.noise(values)
     cv, mad = spread if spread is not None else (None, None)
     outcome: Outcome | None = None
+    cause: Cause | None = None
     if est.verdict is stats.SAME:
         outcome = Outcome.REPRODUCIBLE
     elif est.verdict in (stats.FASTER, stats.SLOWER):
-        outcome = Outcome.DRIFTING
+        cause = telemetry_cause(reasons)
+        outcome = Outcome.DRIFTING if cause is None else Outcome.DRIFT_CAUSED
     elif final:
         short = est.ci_low is None and len(values) < stats.min_split_runs(LOOK_CONFIDENCE)
         outcome = Outcome.TOO_FEW if short else Outcome.TOO_NOISY
@@ -233,7 +274,33 @@ def judge(
         cv,
         mad,
         stats.narrowest_band(est.ci_low, est.ci_high),
+        cause=cause,
+        resolvable=round_band(values),
     )
+
+
+# A default round: the band it can resolve is judged at its block limit and its confidence.
+ROUND_BLOCKS = 30
+_ROUND_DESIGN = sequential.Design.plan(10, ROUND_BLOCKS)
+
+
+def round_band(values: Sequence[float], blocks: int = ROUND_BLOCKS) -> float | None:
+    """The narrowest band a paired round of `blocks` blocks can resolve (a no-change
+    variant read SAME) at the noise of these runs, in run order.
+
+    A round pairs neighbouring runs, so what it sees is the short-term noise: from the
+    successive differences of the log values (von Neumann), which a slow drift or a spell
+    barely moves, unlike the halves' unpaired interval (that one advised ±77.5% where the
+    round resolved 5.6%). A block's d is the difference of two such runs, so its spread is
+    the successive differences' own; the interval's half-width at the limit is
+    z * sd_d / sqrt(blocks) at the design's confidence."""
+    logs = [math.log(v) for v in values if v > 0 and math.isfinite(v)]
+    if len(logs) < 3:
+        return None
+    diffs = [b - a for a, b in itertools.pairwise(logs)]
+    sd_d = math.sqrt(statistics.fmean(d * d for d in diffs))
+    z = statistics.NormalDist().inv_cdf(0.5 + _ROUND_DESIGN.confidence / 2)
+    return math.expm1(z * sd_d / math.sqrt(blocks))
 
 
 def overall(judgements: Sequence[Judgement]) -> Outcome:
@@ -241,6 +308,7 @@ def overall(judgements: Sequence[Judgement]) -> Outcome:
     for o in (
         Outcome.FAILING,
         Outcome.NOT_POSITIVE,
+        Outcome.DRIFT_CAUSED,
         Outcome.DRIFTING,
         Outcome.TOO_NOISY,
         Outcome.TOO_FEW,
@@ -271,6 +339,7 @@ class Measured:
     values: dict[str, list[float]]
     failed: dict[str, list[str]]
     judgements: dict[str, Judgement] = field(default_factory=dict)
+    reasons: dict[str, list[str]] = field(default_factory=dict)  # telemetry's, per workload
     done: int = 0
     interrupted: bool = False
 
@@ -321,6 +390,7 @@ def measure(
                     return out
                 run = executor.run(make_run(name, index, False), tree)
                 out.done += 1
+                out.reasons.setdefault(name, []).extend(run.trust_reasons)
                 if run.status is m.RunStatus.OK and run.value is not None:
                     out.values[name].append(run.value)
                 elif run.status is not m.RunStatus.QUARANTINED:
@@ -358,6 +428,7 @@ def measure(
                 higher=higher,
                 final=final,
                 failed=out.failed[name],
+                reasons=out.reasons.get(name, ()),
             )
             out.judgements[name] = j
             if j.outcome is not None:
@@ -427,6 +498,8 @@ def outcome_text(outcome: Outcome, threshold: float) -> str:
         return f"too few runs to judge at {band(threshold)}"
     if outcome in (Outcome.FAILING, Outcome.NOT_POSITIVE):
         return outcome.value
+    if outcome is Outcome.DRIFTING:
+        return f"drifting at {band(threshold)} (a warning: its absolute figures are unreliable)"
     return f"{outcome.value} at {band(threshold)}"
 
 
@@ -448,6 +521,11 @@ def repair_words(outcome: Outcome) -> str:
             "choose a metric whose figures are positive (a time, a rate) in the contract "
             "and record the baseline again"
         )
+    if outcome is Outcome.DRIFT_CAUSED:
+        return (
+            "remove the cause the telemetry names (let the GPU cool down, lock its clocks, "
+            "stop the other process on it) and record the baseline again"
+        )
     return (
         "repair the setup (warm-up, a prepare command that resets state, a quieter machine, "
         "or the runs that fail) and record the baseline again"
@@ -468,7 +546,7 @@ def stored_outcome(baseline: m.Baseline) -> Outcome | None:
         return Outcome.TOO_FEW if detail.startswith("too few") else Outcome.TOO_NOISY
     if detail.startswith("too noisy"):
         return Outcome.TOO_NOISY
-    for o in (Outcome.FAILING, Outcome.NOT_POSITIVE):
+    for o in (Outcome.DRIFT_CAUSED, Outcome.FAILING, Outcome.NOT_POSITIVE):
         if detail.startswith(o.value):
             return o
     return Outcome.DRIFTING
@@ -481,12 +559,12 @@ def baseline_words(baseline: m.Baseline, contract_threshold: float) -> str:
 
 
 def supported_band(judgements: Sequence[Judgement]) -> float | None:
-    """The narrowest band, typed as people would, at which every workload's halves would
-    be SAME: what a round on a too-noisy baseline may use."""
-    found = [j.narrowest for j in judgements]
-    if not found or any(x is None for x in found):
+    """The band, typed as people would, that a round can resolve at every workload's
+    noise (`Judgement.advised_band`): what a round on a too-noisy baseline may use."""
+    found = [j.advised_band() for j in judgements if j.resolvable is not None or j.narrowest]
+    if not found or len(found) < len(judgements):
         return None
-    return _round_up(max(x for x in found if x is not None))
+    return max(found)
 
 
 def judge_baseline(
@@ -497,15 +575,20 @@ def judge_baseline(
     higher = session.contract.metric.direction is m.Direction.HIGHER
     values: dict[str, list[float]] = {w.name: [] for w in session.contract.workloads}
     failed: dict[str, list[str]] = {w.name: [] for w in session.contract.workloads}
+    reasons: dict[str, list[str]] = {w.name: [] for w in session.contract.workloads}
     for run in ledger.list(m.Run, baseline_id=baseline.id):
         if run.round_id is not None or run.warmup or run.workload not in values:
             continue
+        reasons[run.workload].extend(run.trust_reasons)
         if run.status is m.RunStatus.OK and run.value is not None:
             values[run.workload].append(run.value)
         elif run.status is not m.RunStatus.QUARANTINED:
             failed[run.workload].append(run.error or run.status.value)
     return [
-        judge(n, values[n], threshold, higher=higher, final=True, failed=failed[n]) for n in values
+        judge(
+            n, values[n], threshold, higher=higher, final=True, failed=failed[n], reasons=reasons[n]
+        )
+        for n in values
     ]
 
 

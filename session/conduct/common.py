@@ -11,7 +11,7 @@ from measure import orphans
 from measure.git import GitError, repo_root
 from measure.redact import redact
 from measure.worktrees import cleanup_stale_worktrees as clean
-from session import errors
+from session import bands, errors
 from session import models as m
 from session.ledger_port import LedgerLike
 
@@ -117,9 +117,7 @@ def put_closing(ledger: LedgerLike, item: Any) -> bool:
         return False
 
 
-MIN_THRESHOLD = 0.001  # ±0.1%: narrower than any run-to-run noise a process shows
-
-
-def band(threshold: float) -> str:
-    """A noise band in words: ±2%, ±2.5%."""
-    return f"±{threshold * 100:.3g}%"
+# The band's floor and its words live in session.bands (light: `gpuopt compare` and the
+# option parsing import them without the engine).
+MIN_THRESHOLD = bands.MIN_THRESHOLD
+band = bands.band

@@ -4,8 +4,9 @@ user expects, but interleaved and paired, with the round's stopping rule.
 Each block runs every command once, in a fresh random order, each run after the prepare
 command; one excluded warm-up run per command (or `warmup`) comes first. The first command
 is the reference: for every other one the per-block d = ln(other / reference) gives the
-Hodges–Lehmann ratio, its 95% signed-rank interval, and the verdict of the sequential design
-(measure.sequential), read at its looks only. Nothing is stored unless `store` is called
+Hodges–Lehmann ratio, its signed-rank interval at the sequential design's confidence (the
+interval that decides, so the one shown), and the design's verdict (measure.sequential),
+read at its looks only. Nothing is stored unless `store` is called
 (`gpuopt compare --ledger`): then the comparison becomes a session of its own.
 """
 
@@ -22,11 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from measure import schedule, sequential
-from measure.stats import paired_estimate, paired_log_ratios
+from measure.stats import paired_log_ratios
 from measure.vocabulary import RunStatus, Verdict
-from session.conduct.common import BadInput, ConductError
+from session.errors import BadInput, ConductError
 
-__all__ = ["CommandStats", "CompareResult", "Relation", "compare", "hyperfine_markdown"]
+__all__ = [
+    "CommandStats",
+    "CompareResult",
+    "Relation",
+    "compare",
+    "hyperfine_markdown",
+    "samples_csv",
+]
 
 
 @dataclass
@@ -38,6 +46,9 @@ class CommandStats:
     user: list[float] = field(default_factory=list)
     system: list[float] = field(default_factory=list)
     exit_codes: list[int | None] = field(default_factory=list)
+    # Peak RSS per timed run (wait4's ru_maxrss), bytes: only those above gpuopt's own
+    # peak, which Linux counts in a child's (measure.runner), so it says nothing then.
+    memory: list[int] = field(default_factory=list)
 
     @property
     def runs(self) -> int:
@@ -69,6 +80,12 @@ class CommandStats:
             "times": list(self.times),
             "exit_codes": list(self.exit_codes),
             "parameters": {},
+            # hyperfine 1.20's peak RSS per run, when every timed run has a known one
+            **(
+                {"memory_usage_byte": list(self.memory)}
+                if self.memory and len(self.memory) == len(self.times)
+                else {}
+            ),
         }
 
 
@@ -83,9 +100,13 @@ class Relation:
     ci_high: float | None
     verdict: Verdict
     note: str = ""
+    confidence: float = 0.95  # of ci_low..ci_high: the design's, the interval that decided
+    threshold: float | None = None
 
     def words(self, reference: str) -> str:
-        """ "B ran 1.42 ± 0.03 × faster than A (95% CI …): FASTER" in hyperfine's manner."""
+        """ "B ran 1.42 ± 0.03 × faster than A (99.8% CI …): FASTER" in hyperfine's manner."""
+        from session.verdicts import change_words, confidence_text
+
         if self.ratio is None:
             return f"{self.command}: no paired values ({self.note or 'every run failed'})"
         faster = self.ratio < 1
@@ -95,12 +116,15 @@ class Relation:
                 (1 / self.ci_high, 1 / self.ci_low) if faster else (self.ci_low, self.ci_high)
             )
             spread = f" ± {(hi - lo) / 2:.2f}"
-            ci = f" (95% CI {lo:.3f}–{hi:.3f})"
+            ci = f" ({confidence_text(self.confidence)} CI {lo:.3f}–{hi:.3f})"
         else:
             spread, ci = "", ""
         way = "faster" if faster else "slower"
         text = f"{self.command} ran {factor:.2f}{spread} × {way} than {reference}{ci}: "
         text += str(self.verdict)
+        said = change_words(self.verdict, self.ratio, self.threshold)
+        if said:
+            text += f" {said}"
         return f"{text}; {self.note}" if self.note else text
 
 
@@ -117,6 +141,22 @@ class CompareResult:
     records: list[tuple[int, int, Any]] = field(default_factory=list)
     cwd: str = ""
     elapsed_s: float = 0.0
+    shell: str | None = None  # the commands' shell; None: run without one (-N)
+    shell_cost_s: float | None = None  # its start-up per run, measured (not subtracted)
+
+    def shell_words(self) -> str:
+        """What the times hold of the shell, in words."""
+        if self.shell is None:
+            return "no shell: the commands ran directly (-N), as hyperfine -N"
+        cost = (
+            "not measured"
+            if self.shell_cost_s is None
+            else (f"{self.shell_cost_s * 1e3:.2f} ms per run (measured)")
+        )
+        return (
+            f"shell {self.shell}: its start-up, {cost}, is included in every time, not "
+            "subtracted (hyperfine subtracts it); -N runs plain commands without one"
+        )
 
     def hyperfine(self) -> dict[str, Any]:
         """hyperfine's --export-json document, plus our verdicts under "gpuopt"."""
@@ -130,6 +170,15 @@ class CompareResult:
                 "seed": self.seed,
                 "looks": list(self.design.looks),
                 "look_confidence": self.design.confidence,
+                "change_confidence": self.design.change_confidence,
+                "memory_usage_byte": "peak RSS per run from wait4, in hyperfine's field; left "
+                "out of a result when a run's peak did not rise above gpuopt's own (Linux "
+                "counts the parent's in the child's, so it would say nothing)",
+                "shell": {
+                    "shell": self.shell,
+                    "cost_s": self.shell_cost_s,
+                    "subtracted": False,
+                },
                 "comparisons": [
                     {
                         "command": r.command,
@@ -137,7 +186,9 @@ class CompareResult:
                         "ratio": r.ratio,
                         "ci_low": r.ci_low,
                         "ci_high": r.ci_high,
+                        "ci_confidence": r.confidence,
                         "verdict": r.verdict.value,
+                        "verdict_words": _words(r),
                         "note": r.note,
                     }
                     for r in self.relations
@@ -169,7 +220,7 @@ def compare(
     run: Runner | None = None,
 ) -> CompareResult:
     """Measure `commands` interleaved until every one is decided against the first."""
-    from measure.runner import run_command, run_hook
+    from measure.runner import run_command, run_hook, shell_cost_s
 
     if len(commands) < 2:
         raise BadInput("compare needs at least two commands")
@@ -206,6 +257,8 @@ def compare(
         hook(prepare, "prepare")
         return runner(commands[i], where, timeout_s=timeout_s, shell=shell)
 
+    # What the shell costs each run, measured as hyperfine does (it then subtracts it).
+    shell_cost = shell_cost_s(shell, cwd=where) if shell is not None and run is None else None
     t0 = time.monotonic()
     stop_why = "interrupted"
     records: list[tuple[int, int, Any]] = []
@@ -232,6 +285,9 @@ def compare(
                         stats_of[i].user.append(res.user_s)
                     if res.sys_s is not None:
                         stats_of[i].system.append(res.sys_s)
+                    rss = getattr(res, "peak_rss_bytes", None)
+                    if rss is not None:
+                        stats_of[i].memory.append(rss)
                 stats_of[i].exit_codes.append(res.exit_code)
             if progress is not None:
                 progress(blocks, max_blocks)
@@ -266,6 +322,8 @@ def compare(
         records,
         str(where),
         round(time.monotonic() - t0, 3),
+        shell,
+        shell_cost,
     )
 
 
@@ -276,26 +334,88 @@ def _relations(
     design: sequential.Design,
     final: bool = False,
 ) -> tuple[list[Relation], bool]:
-    from session.conduct.loop import undecided_words
+    from session.conduct.undecided import undecided_words
 
     out = []
+    settled: list[bool] = []
     ref = per_block[0]
     for i in range(1, len(commands)):
         blocks = sorted(set(ref) & set(per_block[i]))
         d = paired_log_ratios([ref[b] for b in blocks], [per_block[i][b] for b in blocks])
-        shown = paired_estimate(d, threshold=threshold)
         look = sequential.judge(d, threshold, design)
-        note = "" if look.decided else undecided_words(look, shown, design, final)
+        shown = look.interval  # the interval that decided is the one shown
+        note = "" if look.settled else undecided_words(look, shown, design, final)
         out.append(
             Relation(
-                commands[i], shown.n, shown.ratio, shown.ci_low, shown.ci_high, look.verdict, note
+                commands[i],
+                shown.n,
+                shown.ratio,
+                shown.ci_low,
+                shown.ci_high,
+                look.verdict,
+                note,
+                look.confidence or design.confidence,
+                threshold,
             )
         )
-    return out, all(r.verdict is not Verdict.INCONCLUSIVE for r in out)
+        settled.append(look.settled)
+    return out, all(settled)
+
+
+def _words(r: Relation) -> str:
+    from session.verdicts import change_words
+
+    return change_words(r.verdict, r.ratio, r.threshold)
+
+
+SAMPLE_COLUMNS = (
+    "command_index", "command", "block", "status", "exit_code", "time_s", "user_s",
+    "system_s", "memory_usage_byte",
+)  # fmt: skip
+
+
+def samples_csv(result: CompareResult) -> str:
+    """Every timed run of a comparison as CSV, in the order they ran (warm-ups excluded,
+    failed runs included with their status): `gpuopt compare --export-csv`."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(SAMPLE_COLUMNS)
+    for i, block, res in result.records:
+        rss = getattr(res, "peak_rss_bytes", None)
+        w.writerow(
+            [
+                i,
+                result.commands[i].command,
+                block,
+                res.status.value if hasattr(res.status, "value") else res.status,
+                "" if res.exit_code is None else res.exit_code,
+                repr(float(res.wall_s)) if res.status is RunStatus.OK else "",
+                "" if res.user_s is None else repr(float(res.user_s)),
+                "" if res.sys_s is None else repr(float(res.sys_s)),
+                "" if rss is None else rss,
+            ]
+        )
+    return out.getvalue()
+
+
+def _relative(r: Relation) -> str:
+    """The paired ratio with its interval, labelled: "1.03 (1.01–1.05, 99.8% CI)" where
+    hyperfine prints a ratio of means ± σ."""
+    from session.verdicts import confidence_text
+
+    if r.ratio is None:
+        return "—"
+    if r.ci_low is None or r.ci_high is None:
+        return f"{r.ratio:.3f} (no interval yet)"
+    return f"{r.ratio:.3f} ({r.ci_low:.3f}–{r.ci_high:.3f}, {confidence_text(r.confidence)} CI)"
 
 
 def hyperfine_markdown(result: CompareResult) -> str:
-    """hyperfine's --export-markdown table (times in ms), with our verdict column."""
+    """hyperfine's --export-markdown table (times in ms), with our verdict column; Relative
+    is the paired ratio (time / the reference's) with the interval that decided."""
     lines = [
         "| Command | Mean [ms] | Min [ms] | Max [ms] | Relative | Verdict |",
         "|:---|---:|---:|---:|---:|:---|",
@@ -310,7 +430,10 @@ def hyperfine_markdown(result: CompareResult) -> str:
         elif r.ratio is None:
             ratio, verdict = "—", str(r.verdict)
         else:
-            ratio, verdict = f"{r.ratio:.2f}", str(r.verdict)
+            ratio, verdict = _relative(r), str(r.verdict)
+            said = _words(r)
+            if said:
+                verdict += f" {said}"
         cmd = c.command.replace("|", "\\|")
         lines.append(
             f"| `{cmd}` | {mean} | {min(c.times) * 1e3:.1f} | "
@@ -434,6 +557,7 @@ def store(ledger: Any, result: CompareResult, title: str | None = None) -> Any:
             ratio=r.ratio,
             ci_low=r.ci_low,
             ci_high=r.ci_high,
+            confidence=r.confidence,
             verdict=r.verdict,
             failed_runs=sum(
                 1 for i, _, res in result.records if i == k and res.status is not RunStatus.OK

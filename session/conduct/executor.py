@@ -24,7 +24,7 @@ from measure import orphans
 from measure.harness import worker_script_args, workload_command
 from measure.monitor import NullMonitor
 from measure.preload import PreloadedPython, PreloadError, preload_ok
-from measure.runner import run_command, run_hook
+from measure.runner import AUTO, direct_argv, run_command, run_hook, shell_cost_s
 from session import models as m
 from session.conduct.common import BASELINE_ARM, BadInput, one_line, tail
 from session.ledger_port import LedgerLike
@@ -110,6 +110,10 @@ def shim_warnings(session: m.Session) -> list[str]:
 
 def needs_torch(session: m.Session) -> bool:
     return any(w.kind is not m.WorkloadKind.COMMAND for w in session.contract.workloads)
+
+
+# What a round says when every workload runs without a shell.
+SHELL_NONE = "every workload runs directly, without a shell (plain words, as hyperfine -N)"
 
 
 class ProcessExecutor:
@@ -245,6 +249,7 @@ class ProcessExecutor:
                     metric_source=cmd.metric_source,
                     metric_pattern=cmd.metric_pattern,
                     on_start=on_start,
+                    shell=AUTO,  # plain words run directly: no shell start-up in the figure
                 )
         finally:
             if not started:
@@ -262,6 +267,31 @@ class ProcessExecutor:
             run.status = m.RunStatus.QUARANTINED
         self._store(run)
         return run
+
+    def shell_facts(self, cwd: Path) -> tuple[dict[str, Any], list[str]]:
+        """How each workload's runs start, and what a shell costs them, in values and in
+        words: plain words run directly (no shell, as hyperfine -N); anything else through
+        bash, whose start-up (measured here, `bash -c ''` ten times) is in every figure,
+        not subtracted (a ratio of two such figures holds it on both sides)."""
+        facts: dict[str, Any] = {}
+        via: list[str] = []
+        for name, cmd in self.commands.items():
+            env = self.env(name)
+            direct = direct_argv(cmd.command, cwd, env.get("PATH"), self.contract.launcher)
+            facts[name] = {"shell": None if direct is not None else "bash"}
+            if direct is None and cmd.script_args is None:  # a torch worker: no shell
+                via.append(name)
+        if not via:
+            return facts, [SHELL_NONE]
+        cost = shell_cost_s("bash", cwd=cwd)
+        for name in via:
+            facts[name]["shell_cost_s"] = cost
+        said = "unknown" if cost is None else f"{cost * 1e3:.1f} ms"
+        return facts, [
+            f"{', '.join(via)}: run through bash (its command has shell syntax); the shell's "
+            f"start-up, measured at {said} per run, is included in every figure, not "
+            "subtracted"
+        ]
 
     def _preloaded_run(
         self, run: m.Run, cwd: Path, cmd: _Command, on_start: Callable[[int], None]

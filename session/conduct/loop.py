@@ -10,21 +10,23 @@ tests the round's logic.
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from measure import schedule, sequential, stats
-from measure.stats import PairedEstimate, paired_estimate, paired_log_ratios
+from measure import schedule, sequential
+from measure.stats import paired_log_ratios
 from session import models as m
 from session.conduct.common import BASELINE_ARM, Progress, ProgressFn, say
 from session.conduct.executor import Executor
+from session.conduct.undecided import blocks_text as _blocks
+from session.conduct.undecided import undecided_words
 from session.ledger_port import LedgerLike
 
 MAX_ATTEMPTS = 3
+COMMIT_EVERY_S = 0.25  # whole blocks are committed at most this far apart
 Key = tuple[str, str]  # (arm, workload)
 _NO_VALUE = (m.RunStatus.FAILED, m.RunStatus.TIMEOUT, m.RunStatus.NO_METRIC)
 
@@ -148,6 +150,8 @@ class RoundLoop:
         self.stop_why: str | None = None
         self.t0 = time.monotonic()
         self.overhead = 0.0
+        self._committed = self.t0  # when whole blocks were last committed
+        self.stale = False
 
     def _new_run(self, arm: str, workload: str, block: int, attempt: int, warm: bool) -> m.Run:
         p = self.plan
@@ -261,24 +265,25 @@ class RoundLoop:
                 var = self.state.values.get(key, {})
                 blocks = sorted(set(base) & set(var))
                 d = paired_log_ratios([base[b] for b in blocks], [var[b] for b in blocks], p.higher)
-                shown = paired_estimate(d, threshold=p.threshold)  # the reported numbers
                 look = sequential.judge(d, p.threshold, self.design)
+                shown = look.interval  # the interval that decided is the one kept and shown
                 self.looks[key] = look
                 c = self.comparisons.get(key) or m.Comparison(
                     round_id=p.rnd.id, variant_id=v.id, workload=name, n=0
                 )
                 c.n = shown.n
                 c.ratio, c.ci_low, c.ci_high = shown.ratio, shown.ci_low, shown.ci_high
+                c.confidence = look.confidence
                 c.verdict = look.verdict
-                c.blocks_needed = None if final else look.blocks_needed
-                c.note = "" if look.decided else undecided_words(look, shown, self.design, final)
+                c.blocks_needed = None if final or look.settled else look.blocks_needed
+                c.note = "" if look.settled else undecided_words(look, shown, self.design, final)
                 if len(d) < len(blocks):  # a zero or negative figure: no ratio, said
                     why = (
                         f"{len(blocks) - len(d)} of {_blocks(len(blocks))} gave a zero or "
                         "negative figure, which has no ratio (a ratio to zero is undefined)"
                     )
                     c.note = f"{why}; {c.note}" if c.note else why
-                c.min_effect = None if look.decided else look.min_effect
+                c.min_effect = None if look.settled else look.min_effect
                 c.untrusted_runs = self.state.untrusted.get(key, 0)
                 c.failed_runs = self.state.failed.get(key, 0)
                 self.comparisons[key] = c
@@ -287,21 +292,39 @@ class RoundLoop:
                 )
                 if key not in self.dropped and not no_values:
                     live.append(key)
-                    if not look.decided:
+                    if not look.settled:
                         waiting.append(key)
         self._mark_failed()
         return live, waiting
 
     def _after_block(self, block: int) -> str | None:
         p = self.plan
+        now = time.monotonic()
         live_keys, waiting = self.update()
         p.rnd.blocks = self.completed
-        self.executor.flush(p.rnd, *self.comparisons.values())  # one commit per block
-        elapsed = time.monotonic() - self.t0
+        # Whole blocks only, at most COMMIT_EVERY_S apart and at every look: a commit
+        # (synchronous=FULL, so an fsync) per block of a short command cost more than its
+        # runs. What no commit took yet is stored when the round ends or stops.
+        due = (
+            now - self._committed >= COMMIT_EVERY_S
+            or self.design.is_look(self.completed)
+            or block >= p.max_blocks
+            or self.completed == p.min_blocks
+        )
+        if due:
+            self.executor.flush(p.rnd, *self.comparisons.values())
+            self._committed = now
+        self.stale = not due  # blocks whose comparisons no commit holds yet
+        elapsed = now - self.t0
+        self._say(block, waiting, elapsed)
+        return self._stop_after(block, live_keys, waiting, elapsed)
+
+    def _say(self, block: int, waiting: list[Key], elapsed: float) -> None:
+        p = self.plan
         live = [
-            dataclasses.replace(
+            dataclasses.replace(  # still waiting (a MEASURABLE beyond the band too)
                 self.looks[k].estimate,
-                verdict=self.looks[k].verdict,
+                verdict=m.Verdict.INCONCLUSIVE,
                 blocks_needed=self.looks[k].blocks_needed,
             )
             for k in waiting
@@ -327,6 +350,11 @@ class RoundLoop:
                 failed_checks=[a for a in p.arms if self.checks.get(p.label.get(a, a)) is False],
             ),
         )
+
+    def _stop_after(
+        self, block: int, live_keys: list[Key], waiting: list[Key], elapsed: float
+    ) -> str | None:
+        p = self.plan
         if self.completed >= p.min_blocks:
             if self.comparisons and not live_keys:
                 return "no values: every comparison's runs failed"
@@ -362,52 +390,6 @@ class RoundLoop:
                 f"{label.get(arm, arm)}/{name}: FAILED, {why}{last}; dropped from later blocks"
             )
         return notes
-
-
-def undecided_words(
-    look: sequential.Look, shown: PairedEstimate, design: sequential.Design, final: bool
-) -> str:
-    """What an INCONCLUSIVE comparison would need, in words, with the smallest effect the
-    round can resolve at this noise, true to what ran: a design that cannot decide within
-    its limit says so, and an effect larger than that smallest one says why it is still
-    undecided."""
-    limit, n = design.max_blocks, look.estimate.n
-    least = stats.min_paired_blocks(design.confidence)
-    if limit < least:
-        return (
-            f"no verdict is possible within {limit} blocks: the stopping rule's "
-            f"{design.confidence:.1%} interval needs at least {least} blocks with values "
-            f"(--max-blocks {least} or more)"
-        )
-    if n < least:
-        few = f"{_blocks(n)} with values {'is' if n == 1 else 'are'} too few for a verdict"
-        few += f" (at least {least})"
-        if final:
-            return f"{few}: the round stopped before any look that could decide"
-        return f"{few}; about {max(least - n, look.blocks_needed or 0)} more blocks would decide"
-    if look.min_effect is None:
-        return f"too few blocks to judge yet (at least {design.looks[0]})"
-    effect = f"the smallest effect this round can resolve is {look.min_effect:.1%}"
-    effect += f" (in {limit} blocks)"
-    seen = _effect(shown.ratio)
-    if seen is not None and seen > look.min_effect:
-        effect += f"; the effect seen ({seen:.1%}) is larger, so more blocks would likely decide it"
-    if final and n < limit:
-        return f"not decided in the {_blocks(n)} that ran (of at most {limit}); {effect}"
-    if final or look.blocks_needed is None:
-        return f"not decidable at this noise within {limit} blocks; {effect}"
-    return f"about {look.blocks_needed} more blocks would decide; {effect}"
-
-
-def _blocks(n: int) -> str:
-    return f"{n} block" if n == 1 else f"{n} blocks"
-
-
-def _effect(ratio: float | None) -> float | None:
-    """A ratio as the size of the change it says: 0.53 and 1.89 are both 47%."""
-    if ratio is None or not math.isfinite(ratio) or ratio <= 0:
-        return None
-    return 1 - ratio if ratio < 1 else 1 - 1 / ratio
 
 
 def _failure(run: m.Run) -> str:

@@ -100,14 +100,27 @@ def baseline_noise_notes(
     if _held_at(baseline, threshold):
         return []
     judged = baseline_mod.judge_baseline(ledger, session, baseline, threshold)
-    return [
-        f"the baseline is {baseline_mod.outcome_text(j.outcome, threshold)} ({j.words()}); "
-        "this round's "
-        "paired verdicts do not rest on the baseline's halves, but expect INCONCLUSIVE "
-        "ones at this band"
-        for j in judged
-        if j.outcome is not None and j.outcome.warns
-    ]
+    notes = []
+    for j in judged:
+        if j.outcome is None or not j.outcome.warns:
+            continue
+        if j.outcome is baseline_mod.Outcome.DRIFTING:
+            notes.append(
+                f"{BASELINE_UNRELIABLE}: it drifted when recorded ({j.words()}); this round's "
+                "paired verdicts compare the arms within the round and do not rest on its "
+                "reference figures"
+            )
+            continue
+        notes.append(
+            f"the baseline is {baseline_mod.outcome_text(j.outcome, threshold)} ({j.words()}); "
+            "this round's paired verdicts do not rest on the baseline's halves, but expect "
+            "INCONCLUSIVE ones at this band"
+        )
+    return notes
+
+
+# What the round and the record say of a drifting baseline (the words are searched for).
+BASELINE_UNRELIABLE = "the baseline's absolute figures are unreliable"
 
 
 def baseline_check(
@@ -117,11 +130,14 @@ def baseline_check(
     threshold: float,
     session_id: str,
     notes: list[str],
+    drifting: bool = False,
 ) -> None:
     """Compare the baseline measured in the round with its reference runs, unpaired (the
     Moses interval of the shift, as the baseline's own check): "not reproduced" only when
     the interval lies wholly beyond the band, so a round is flagged for a drift the
-    reference's own noise cannot explain (false alarms at most 2.5% when nothing moved)."""
+    reference's own noise cannot explain (false alarms at most 2.5% when nothing moved).
+    With `drifting` (the baseline drifted when recorded, no cause named) its reference
+    figures are unreliable: a difference from them is said, and untrusts nothing."""
     ratios: dict[str, float] = {}
     flagged: list[str] = []
     for name, vals in in_round.items():
@@ -157,6 +173,17 @@ def baseline_check(
     rnd.baseline_check = ratios[worst]
     rnd.baseline_reproduced = not flagged
     rnd.summary["baseline_check"] = ratios
+    if drifting:
+        rnd.summary["baseline_reference_unreliable"] = True
+        if flagged:
+            rnd.baseline_reproduced = None  # against an unreliable reference: undecided
+            notes.append(
+                f"baseline check of round {rnd.number}: " + "; ".join(flagged) + f". "
+                f"{BASELINE_UNRELIABLE[0].upper()}{BASELINE_UNRELIABLE[1:]} (it drifted when "
+                "recorded), so this difference untrusts no verdict: the paired verdicts "
+                "compare the arms within this round"
+            )
+        return
     if flagged:
         again = shlex.join(["gpuopt", "baseline", session_id])
         redo = shlex.join(["gpuopt", "round", session_id])
@@ -262,6 +289,8 @@ def run_round(
                             session, plan.trees[BASELINE_ARM], progress, executor.env(None)
                         )
                     )
+                rnd.summary["shell"], shell_words = executor.shell_facts(plan.trees[BASELINE_ARM])
+                loop.notes.extend(shell_words)
                 loop.warm_up()
                 loop.blocks()
             finally:
@@ -298,6 +327,7 @@ def _close_failed(
     interrupted = isinstance(exc, KeyboardInterrupt)
     for step in (
         lambda: with_room(ledger, executor.flush),  # what was measured is kept
+        lambda: _store_fresh(ledger, loop) if loop.stale else None,
         (lambda: _check_baseline(ledger, loop)) if interrupted else (lambda: None),
         lambda: _close_notes(loop, executor),
     ):
@@ -336,6 +366,8 @@ def _finish(
         loop.update(final=True)  # the limit is reached: no more blocks will come
         with ledger.write():
             ledger.put(*loop.comparisons.values())
+    elif loop.stale:  # stopped between two commits: its last blocks' comparisons too
+        _store_fresh(ledger, loop)
     _check_baseline(ledger, loop)
     _close_notes(loop, executor)
     _timing_facts(ledger, session, rnd, label, loop.notes)
@@ -381,6 +413,15 @@ def _setup(executor: Executor, plan: Plan, progress: ProgressFn) -> None:
             )
 
 
+def _store_fresh(ledger: LedgerLike, loop: RoundLoop) -> None:
+    """The comparisons of every completed block, stored (the loop commits them only a few
+    times a second)."""
+    loop.update()
+    loop.stale = False
+    with ledger.write():
+        ledger.put(*loop.comparisons.values())
+
+
 def _check_baseline(ledger: LedgerLike, loop: RoundLoop) -> None:
     p = loop.plan
     in_round = {n: list(loop.state.values.get((BASELINE_ARM, n), {}).values()) for n in p.names}
@@ -391,6 +432,7 @@ def _check_baseline(ledger: LedgerLike, loop: RoundLoop) -> None:
         p.threshold,
         p.session.id,
         loop.notes,
+        drifting=baseline_mod.stored_outcome(p.baseline) is baseline_mod.Outcome.DRIFTING,
     )
 
 
@@ -416,6 +458,8 @@ def _summary(loop: RoundLoop, stop_why: str | None, error: str = "") -> dict[str
                 "looks": list(loop.design.looks),
                 "confidence": round(loop.design.confidence, 6),
                 "alpha": loop.design.alpha,
+                "change_confidence": round(loop.design.change_confidence, 6),
+                "alpha_change": loop.design.alpha_change,
             },
         }
     )

@@ -51,6 +51,7 @@ class SummaryRow(Row):
     ratio: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    ci_confidence: float | None = None  # of ci_low..ci_high: the interval that decided
     times: str = "—"  # "4.85× faster"
     times_ci: str = "—"
     baseline_median: float | None = None
@@ -90,6 +91,8 @@ class ComparisonRow(Row):
     speed_verdict: str
     correct: bool | None = None
     trusted: bool = True
+    verdict_words: str = ""  # MEASURABLE: "1.8% slower (real, below the ±2% band)"
+    ci_confidence: float | None = None  # of ci_low..ci_high: the interval that decided
     failure: str = ""
     untrusted_why: str = ""
     n: int = 0
@@ -105,6 +108,8 @@ class ComparisonRow(Row):
     @property
     def shown(self) -> str:
         out = self.verdict + (f" ({self.failure})" if self.failure else "")
+        if not self.failure and self.verdict_words:
+            out += f" {self.verdict_words}"
         return out + ("" if self.trusted else " · untrusted")
 
 
@@ -691,6 +696,7 @@ def _summary(view: SessionView, out: SessionExport, choice_words: Any) -> Summar
                 row.verdict = c.shown
                 row.verdict_word = c.verdict
                 row.ratio, row.ci_low, row.ci_high = c.ratio, c.ci_low, c.ci_high
+                row.ci_confidence = c.ci_confidence
                 if c.verdict != m.Verdict.BROKEN.value:  # a broken variant's speed is moot
                     row.times = vd.times_text(c.ratio)
                     row.times_ci = vd.times_ci_text(c.ci_low, c.ci_high)

@@ -10,7 +10,7 @@ from session.record.model import RoundRow, SessionExport
 from session.record.summary import legend
 from session.record.table import figure, fixed, join, md_cell, md_code, md_table, section, words
 from session.residuals import ROUND_SUMMARY_FIELDS
-from session.verdicts import times_text
+from session.verdicts import ci_heading, times_text
 
 _REPRODUCED = {True: "reproduced", False: "NOT reproduced", None: "not judged"}
 
@@ -46,14 +46,18 @@ def _round(r: RoundRow, units: dict[str, str]) -> list[str]:
     trust = "" if r.trusted else f", untrusted: {md_cell(r.untrusted_why)}"
     section(lines, f"Round {r.number} ({md_cell(words(r.status))}, {r.blocks} blocks{trust})", 3)
     check = "—" if r.baseline_check is None else f"{r.baseline_check:.3f}"
+    judged = _REPRODUCED[r.baseline_reproduced]
+    if (r.summary or {}).get("baseline_reference_unreliable"):
+        judged = f"{judged}: it drifted when recorded, so its absolute figures are unreliable"
     lines.append(
         f"Baseline {md_cell(r.baseline_id)}, checked in the round at {md_cell(check)} of its "
-        f"reference ({_REPRODUCED[r.baseline_reproduced]}); seed {md_cell(r.seed)}, "
+        f"reference ({judged}); seed {md_cell(r.seed)}, "
         f"threshold ±{r.threshold * 100:.1f}%."
     )
     lines.append("")
     lines += md_table(
-        ["round", "variant", "workload", "scope", "verdict", "ratio (95% CI)", "× faster",
+        ["round", "variant", "workload", "scope", "verdict", f"ratio ({ci_heading(r.comparisons)})",
+         "× faster",
          "median baseline → variant", "n", "trust"],
         [
             [f"round {r.number}", c.variant, c.workload, words(c.scope) if c.scope else "—",

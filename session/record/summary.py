@@ -6,7 +6,7 @@ from __future__ import annotations
 from session import models as m
 from session.record.model import SessionExport, SummaryRow
 from session.record.table import figure, md_cell, md_table, round_label
-from session.verdicts import VERDICT_MEANINGS
+from session.verdicts import VERDICT_MEANINGS, ci_heading
 
 
 def summary_lines(x: SessionExport) -> list[str]:
@@ -46,7 +46,7 @@ def summary_lines(x: SessionExport) -> list[str]:
     if not shown:
         return [*lines, _folded(idle, after_table=False)]
     lines += md_table(
-        ["variant", "workload", "verdict", "× faster (95% CI)", MEDIANS_IN_ROUND,
+        ["variant", "workload", "verdict", f"× faster ({_ci_heading(table)})", MEDIANS_IN_ROUND,
          "correctness", "class", "disposition", "round"],
         [
             [
@@ -112,6 +112,12 @@ def _folded(names: list[str], after_table: bool, shown: int = 8) -> str:
     n = len(names)
     what = f"{n}{' more' if after_table else ''} variant{'s' if n > 1 else ''}"
     return f"{what} not measured yet: {head}{more}"
+
+
+def _ci_heading(rows: list[SummaryRow]) -> str:
+    """The interval column's confidence, from the rows that have an interval."""
+    with_ci = [r for r in rows if r.ci_low is not None]
+    return ci_heading(with_ci) if with_ci else "CI"
 
 
 def _times(r: SummaryRow) -> str:

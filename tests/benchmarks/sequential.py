@@ -16,13 +16,15 @@ Noise models, per run:
   seconds (on average 6 runs), entered at 3% per run, on top of the Gaussian noise.
 
 Printed per model: the A/A false FASTER/SLOWER rate (target <= 2% at a band of 2%), the
+A/A rate of a false "measurable change" (MEASURABLE: target <= 1%), how often a real 1.5%
+change (inside the band) is found MEASURABLE, the
 power for a 5% change (target >= 90% within 30 blocks), the median blocks to a verdict,
 the forecast made at block 10 against the blocks actually needed (median absolute error,
 and how often "not decidable within 30" was right), and the per-round baseline check's
 false-alarm rate when nothing changed (new rule: the Moses interval of round vs
 reference beyond the band; old rule: the median ratio beyond the band).
 
-Then the baseline's split-half check (session.conduct.baseline, the defaults: 10 to 60 runs
+Then the baseline's split-half check (session.conduct.baseline, the defaults: 10 to 30 runs
 at ±2%) under the same noise models: how often it ends reproducible, too noisy or
 drifting when nothing drifts, and how often it catches a real 6% drift.
 
@@ -49,6 +51,7 @@ from session.conduct import baseline as baseline_rule
 THRESHOLD = 0.02
 BLOCK_SD = 0.03  # sd of the per-block log ratio d
 MIN_BLOCKS, MAX_BLOCKS = 10, 30
+SMALL_EFFECT = 1.015  # a real change inside the ±2% band
 RUN_SD = BLOCK_SD / math.sqrt(2)
 
 # A model yields the log noise of successive runs (a round's runs, in time order).
@@ -127,7 +130,7 @@ def one_round(model: Model, rng: random.Random, effect: float) -> Round:
         if look == design.looks[0] and not got.decided:
             undecided_first = True
             forecast = None if got.blocks_needed is None else look + got.blocks_needed
-        if got.decided:
+        if got.settled or look == design.max_blocks:
             return Round(str(got.verdict), look, forecast, undecided_first)
     return Round("INCONCLUSIVE", design.max_blocks, forecast, undecided_first)
 
@@ -157,9 +160,12 @@ def baseline_check_alarm(model: Model, rng: random.Random) -> tuple[bool, bool]:
 class Row:
     model: str
     aa_false: float
+    aa_measurable: float  # A/A rounds that ended "a measurable change" (a false one)
     aa_median_blocks: float
     power: float
     power_median_blocks: float
+    small_found: float  # a 1.5% change (inside the band): MEASURABLE in the right direction
+    small_wrong: float  # ... any answer of the wrong sign
     forecast_mae: float | None
     forecast_cases: int
     capped_right: float | None
@@ -171,7 +177,9 @@ def simulate(name: str, model: Model, rounds: int, seed: int) -> Row:
     rng = random.Random(seed)
     aa = [one_round(model, rng, 1.0) for _ in range(rounds)]
     pw = [one_round(model, rng, 1.05) for _ in range(rounds)]
+    small = [one_round(model, rng, SMALL_EFFECT) for _ in range(rounds)]
     false = sum(r.verdict in ("FASTER", "SLOWER") for r in aa) / rounds
+    aa_measurable = sum(r.verdict == "MEASURABLE" for r in aa) / rounds
     hits = [r for r in pw if r.verdict == "SLOWER"]
     errors: list[int] = []
     capped: list[bool] = []
@@ -186,9 +194,12 @@ def simulate(name: str, model: Model, rounds: int, seed: int) -> Row:
     return Row(
         model=name,
         aa_false=false,
+        aa_measurable=aa_measurable,
         aa_median_blocks=statistics.median(r.blocks for r in aa),
         power=len(hits) / rounds,
         power_median_blocks=statistics.median(r.blocks for r in hits) if hits else math.nan,
+        small_found=sum(r.verdict in ("MEASURABLE", "SLOWER") for r in small) / rounds,
+        small_wrong=sum(r.verdict == "FASTER" for r in small) / rounds,
         forecast_mae=statistics.median(errors) if errors else None,
         forecast_cases=len(errors),
         capped_right=sum(capped) / len(capped) if capped else None,
@@ -201,21 +212,26 @@ def table(rows: list[Row], rounds: int) -> str:
     design = sequential.Design.plan(MIN_BLOCKS, MAX_BLOCKS)
     head = (
         f"{rounds} rounds per model and case; band ±{THRESHOLD:.0%}, per-block sd "
-        f"{BLOCK_SD:.0%}, looks {list(design.looks)} at {design.confidence:.1%} each\n"
-        f"{'noise model':<14} {'A/A false':>9} {'A/A blk':>7} {'power 5%':>8} "
-        f"{'pw blk':>6} {'fc MAE':>6} {'fc n':>5} {'cap ok':>6} {'chk new':>7} {'chk old':>7}"
+        f"{BLOCK_SD:.0%}, looks {list(design.looks)} at {design.confidence:.1%} each "
+        f"(MEASURABLE at {design.change_confidence:.1%})\n"
+        f"{'noise model':<14} {'A/A false':>9} {'A/A meas':>8} {'A/A blk':>7} {'power 5%':>8} "
+        f"{'pw blk':>6} {'1.5% found':>10} {'wrong':>5} {'fc MAE':>6} {'fc n':>5} "
+        f"{'cap ok':>6} {'chk new':>7} {'chk old':>7}"
     )
     lines = [head]
     for r in rows:
         mae = "—" if r.forecast_mae is None else f"{r.forecast_mae:g}"
         cap = "—" if r.capped_right is None else f"{r.capped_right:.0%}"
         lines.append(
-            f"{r.model:<14} {r.aa_false:>9.2%} {r.aa_median_blocks:>7g} {r.power:>8.1%} "
-            f"{r.power_median_blocks:>6g} {mae:>6} {r.forecast_cases:>5} {cap:>6} "
+            f"{r.model:<14} {r.aa_false:>9.2%} {r.aa_measurable:>8.2%} {r.aa_median_blocks:>7g} "
+            f"{r.power:>8.1%} {r.power_median_blocks:>6g} {r.small_found:>10.1%} "
+            f"{r.small_wrong:>5.1%} {mae:>6} {r.forecast_cases:>5} {cap:>6} "
             f"{r.check_new:>7.2%} {r.check_old:>7.2%}"
         )
     lines.append(
-        "targets: A/A false <= 2%, power >= 90% within 30 blocks. fc: forecast at block 10 "
+        "targets: A/A false <= 2%, A/A meas (a false 'measurable change') <= 1%, power >= "
+        "90% within 30 blocks; 1.5% found: a real 1.5% change said MEASURABLE (or SLOWER), "
+        "wrong: said FASTER. fc: forecast at block 10 "
         "vs blocks needed (median abs error, cases); cap ok: 'not decidable within 30' was "
         "right; chk: baseline check false alarms, nothing changed (new rule / old rule)"
     )
@@ -223,12 +239,13 @@ def table(rows: list[Row], rounds: int) -> str:
 
 
 def baseline_outcomes(model: Model, rng: random.Random, drift: float = 0.0) -> str:
-    """One adaptive baseline (the defaults: 10 to 60 runs at ±2%) under a noise model, with
+    """One adaptive baseline (the defaults: 10 to 30 runs at ±2%) under a noise model, with
     an optional drift (the last run `drift` slower than the first): its outcome."""
+    top = baseline_rule.DEFAULT_MAX_RUNS
     noise = model(rng)
-    runs = [math.exp(next(noise) + math.log1p(drift) * k / 59) for k in range(60)]
-    for look in baseline_rule.looks(10, 60):
-        j = baseline_rule.judge("w", runs[:look], THRESHOLD, final=look == 60)
+    runs = [math.exp(next(noise) + math.log1p(drift) * k / (top - 1)) for k in range(top)]
+    for look in baseline_rule.looks(10, top):
+        j = baseline_rule.judge("w", runs[:look], THRESHOLD, final=look == top)
         if j.outcome is not None:
             return str(j.outcome)
     return "undecided"
@@ -238,7 +255,8 @@ def baseline_table(rounds: int, seed: int) -> str:
     rng = random.Random(seed)
     names = ["reproducible", "too noisy for this band", "drifting"]
     lines = [
-        f"\nbaseline split-half check, {rounds} baselines per model (10 to 60 runs, ±2%, "
+        f"\nbaseline split-half check, {rounds} baselines per model (10 to "
+        f"{baseline_rule.DEFAULT_MAX_RUNS} runs, ±2%, "
         f"per-run sd {RUN_SD:.1%}): outcomes when nothing drifts (A/A), and with a 6% drift",
         f"{'noise model':<14} {'A/A: reprod.':>12} {'too noisy':>9} {'drifting':>8} | "
         f"{'6% drift: drifting':>18} {'reprod.':>7}",

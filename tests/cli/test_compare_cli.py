@@ -40,7 +40,9 @@ def test_a_clear_difference_is_decided_at_the_first_look_with_words():
     (rel,) = got.relations
     assert rel.verdict is Verdict.SLOWER and rel.ratio == pytest.approx(1.42, rel=0.01)
     words = rel.words("a")
-    assert words.startswith("b ran 1.42 ± 0.0") and "× slower than a (95% CI" in words
+    assert (
+        words.startswith("b ran 1.42 ± 0.0") and "× slower than a (99% CI" in words
+    )  # the interval that decided
     assert words.endswith("SLOWER")
     faster = engine.compare(["b", "a"], run=_runner({"a": 0.10, "b": 0.142}, 0.005), seed=1)
     assert faster.relations[0].words("b").startswith("a ran 1.42")

@@ -198,8 +198,8 @@ def test_errors_are_one_line_with_exit_codes(make_repo, tmp_path, capsys):
     )
     assert code == 2 and "record a baseline first" in err
     code, out, err = gpuopt(capsys, ledger, "baseline", sid2, "--runs", "8")
-    assert code == 1 and "not reproducible" in out and "Repair the setup" in out
+    # drifting with no cause the telemetry names: a warning, not a refusal (issue 21; the
+    # round after it: tests/cli/test_drift_rounds.py)
+    assert code == 0 and "drifting at ±2% (a warning" in out and "a round goes on" in out
     code, out, err = gpuopt(capsys, ledger, "variant", "add", sid2, "--name", "v", "--ref", "HEAD")
     assert code == 0
-    code, out, err = gpuopt(capsys, ledger, "round", sid2)
-    assert code == 2 and "is not reproducible" in err

@@ -30,6 +30,7 @@ def test_few_false_verdicts_and_the_power_under_each_noise_model(name: str) -> N
     row = sim.simulate(name, sim.MODELS[name], ROUNDS, seed=11)
     # targets: <= 2% false FASTER/SLOWER in A/A; >= 90% power for 5% within 30 blocks
     assert row.aa_false <= 0.03, row
+    assert row.aa_measurable <= 0.015, row  # target <= 1%: a false "measurable change"
     assert row.power >= 0.85, row
     assert row.power_median_blocks <= 20, row
 
@@ -38,6 +39,7 @@ def test_the_design_looks_few_times_each_at_a_spent_share_of_the_error() -> None
     d = sequential.Design.plan(10, 30)
     assert d.looks == (10, 15, 20, 25, 30)
     assert d.confidence == pytest.approx(0.99)
+    assert d.change_confidence == pytest.approx(1 - 0.01 / 5)  # MEASURABLE: 1% over 5 looks
     assert sequential.Design.plan(6, 9).looks == (6, 9)
     assert sequential.Design.plan(10, 10).looks == (10,)
 
@@ -80,3 +82,39 @@ def test_the_forecast_stays_within_the_limit_as_blocks_come_in() -> None:
 def test_the_smallest_effect_clears_the_band_by_the_half_width() -> None:
     assert sequential.min_effect(0.02, 0.0) == pytest.approx(0.02)
     assert sequential.min_effect(0.02, math.log(1.03)) == pytest.approx(1.02 * 1.03 - 1)
+
+
+def test_a_real_change_inside_the_band_is_said_measurable_not_inconclusive() -> None:
+    """A 1.8% slowdown against a ±2% band: the old rule could only say INCONCLUSIVE; the
+    interval that excludes no change (but not the band) says MEASURABLE, and the round may
+    stop on it since its estimate lies inside the band."""
+    design = sequential.Design.plan(10, 30)
+    rng = random.Random(7)
+    d = [math.log(1.018) + rng.gauss(0, 0.004) for _ in range(10)]
+    got = sequential.judge(d, 0.02, design)
+    assert got.verdict is Verdict.MEASURABLE
+    assert got.settled
+    assert got.estimate.ci_low is not None and got.estimate.ci_low > 1
+    assert got.estimate.ci_high is not None and got.estimate.ci_high > 1.02
+
+
+def test_a_measurable_change_beyond_the_band_keeps_the_round_going() -> None:
+    """Estimate 4% beyond a ±2% band, interval reaching into the band: MEASURABLE, but not
+    settled, so a round keeps going for SLOWER (and forecasts the blocks)."""
+    design = sequential.Design.plan(10, 30)
+    d = [
+        math.log(1.04) + x
+        for x in (-0.03, 0.03, -0.02, 0.02, -0.01, 0.01, 0.0, 0.025, -0.025, 0.005)
+    ]
+    got = sequential.judge(d, 0.02, design)
+    assert got.verdict is Verdict.MEASURABLE
+    assert not got.settled
+
+
+def test_a_baseline_split_half_keeps_four_answers() -> None:
+    """measurable=False (the default: the split-half check) never says MEASURABLE."""
+    assert stats.verdict_for(1.005, 1.03, 0.02) is Verdict.INCONCLUSIVE
+    assert stats.verdict_for(1.005, 1.03, 0.02, measurable=True) is Verdict.MEASURABLE
+    assert stats.verdict_for(0.97, 0.995, 0.02, measurable=True) is Verdict.MEASURABLE
+    assert stats.verdict_for(0.99, 1.03, 0.02, measurable=True) is Verdict.INCONCLUSIVE
+    assert stats.verdict_for(0.995, 1.015, 0.02, measurable=True) is Verdict.SAME

@@ -199,3 +199,24 @@ def test_a_stop_request_ends_the_loop_after_the_current_run(ledger):
     loop.warm_up()
     assert loop.blocks() is None
     assert len(ex.runs) == 7 and loop.completed == 2  # 2 warm-ups, blocks 1 and 2, a half
+
+
+def test_a_real_change_inside_the_band_is_measurable_in_words_with_its_interval(ledger, capsys):
+    """Issue 21: a real 1.8% slowdown against ±2% was only ever INCONCLUSIVE. Now the round
+    stops on MEASURABLE, keeps the interval that decided it with its confidence, and the
+    round table says it in words."""
+    from tui.commands.round_cmd import print_round
+
+    loop, _ = _loop(ledger, _noisy(1.018, 0.006, 1))
+    loop.warm_up()
+    assert loop.blocks() == "decided"
+    (c,) = loop.comparisons.values()
+    assert c.verdict is m.Verdict.MEASURABLE, (c.ratio, c.ci_low, c.ci_high)
+    assert c.confidence == pytest.approx(loop.design.change_confidence)
+    assert c.ci_low is not None and c.ci_low > 1 and c.ci_high is not None and c.ci_high > 1.02
+    rnd = loop.plan.rnd
+    rnd.status = m.RoundStatus.COMPLETED
+    print_round(rnd, [c], {c.variant_id: "v0"}, loop.plan.session)
+    out = capsys.readouterr().out
+    assert "MEASURABLE 1.8% slower (real, below the ±2% band)" in out, out
+    assert "99.8% CI" in out and "the 99.8% one the verdict was decided on" in out

@@ -1,4 +1,5 @@
-"""A baseline too noisy for its band warns and never blocks a round; drifting blocks; the
+"""A baseline too noisy for its band warns and never blocks a round, nor does one drifting
+with no cause the telemetry names; a drift with a named cause blocks; the
 words for the outcomes are one set (session.conduct.outcome_words), shown everywhere."""
 
 from __future__ import annotations
@@ -44,11 +45,25 @@ def test_too_noisy_baseline_does_not_block_a_round(ledger):
     assert "judged reproducible" not in states[m.StepName.ROUND].reason
 
 
-def test_drifting_baseline_blocks_with_the_same_words(ledger):
+def test_drifting_baseline_warns_and_the_round_goes_on(ledger):
     s = make_session(ledger)
-    make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
+    make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)  # drifting, no cause named
+    assert check_round_allowed(ledger, s) == []
     states = _states(ledger, s)
     want = conduct.outcome_words(conduct.Outcome.DRIFTING, s.contract.threshold)
+    assert states[m.StepName.BASELINE].state is S.DONE
+    assert want in states[m.StepName.BASELINE].reason
+    assert "absolute figures are unreliable" in states[m.StepName.BASELINE].reason
+    assert states[m.StepName.ROUND].state is not S.BLOCKED
+
+
+def test_a_drift_with_a_named_cause_blocks_with_the_same_words(ledger):
+    s = make_session(ledger)
+    b = make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
+    b.reproducibility_detail = "drifting, with a cause the telemetry names at ±2%; w: drifting"
+    ledger.put(b)
+    states = _states(ledger, s)
+    want = conduct.outcome_words(conduct.Outcome.DRIFT_CAUSED, s.contract.threshold)
     assert states[m.StepName.BASELINE].state is S.BLOCKED
     assert want in states[m.StepName.BASELINE].reason
     assert states[m.StepName.ROUND].state is S.BLOCKED
@@ -65,7 +80,8 @@ def test_stored_fields_round_trip_and_words(ledger):
     words = {conduct.outcome_words(o, 0.02) for o in conduct.Outcome}
     assert words == {
         "reproducible at ±2%",
-        "not reproducible: drifting at ±2%",
+        "drifting at ±2% (a warning: its absolute figures are unreliable)",
+        "not reproducible: drifting, with a cause the telemetry names at ±2%",
         "too noisy for ±2%",
         "too few runs to judge at ±2%",
         "not reproducible: failing runs",

@@ -55,14 +55,22 @@ def test_round_refused_when_baseline_not_judged(ledger):
     assert "not been judged" in check_round_allowed(ledger, s)[0]
 
 
-def test_round_refused_when_baseline_not_reproducible(ledger):
+def test_round_refused_when_baseline_drifts_for_a_named_cause(ledger):
     s = make_session(ledger)
-    make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
+    b = make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
+    b.reproducibility_detail = "drifting, with a cause the telemetry names at ±2%; split-half"
+    ledger.put(b)
     reason = check_round_allowed(ledger, s)[0]
-    assert "not reproducible: drifting" in reason and "split-half" in reason
-    assert "repair the setup" in reason
+    assert "not reproducible: drifting, with a cause" in reason and "split-half" in reason
+    assert "lock its clocks" in reason
     with pytest.raises(GateRefusal):
         require(check_round_allowed(ledger, s))
+
+
+def test_round_allowed_on_a_baseline_drifting_with_no_named_cause(ledger):
+    s = make_session(ledger)
+    make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
+    assert check_round_allowed(ledger, s) == []
 
 
 def test_round_allowed_with_reproducible_baseline(ledger):
@@ -129,6 +137,17 @@ def test_keep_default_refused_when_not_faster(ledger):
     make_comparison(ledger, make_round(ledger, s, b, [v]), v, verdict=m.Verdict.SAME)
     make_correctness(ledger, s, v, stats=[error_stats()])
     assert "not FASTER" in refused(dispose, ledger, s, v, "keep-default", **GOOD_DEFAULT)
+
+
+def test_a_measurable_change_is_never_a_win_for_keep_default(ledger):
+    """MEASURABLE faster (real, below the band) is not FASTER: no default, no local win."""
+    s = make_session(ledger)
+    b = make_baseline(ledger, s)
+    v = make_variant(ledger, s)
+    make_comparison(ledger, make_round(ledger, s, b, [v]), v, verdict=m.Verdict.MEASURABLE)
+    make_correctness(ledger, s, v, stats=[error_stats()])
+    assert "not FASTER" in refused(dispose, ledger, s, v, "keep-default", **GOOD_DEFAULT)
+    assert "must be FASTER" in refused(dispose, ledger, s, v, "keep-local", reason="x")
 
 
 def test_keep_default_refused_when_slower_somewhere(ledger):

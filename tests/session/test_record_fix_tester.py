@@ -308,7 +308,7 @@ def test_the_summary_says_a_drifting_baseline_in_the_words_of_the_cli(tmp_path):
     _, md = _record(tmp_path, build)
     line = next(ln for ln in md.splitlines() if ln.startswith("- **Baseline:**"))
     assert outcome_words(Outcome.DRIFTING, 0.02) in line
-    assert "not reproducible: drifting at ±2%" in line
+    assert "drifting at ±2% (a warning: its absolute figures are unreliable)" in line
 
 
 def test_the_summary_says_a_baseline_too_noisy_for_the_band(tmp_path):

@@ -8,7 +8,10 @@ from typing import Any
 from session import models as m
 from session.verdicts import (
     CHECK_COMMAND,
+    VERDICT_MEANINGS,
     bytes_text,
+    change_words,
+    ci_heading,
     failure_words,
     round_untrusted,
     shown_verdict,
@@ -44,6 +47,7 @@ def test_failed_check_is_broken_with_the_failure_in_words() -> None:
     assert v.text == "BROKEN (NaN 0→80)"
     assert v.fields() == {
         "verdict": "BROKEN", "speed_verdict": "FASTER", "correct": False, "trusted": True,
+        "verdict_words": "", "ci_confidence": 0.95,
     }  # fmt: skip
 
 
@@ -106,3 +110,35 @@ def test_ratio_and_byte_words() -> None:
     assert bytes_text(512) == "512 B"
     assert bytes_text(3 * 2**20 + 2**19) == "3.5 MiB"
     assert bytes_text(5 * 2**30) == "5.00 GiB"
+
+
+def test_a_measurable_change_is_said_in_words_with_the_interval_that_decided() -> None:
+    c = _cmp(m.Verdict.MEASURABLE, confidence=0.998)
+    c.ratio, c.ci_low, c.ci_high = 1.018, 1.004, 1.031
+    v = shown_verdict(c, [], _round(threshold=0.02))
+    assert v.word == "MEASURABLE"
+    assert v.text == "MEASURABLE 1.8% slower (real, below the ±2% band)"
+    assert v.fields()["verdict_words"] == "1.8% slower (real, below the ±2% band)"
+    assert v.fields()["ci_confidence"] == 0.998
+    assert ci_heading([c]) == "99.8% CI"
+
+
+def test_a_measurable_change_beyond_the_band_is_not_said_to_be_below_it() -> None:
+    assert change_words(m.Verdict.MEASURABLE, 0.96, 0.02) == (
+        "4.0% faster (real; not shown beyond the ±2% band)"
+    )
+    assert change_words(m.Verdict.FASTER, 0.5, 0.02) == ""
+    assert change_words(m.Verdict.INCONCLUSIVE, 1.01, 0.02) == ""
+
+
+def test_rows_from_before_the_design_interval_was_kept_say_95() -> None:
+    old = _cmp()  # no confidence stored: the 95% interval was kept then
+    assert ci_heading([old]) == "95% CI"
+    assert ci_heading([old, _cmp(confidence=0.99)]) == "CI"  # mixed: no single label
+
+
+def test_the_glossary_names_no_interval_the_verdict_was_not_decided_on() -> None:
+    """The meanings said "the whole 95% interval" while the verdict used a 99% one."""
+    assert not any("95%" in text for text in VERDICT_MEANINGS.values())
+    assert "MEASURABLE" in VERDICT_MEANINGS
+    assert "never a win" in VERDICT_MEANINGS["MEASURABLE"]

@@ -138,9 +138,25 @@ async def test_a_too_noisy_baseline_says_a_round_may_go_on_at_its_band(tmp_path:
 
 
 @pytest.mark.asyncio
-async def test_a_drifting_baseline_says_what_to_repair(tmp_path: Path) -> None:
+async def test_a_drift_with_a_named_cause_says_what_to_repair(tmp_path: Path) -> None:
     from session import conduct
 
+    ledger = sample(tmp_path / "l.db", m.StepName.BASELINE)
+    caused = conduct.Outcome.DRIFT_CAUSED.value
+    _noisy_baseline(
+        ledger, m.Reproducibility.NOT_REPRODUCIBLE, f"{caused} at ±2%; softmax: drifting"
+    )
+    app = PaneApp(BaselinePane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        hint, info = _shown(app.pane)
+        assert f"not reproducible: {caused} at ±2%" in info
+        assert conduct.repair_words(conduct.Outcome.DRIFT_CAUSED) in hint, hint
+    ledger.close()
+
+
+@pytest.mark.asyncio
+async def test_a_drifting_baseline_with_no_named_cause_lets_a_round_go_on(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db", m.StepName.BASELINE)
     _noisy_baseline(
         ledger, m.Reproducibility.NOT_REPRODUCIBLE, "drifting at ±2%; softmax: drifting"
@@ -149,8 +165,8 @@ async def test_a_drifting_baseline_says_what_to_repair(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await built(pilot, app.pane)
         hint, info = _shown(app.pane)
-        assert "not reproducible: drifting at ±2%" in info
-        assert conduct.repair_words(conduct.Outcome.DRIFTING) in hint, hint
+        assert "drifting at ±2% (a warning" in info and "not reproducible" not in info
+        assert "a round goes on, paired" in hint and "absolute figures are unreliable" in hint
     ledger.close()
 
 

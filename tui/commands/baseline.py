@@ -22,8 +22,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "times in a separate worktree after a warm-up, and keep running until the first "
             "half of its runs and the second agree or differ within the band (--threshold), "
             "or up to --max-runs or the --budget. Outcomes: reproducible; drifting (the halves "
-            "differ: repair the setup; exit 1); too noisy for the band (the noise and the "
-            "narrowest band it supports are said; a round may go on at a band you choose). "
+            "differ: a warning, a round goes on paired; exit 1 only when the GPU telemetry "
+            "names a cause: throttling, clocks changing, another process on the GPU); too "
+            "noisy for the band (the noise and the band a round resolves at it are said; a "
+            "round may go on at a band you choose). "
             "A workload whose first run fails stops it at once (exit 1)."
         ),
     )
@@ -39,7 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--max-runs",
         type=number("max-runs"),
         metavar="N",
-        help=f"at most N runs per workload (60, or --runs when that is more; {within('max-runs')})",
+        help="at most N runs per workload (30, a default round's block limit, or --runs when "
+        f"that is more; {within('max-runs')})",
     )
     add_threshold(p, "the band the two halves must agree within")
     p.add_argument("--budget", metavar="SECONDS", help="run no more after this much time")
@@ -187,6 +190,10 @@ def print_baseline(
             "[yellow]Too few runs to judge: a round may go on, but record the baseline with "
             "the runs named above to learn its noise.[/]"
         )
+    elif outcome is Outcome.DRIFTING:
+        from session.conduct.baseline import DRIFT_WARNING
+
+        console.print(Text(DRIFT_WARNING, style="yellow"))
     elif isinstance(outcome, Outcome) and outcome.warns:
         console.print(
             "[yellow]Too noisy for this band: a round may go on at a band this noise "

@@ -21,8 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "order), after a warm-up, until every command is decided against the first (the "
             "reference) at the band, or at --max-runs. Prints each command's mean ± σ, "
             "median, range, user and system time, and each one's ratio to the reference "
-            "with its 95% CI and verdict. Stores nothing unless --ledger is given: then the "
-            "comparison is kept as a session of its own, which sessions, review and export "
+            "with the interval that decided its verdict, labelled with its confidence. Stores "
+            "nothing unless --ledger is given: then the comparison is kept as a session of its "
+            "own, which sessions, review and export "
             "show. Options as hyperfine's where they mean the same; --runs is a minimum."
         ),
     )
@@ -70,6 +71,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--export-json", metavar="FILE", help="hyperfine's JSON, plus our verdicts")
     p.add_argument("--export-markdown", metavar="FILE", help="hyperfine's markdown table")
+    p.add_argument("--export-csv", metavar="FILE", help="every timed run as CSV (raw samples)")
     p.set_defaults(handler=run)
 
 
@@ -115,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
         Path(args.export_json).write_text(json.dumps(result.hyperfine(), indent=2) + "\n")
     if args.export_markdown:
         Path(args.export_markdown).write_text(engine.hyperfine_markdown(result))
+    if args.export_csv:
+        Path(args.export_csv).write_text(engine.samples_csv(result))
     return 130 if stop.is_set() else 0
 
 
@@ -162,7 +166,8 @@ def print_result(result: object) -> None:
         Text(
             f"  {r.blocks} interleaved blocks (seed {r.seed}), stopped: {r.stop_reason}; band "
             f"±{r.threshold * 100:.3g}%; verdicts at looks {list(r.design.looks)}, each at "
-            f"{r.design.confidence:.1%}",
+            f"{r.design.confidence:.1%} (a measurable change at {r.design.change_confidence:.1%})",
             style="dim",
         )
     )
+    console.print(Text(f"  {r.shell_words()}", style="dim"))

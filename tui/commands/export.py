@@ -1,4 +1,5 @@
-"""`gpuopt export`: the decision record of a session as markdown or JSON."""
+"""`gpuopt export`: the decision record of a session as markdown or JSON, or its raw
+samples as CSV."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
     p.add_argument(
         "--format",
-        choices=("md", "json"),
+        choices=("md", "json", "csv"),
         default="md",
-        help="md: the decision record to read (default); json: every record, for tools",
+        help="md: the decision record to read (default); json: every record, for tools; "
+        "csv: every raw sample (one row per run)",
     )
     p.add_argument(
         "--json", dest="format", action="store_const", const="json", help="--format json"
@@ -54,9 +56,17 @@ def run(args: argparse.Namespace) -> int:
         session = session_of(ledger, args.session)
         if args.output:
             _refuse_other_file(Path(args.output).expanduser(), session.id, args.force)
-        data = gather(ledger, session)  # one model, each format its exporter
-    text = to_json(data) if args.format == "json" else to_markdown(data)
-    text = json_safe(text) if args.format == "json" else without_controls(text)
+        if args.format == "csv":
+            from session.record.samples import runs_csv
+
+            text = runs_csv(ledger, session)
+        else:
+            data = gather(ledger, session)  # one model, each format its exporter
+    if args.format == "csv":
+        text = without_controls(text)  # stored errors may hold escapes: never acted on
+    else:
+        text = to_json(data) if args.format == "json" else to_markdown(data)
+        text = json_safe(text) if args.format == "json" else without_controls(text)
     if args.output:
         out = Path(args.output).expanduser()
         tmp = out.with_name(out.name + ".tmp")

@@ -76,7 +76,7 @@ def _decimal(text: str) -> float | None:
 def threshold_of(args: argparse.Namespace) -> float | None:
     """The --threshold of `new`, `baseline` and `round` as a fraction: given as 0.05 or
     5%, at least MIN_THRESHOLD and below 100%. UsageError names the option."""
-    from session.conduct.common import MIN_THRESHOLD, band
+    from session.bands import MIN_THRESHOLD, band
     from tui.cli import UsageError
 
     text = args.threshold
@@ -197,6 +197,7 @@ _VERDICT_STYLE = {
     "SLOWER": "red",
     "SAME": "cyan",
     "INCONCLUSIVE": "yellow",
+    "MEASURABLE": "magenta",
     "FAILED": "red",
     "BROKEN": "red",
     "check failed": "red",
@@ -233,10 +234,11 @@ def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str])
     from tui.display import shown
 
     for c in comparisons:
-        if c.verdict.value != "INCONCLUSIVE" or not c.note:
-            continue
+        word = c.verdict.value
+        if word not in ("INCONCLUSIVE", "MEASURABLE") or not c.note:
+            continue  # a MEASURABLE beyond the band says what would clear it
         name = names.get(c.variant_id, c.variant_id)
-        console.print(Text.assemble(("INCONCLUSIVE", "yellow"), " ", shown(name), "/",
+        console.print(Text.assemble((word, _VERDICT_STYLE[word]), " ", shown(name), "/",
                                     shown(c.workload), ": ", shown(c.note, 2000)),
                       soft_wrap=True)  # fmt: skip
 
@@ -287,8 +289,10 @@ def progress_display(
                         Text(f"{p.runs_done}/{p.runs_total} runs"))  # fmt: skip
             parts.append(bar)
         if p.comparisons:
+            from session.verdicts import ci_heading
+
             t = Table(box=None, header_style="bold", pad_edge=False)
-            for col in ("variant", "workload", "n", "ratio", "95% CI", "verdict"):
+            for col in ("variant", "workload", "n", "ratio", ci_heading(p.comparisons), "verdict"):
                 t.add_column(col)
             for c in p.comparisons:
                 ratio, ci = _fmt_ratio(c)
@@ -417,7 +421,7 @@ def print_round(
     from rich.text import Text
 
     from session.timing import metric_legend
-    from session.verdicts import shown_verdict
+    from session.verdicts import ci_heading, ci_legend, interval_confidence, shown_verdict
     from tui.display import console as make_console
     from tui.display import plain, shown
 
@@ -447,7 +451,8 @@ def print_round(
             f"and no variant can be kept on them; run a full round{hint}[/]"
         )
     table = Table(header_style="bold")
-    for col in ("variant", "workload", "blocks", "ratio", "95% CI", "verdict", "more blocks"):
+    ci_col = ci_heading(comparisons)
+    for col in ("variant", "workload", "blocks", "ratio", ci_col, "verdict", "more blocks"):
         table.add_column(
             col, justify="right" if col in ("blocks", "ratio", "more blocks") else "left"
         )
@@ -475,10 +480,13 @@ def print_round(
             Text(
                 f"stopping rule: looks at blocks {looks}, each at {design['confidence']:.2%} "
                 f"confidence (any interval missing at most {design['alpha']:.0%} over the "
-                "round); ratio and CI are the 95% figures",
+                "round)",
                 style="dim",
             )
         )
+    if comparisons:
+        levels = {interval_confidence(c) for c in comparisons}
+        console.print(Text("; ".join(ci_legend(c) for c in sorted(levels)), style="dim"))
     metric = metric_legend(session.contract)
     if session.contract.metric.direction.value == "higher":
         legend = (f"ratio = baseline / variant of {metric} (higher is better, so the ratio is "

@@ -24,7 +24,7 @@ from session.read_model import SessionView, kept_per_session, load_view
 from session.record import SessionExport, gather
 from session.record_files import default_export_dir, export_record
 from session.timing import error_tail, metric_legend
-from session.verdicts import verdict_for
+from session.verdicts import ci_heading, verdict_for
 from tui.display import LIMIT, cell, home_short, plain, shown
 from tui.screens.session import SessionScreen
 from tui.widgets.ratio import VERDICT_STYLE, fmt_ci, fmt_ratio
@@ -310,7 +310,8 @@ def session_summary(view: SessionView, record: SessionExport | None = None) -> G
             )
         )
     rounds = Table(box=None, padding=(0, 1), header_style="bold", show_edge=False)
-    for col in ("round", "variant", "workload", "ratio", "95% CI", "verdict", "decision"):
+    heading = ci_heading(c for r in view.rounds for c in view.comparisons.get(r.id, []))
+    for col in ("round", "variant", "workload", "ratio", heading, "verdict", "decision"):
         rounds.add_column(col, no_wrap=True)
     # (round, variant, workload) -> (verdict, failure, trusted), as the record says them
     said = {

@@ -21,7 +21,10 @@ def glossary() -> Text:
     for word, text in VERDICT_WORDS.items():
         t.append(f"  {word:<12} ", style=VERDICT_STYLE.get(word, "bold"))
         t.append(text + "\n")
-    t.append("  bar ├──■──┤: the 95% interval and the estimate; │ no change; ··· the noise band\n")
+    t.append(
+        "  bar ├──■──┤: the interval that decided (its confidence in the column's heading) "
+        "and the estimate; │ no change; ··· the noise band\n"
+    )
     t.append("\nNumerical classes\n", style="bold")
     for cls, text in CLASS_WORDS.items():
         t.append(f"  {cls.value:<4} ", style="bold cyan")

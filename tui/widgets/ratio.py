@@ -18,6 +18,7 @@ VERDICT_STYLE: dict[str, str] = {
     "SLOWER": "bold red",
     "SAME": "bold blue",
     "INCONCLUSIVE": "bold yellow",
+    "MEASURABLE": "bold cyan",
     "BROKEN": "bold magenta",
 }
 

@@ -16,6 +16,7 @@ from textual.widgets import ProgressBar, Static
 from session import conduct
 from session import models as m
 from session.conduct.common import band
+from session.gates import baseline_warning
 from session.read_model import SessionView
 from session.record.baselines import said_once
 from session.timing import metric_label
@@ -76,6 +77,11 @@ class BaselinePane(StepPane):
         runs support, which only `gpuopt round --threshold` sets (the app's round runs at
         the contract's band)."""
         words = conduct.baseline_words(b, view.session.contract.threshold)
+        if conduct.stored_outcome(b) is conduct.Outcome.DRIFTING:  # the session's words
+            said = words
+            if self.context.ledger is not None:
+                said = baseline_warning(self.context.ledger, view.session, b) or words
+            return f"{said}. Answer the preflight (n)."
         delta = view.session.contract.threshold if b.threshold is None else b.threshold
         wider = None
         if self.context.ledger is not None:

@@ -16,7 +16,7 @@ from session import models as m
 from session.guidance import ROUND_GUIDANCE, untrusted_round
 from session.read_model import SessionView
 from session.timing import error_tail, metric_legend
-from session.verdicts import round_untrusted, verdict_for
+from session.verdicts import ci_heading, round_untrusted, verdict_for
 from tui.display import cell, plain
 from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound, StopWork
 from tui.screens.step_base import StepPane, clip
@@ -243,7 +243,7 @@ def comparison_table(
     name_w, wl_w = cols
     out.append(
         f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>{RATIO_W}}  "
-        f"{'95% CI':<{CI_W}}  verdict\n",
+        f"{ci_heading(rows):<{CI_W}}  verdict\n",
         style="bold",
     )
     pad = name_w + 2  # the bar and the notes sit under the workload column
@@ -256,6 +256,8 @@ def comparison_table(
         out.append(f"{fmt_ratio(c.ratio):>{RATIO_W}}  ")
         out.append(f"{fmt_ci(c.ci_low, c.ci_high):<{CI_W}}  ")
         out.append_text(verdict_text(shown.word))
+        if shown.words:  # MEASURABLE: "1.8% slower (real, below the ±2% band)"
+            out.append(f" {shown.words}")
         if not shown.trusted:
             out.append(" · untrusted", style="yellow")
         if c.verdict is m.Verdict.INCONCLUSIVE and c.blocks_needed:
@@ -283,7 +285,8 @@ def comparison_table(
     if not live:  # the figure each ratio is of (a torch workload's is ms per call)
         out.append(f"ratio of {plain(metric_legend(view.session.contract), 500)}\n", style="dim")
     out.append(
-        f"bar: 95% CI, log axis · │ no change · ··· ±{threshold * 100:g}% noise", style="dim"
+        f"bar: {ci_heading(rows)}, log axis · │ no change · ··· ±{threshold * 100:g}% noise",
+        style="dim",
     )
     return out
 
