@@ -29,6 +29,9 @@ from measure.redact import Redactor
 
 WORKER = Path(__file__).resolve().with_name("torch_worker.py")
 METRIC_KEY = "gpuopt_value"
+# The baseline's checkout, for a variant's timed replicate (the worker reads it: inputs
+# from the reference's KernelBench file, timed calls re-checked against its model).
+REFERENCE_ROOT_ENV = "GPUOPT_TORCH_REFERENCE_ROOT"
 METRIC_SOURCE = "json"
 KINDS = ("torch", "kernelbench")
 _TAIL = 64 * 1024

@@ -22,7 +22,7 @@ from measure.git import GitError
 from measure.runner import run_hook
 from measure.worktrees import Worktrees
 from session import models as m
-from session import timing, torch_checks
+from session import timing, torch_checks, torch_inputs
 from session.conduct import baseline as baseline_mod
 from session.conduct.common import (
     BASELINE_ARM,
@@ -252,6 +252,8 @@ def run_round(
                     else next(v for v in chosen if v.id == arm).snapshot.commit
                 )
                 plan.trees[arm] = wts.add(label[arm], commit) / subdir(session)
+            executor.reference_tree = plan.trees[BASELINE_ARM]
+            loop.notes.extend(torch_inputs.round_notes(session, baseline.snapshot.commit, chosen))
             try:
                 _setup(executor, plan, progress)
                 loop.checks = _checks(ledger, session, executor, chosen, plan.trees, progress)
