@@ -576,6 +576,36 @@ def _result(
     )
 
 
+def _tree_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _size_words(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
+
+
+def remove_saved_outputs(
+    ledger: LedgerLike, session: m.Session, variants: list[m.Variant], *, keep: bool = False
+) -> str:
+    """At a round's end: the outputs its checks saved (the references and these variants'),
+    removed unless kept, with their size in words. Profiles and traces stay. A later check
+    of the same snapshots runs again rather than reusing a result whose outputs are gone."""
+    root = artifacts_dir(ledger, session)
+    folders = [root / "reference", *(root / v.id for v in variants)]
+    found = [f for f in folders if f.is_dir()]
+    size = sum(_tree_bytes(f) for f in found)
+    if not found or not size:
+        return ""
+    if keep:
+        return f"the checks' saved outputs are kept: {_size_words(size)} under {root}"
+    for f in found:
+        shutil.rmtree(f, ignore_errors=True)
+    return (
+        f"the checks' saved outputs were removed: {_size_words(size)} "
+        "(keep them with --keep-outputs)"
+    )
+
+
 def audit_arm(ledger: LedgerLike, session: m.Session, arm: str, worktree: Path) -> list[m.Audit]:
     """Audit every torch workload of one arm ("baseline" or a variant id); store and return.
 

@@ -191,8 +191,10 @@ def run_round(
     progress: ProgressFn = None,
     stop: threading.Event | None = None,
     monitor: RunMonitor | None = None,
+    keep_outputs: bool = False,
 ) -> m.Round:
-    """Measure the baseline and variants together, interleaved, until decided."""
+    """Measure the baseline and variants together, interleaved, until decided; the outputs
+    the checks saved are removed at the end unless `keep_outputs`."""
 
     contract = session.contract
     delta = threshold if threshold is not None else contract.threshold
@@ -283,6 +285,9 @@ def run_round(
         raise
     finally:
         executor.close()
+    if needs_torch(session):
+        note = torch_checks.remove_saved_outputs(ledger, session, chosen, keep=keep_outputs)
+        loop.notes.extend([note] if note else [])
     try:
         return _finish(ledger, session, rnd, loop, executor, stop, progress)
     except BaseException as exc:  # never left "running": closed as failed, with why
