@@ -570,7 +570,10 @@ def _result(
         device=str(data.get("device", "")),
         artifacts=[str(p) for p in paths],
         warnings=[str(x) for x in data.get("warnings", [])],
-        options=dict(data.get("options") or {}),
+        options={
+            **dict(data.get("options") or {}),
+            **({"precision": data["precision"]} if data.get("precision") else {}),
+        },
         stress=stress,
         nondeterminism=nondet,
     )

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from session import check_words
 from session import models as m
 
 __all__ = [
@@ -81,6 +82,8 @@ class ShownVerdict:
     trusted: bool = True
     failure: str = ""
     untrusted_why: str = ""
+    note: str = ""  # "at float16": a precision change the contract's tolerance allowed
+    caution: str = ""  # over 10× faster: have a second look (session.check_words)
 
     @property
     def broken(self) -> bool:
@@ -89,8 +92,12 @@ class ShownVerdict:
     @property
     def text(self) -> str:
         out = self.word
+        if self.note and not self.broken:
+            out += f" {self.note}"
         if self.broken and self.failure:
             out += f" ({self.failure})"
+        if self.caution and not self.broken:
+            out += " · second look"
         if not self.trusted:
             out += " · untrusted"
         return out
@@ -123,7 +130,12 @@ def shown_verdict(
     failure = ""
     if failed or speed is m.Verdict.BROKEN:
         word = m.Verdict.BROKEN.value
-        failure = "; ".join(dict.fromkeys(failure_words(c) for c in failed)) or "check failed"
+        failure = (
+            "; ".join(
+                dict.fromkeys(check_words.check_headline(c) or failure_words(c) for c in failed)
+            )
+            or "check failed"
+        )
         correct = False
     why = [round_untrusted(round)] if round is not None else []
     if comparison.untrusted_runs:
@@ -136,6 +148,8 @@ def shown_verdict(
         trusted=not why,
         failure=failure,
         untrusted_why="; ".join(why),
+        note=check_words.precision_note(relevant),
+        caution=check_words.second_look(comparison.ratio) if word == "FASTER" else "",
     )
 
 
