@@ -306,7 +306,9 @@ def run_jobs(
         kind, target = split_spec(job["kind"], str(job["spec"]))
         item = {k: v for k, v in job.items() if v is not None}
         item.update(kind=kind, spec=target)
-        for key in ("save", "compare_to"):
+        # Paths are the caller's: the worker runs in the worktree, where a relative one
+        # would land (a trace beside a relative --ledger was written into the checkout).
+        for key in ("save", "compare_to", "trace", "inputs_from"):
             if key in item:
                 item[key] = str(Path(item[key]).resolve())
         prepared.append(item)

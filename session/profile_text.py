@@ -99,6 +99,9 @@ def shared_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, 
     ]
 
 
+ROUGH_TIMES = 2.0  # a profiled step this many times off the round's figure is rough
+
+
 def _step_lines(summary: Mapping[str, Any]) -> list[str]:
     """The time per step, said as what it is (timed apart from the profiled steps), and a
     warning when the timed steps spread widely."""
@@ -111,6 +114,15 @@ def _step_lines(summary: Mapping[str, Any]) -> list[str]:
         f"time per step {step_ms:.4g} ms: the fastest of {timed} steps timed before the "
         "profiled ones (profiling distorts time; not the timing's figure)"
     ]
+    figure = summary.get("round_ms")
+    if isinstance(figure, (int, float)) and figure > 0:
+        times = step_ms / figure
+        if times >= ROUGH_TIMES or times <= 1 / ROUGH_TIMES:
+            out.append(
+                f"rough: the step took {times:.3g}× the round's figure ({figure:.4g} ms per "
+                "call): the machine was busy while profiling, or the profiled step is not "
+                "the timed one; times here are rough"
+            )
     low, high = (min(samples), max(samples)) if samples else (0.0, 0.0)
     if low > 0 and high / low >= SPREAD_WARN:
         out.append(
