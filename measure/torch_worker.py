@@ -1833,6 +1833,39 @@ def _tensor_list(value: Any) -> list[torch.Tensor]:
     return []
 
 
+# FLOPs per input element of the normalisations and softmax, from their formulas (the flop
+# counter sees only matmul-like ops; one per element undercounted them 5-8×):
+# softmax: max, subtract, exp, sum, divide; layer/group norm: mean, subtract, square, sum,
+# scale by rstd (+ multiply and add for the affine parameters); batch norm at inference:
+# subtract, scale, multiply, add (+3 for the statistics in training); rms norm: square,
+# sum, scale, multiply.
+NORM_FLOPS = {
+    "_softmax": 5,
+    "softmax": 5,
+    "_log_softmax": 5,
+    "log_softmax": 5,
+    "_safe_softmax": 5,
+    "native_layer_norm": 5,
+    "native_group_norm": 5,
+    "native_batch_norm": 4,
+    "_native_batch_norm_legit": 7,
+    "_native_batch_norm_legit_no_training": 4,
+    "_fused_rms_norm": 4,
+    "rms_norm": 4,
+}
+
+
+def _norm_flops(base: str, args: Any) -> int:
+    x = args[0] if args and isinstance(args[0], torch.Tensor) else None
+    if x is None:
+        return 0
+    per = NORM_FLOPS[base]
+    affine = base in ("native_layer_norm", "native_group_norm") and any(
+        isinstance(a, torch.Tensor) for a in args[1:4]
+    )
+    return int(x.numel()) * (per + (2 if affine else 0))
+
+
 def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
     """FLOPs of one step (torch.utils.flop_counter for matmul, convolution and attention; the
     element count for elementwise ops and reductions) and a lower bound on the bytes it moves
@@ -1854,7 +1887,9 @@ def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
             outs = _tensor_list(out)
             nbytes = sum(_numel(t) * t.element_size() for t in ins + outs)
             tags = set(getattr(func, "tags", ()) or ())
-            if func.overloadpacket in flop_registry:
+            if base in NORM_FLOPS:
+                kind, flops = "normalisation", _norm_flops(base, args)
+            elif func.overloadpacket in flop_registry:
                 kind, flops = "matmul", 0  # counted by FlopCounterMode
             elif base in _MOVING_OPS:
                 kind, flops = "movement", 0
@@ -1884,15 +1919,17 @@ def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
         )
         entry["flops"] += int(flops)
     rows = sorted(per_op.values(), key=lambda d: (-d["bytes"], d["name"]))
-    kinds = ("matmul", "elementwise", "reduction", "estimated")
+    kinds = ("matmul", "normalisation", "elementwise", "reduction", "estimated")
     by_kind = {k: sum(r["flops"] for r in rows if r["kind"] == k) for k in kinds}
     return {
         "flops": int(sum(r["flops"] for r in rows)),
         "flops_by_kind": by_kind,
         "bytes": int(sum(r["bytes"] for r in rows)),
         "by_op": rows[:PROFILE_ROWS],
-        "source": "torch.utils.flop_counter for matmul/convolution/attention; element counts for "
-        "the rest; bytes: inputs and outputs of every op that is not a view, at the dispatcher",
+        "source": "torch.utils.flop_counter for matmul/convolution/attention; normalisations and "
+        "softmax from their formulas (per element: softmax 5, layer norm 5 + 2 with its affine "
+        "parameters, batch norm 4, rms norm 4); element counts for the rest; bytes: inputs "
+        "and outputs of every op that is not a view, at the dispatcher",
     }
 
 
