@@ -67,3 +67,30 @@ def test_a_redefined_get_inputs_is_found_from_the_two_sources() -> None:
     assert torch_inputs.redefined(reference_part(text), text) == ["get_inputs"]
     same = (HERE / "cheats" / "cached_output.py").read_text()
     assert torch_inputs.redefined(reference_part(same), same) == []
+
+
+DEGENERATE = """
+import torch
+from torch import nn
+class Model(nn.Module):
+    def forward(self, x):
+        return (x * 0.0 + 2.0, torch.arange(x.numel(), dtype=x.dtype).reshape(x.shape))
+def get_inputs():
+    return [torch.randn(8, 8)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_degenerate_reference_is_warned_of(tmp_path: Path) -> None:
+    (tmp_path / "d.py").write_text(DEGENERATE)
+    common = {"mode": "outputs", "kind": "kernelbench", "spec": "d.py", "trials": 2, "seed": 3}
+    (ref,) = harness.run_jobs([{**common, "name": "ref", "save": str(tmp_path / "ref")}], tmp_path)
+    assert ref.ok, ref.output_tail
+    job = {**common, "name": "new", "save": str(tmp_path / "new"),
+           "compare_to": str(tmp_path / "ref"), "inputs_from": str(tmp_path / "d.py")}  # fmt: skip
+    (new,) = harness.run_jobs([job], tmp_path)
+    assert new.ok and new.data["passed"], new.output_tail
+    words = " ".join(new.data["warnings"])
+    assert "output out[0] is nearly constant: a check on it proves little" in words
+    assert "output out[1] does not change with the seed" in words
