@@ -2126,7 +2126,9 @@ def profile_workload(
     largest = next((r for r in rows if r["kind"] == "intermediate"), None)
     result["largest_intermediate"] = _clean_row(largest) if largest else None
     result["live_peak"] = _live_peak(rows, tables["moves"])
-    result["pairs"] = _pairs(tables)[:TENSOR_ROWS]
+    every_pair = _pairs(tables)
+    result["pairs"] = every_pair[:TENSOR_ROWS]
+    result["pair_count"] = len(every_pair)  # the one count of pairs, whatever is listed
     result["shared_intermediates"] = _shared(tables)[:TENSOR_ROWS]
     bounds = _boundaries(tables)
     result["boundaries"] = bounds[:10]

@@ -79,10 +79,12 @@ def tensor_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, 
     return out
 
 
-def pair_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, ...]]:
+def pair_rows(summary: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """Every pair the profile kept: the count said (`pair_count`) and the rows listed are
+    one list (a count of 6 over a table of 5 was two)."""
     return [
         (p["producer"], p["consumer"], format_bytes(p["bytes"]), format_bytes(p["saved_bytes"]))
-        for p in (summary.get("pairs") or [])[:limit]
+        for p in (summary.get("pairs") or [])
     ]
 
 
@@ -182,8 +184,11 @@ def fact_lines(summary: Mapping[str, Any]) -> list[str]:
     pairs = summary.get("pairs") or []
     if pairs:
         saved = sum(int(p["saved_bytes"]) for p in pairs)
+        count = int(summary.get("pair_count") or len(pairs))
+        listed = f" (the {len(pairs)} largest are listed)" if count > len(pairs) else ""
         out.append(
-            f"{len(pairs)} write/read pair(s); fusing them all would save about "
+            f"{count} write/read pair(s){listed}; fusing "
+            f"{'the listed ones' if listed else 'them all'} would save about "
             f"{format_bytes(saved)} per step"
         )
     shared = summary.get("shared_intermediates") or []
