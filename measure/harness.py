@@ -29,6 +29,9 @@ from measure.redact import Redactor
 
 WORKER = Path(__file__).resolve().with_name("torch_worker.py")
 METRIC_KEY = "gpuopt_value"
+# The baseline's checkout, for a variant's timed replicate (the worker reads it: inputs
+# from the reference's KernelBench file, timed calls re-checked against its model).
+REFERENCE_ROOT_ENV = "GPUOPT_TORCH_REFERENCE_ROOT"
 METRIC_SOURCE = "json"
 KINDS = ("torch", "kernelbench")
 _TAIL = 64 * 1024
@@ -303,7 +306,9 @@ def run_jobs(
         kind, target = split_spec(job["kind"], str(job["spec"]))
         item = {k: v for k, v in job.items() if v is not None}
         item.update(kind=kind, spec=target)
-        for key in ("save", "compare_to"):
+        # Paths are the caller's: the worker runs in the worktree, where a relative one
+        # would land (a trace beside a relative --ledger was written into the checkout).
+        for key in ("save", "compare_to", "trace", "inputs_from"):
             if key in item:
                 item[key] = str(Path(item[key]).resolve())
         prepared.append(item)

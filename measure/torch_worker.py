@@ -127,6 +127,208 @@ class WorkloadError(Exception):
     """The workload could not be loaded or run; the message is one line."""
 
 
+# ---------------------------------------------------------------------------- guards
+# The clocks and synchronisation the worker times with, bound at import, before any
+# workload is loaded: a candidate that replaces `time.perf_counter`, `torch.cuda.Event`'s
+# methods or `torch.cuda.synchronize` changes nothing that is measured, and is found out.
+_perf = time.perf_counter
+_mono_ns = time.monotonic_ns
+_cuda_sync = getattr(torch.cuda, "synchronize", None)
+_Event: Any = getattr(torch.cuda, "Event", None)  # a CPU-only torch may lack it
+_event_record: Any = getattr(_Event, "record", None)
+_event_elapsed: Any = getattr(_Event, "elapsed_time", None)
+_event_wait: Any = getattr(_Event, "synchronize", None)
+_WATCHED_TIMERS = (
+    "time.perf_counter",
+    "time.perf_counter_ns",
+    "time.monotonic",
+    "time.monotonic_ns",
+    "time.time",
+    "time.process_time",
+    "torch.cuda.synchronize",
+    "torch.cuda.Event",
+    "torch.cuda.Event.record",
+    "torch.cuda.Event.elapsed_time",
+    "torch.cuda.Event.synchronize",
+    "torch.cuda.Stream.synchronize",
+)
+
+
+def _attr_path(path: str) -> Any:
+    obj: Any = {"time": time, "torch": torch}[path.split(".")[0]]
+    for part in path.split(".")[1:]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+_TIMERS = {name: _attr_path(name) for name in _WATCHED_TIMERS}
+
+
+def patched_timers() -> list[str]:
+    """The clocks and synchronisation calls a workload replaced since the worker started."""
+    return [n for n, real in _TIMERS.items() if real is not None and _attr_path(n) is not real]
+
+
+def refuse_patched_timers() -> None:
+    found = patched_timers()
+    if found:
+        raise WorkloadError(
+            f"the workload replaced {', '.join(found)} (a patched timer): its figures cannot be "
+            "trusted, so the timing and the check are refused"
+        )
+
+
+def restore_timers() -> None:
+    """Put back what a workload replaced: the next job of a batch is timed with real clocks."""
+    for name, real in _TIMERS.items():
+        if real is None:
+            continue
+        parent_path, attr = name.rsplit(".", 1)
+        parent = _attr_path(parent_path)
+        if parent is not None and getattr(parent, attr, None) is not real:
+            setattr(parent, attr, real)
+
+
+# The Python threads alive when the current job began (set by run_job): a thread the
+# workload started since, still running, works outside whatever measures or checks it.
+_JOB_THREADS: set[int | None] = set()
+
+
+def _threads() -> set[int | None]:
+    import threading
+
+    return {t.ident for t in threading.enumerate() if t.is_alive()}
+
+
+def refuse_new_threads(before: set[int | None], what: str) -> None:
+    """A Python thread started during a call and still running when it returned: its work
+    falls outside whatever measured or checked the call."""
+    import threading
+
+    alive = [t.name for t in threading.enumerate() if t.is_alive() and t.ident not in before]
+    if alive:
+        raise WorkloadError(
+            f"a thread the workload started during {what} ({', '.join(alive[:3])}) was still "
+            "running when the call returned (a side thread): its work falls outside the timer "
+            "and the check"
+        )
+
+
+_JOB_THREADS.update(_threads())  # until run_job sets it: the threads at import
+
+
+POISON = 0xFF  # all-ones bytes: NaN in every floating format, -1 in the integer ones
+
+
+def poison_freed(nbytes: list[int], device: torch.device) -> None:
+    """Fill memory just freed with NaN: blocks of the freed sizes are taken (the caching
+    allocator on a GPU, glibc's bins on a CPU, hand the same blocks back), filled and freed,
+    so an output that reuses a freed buffer instead of writing it shows the poison."""
+    for n in nbytes:
+        if n > 0:
+            block = torch.empty(int(n), dtype=torch.uint8, device=device)
+            block.fill_(POISON)
+            del block
+
+
+def poison_count(t: torch.Tensor) -> int:
+    """Elements of `t` whose bits are all ones: the poison of freed memory, unwritten."""
+    width = _INT_OF.get(t.element_size() * 8) if t.dtype.is_floating_point else None
+    if width is None or t.numel() == 0:
+        return 0
+    flat = t.detach().contiguous().reshape(-1)
+    return sum(
+        int((flat[lo : lo + CHUNK].view(width) == -1).sum()) for lo in range(0, flat.numel(), CHUNK)
+    )
+
+
+def _storage_nbytes(outs: dict[str, torch.Tensor]) -> list[int]:
+    sizes = []
+    for t in outs.values():
+        try:
+            sizes.append(int(t.untyped_storage().nbytes()))
+        except Exception:
+            continue
+    return sizes
+
+
+def is_plain_tensor(t: Any) -> bool:
+    """A tensor and nothing else: a subclass can defer or fake what a comparison reads."""
+    return type(t) is torch.Tensor or type(t) is torch.nn.Parameter
+
+
+def output_meta(outs: dict[str, Any], inputs: list[Any]) -> dict[str, dict[str, Any]]:
+    """What must match the reference besides the values: type, dtype, shape, strides,
+    device, and whether the output lives in an input's memory (aliasing)."""
+    spans = []
+    for i, x in enumerate(inputs):
+        if is_plain_tensor(x) and x.numel():
+            st = x.untyped_storage()
+            spans.append((i, st.data_ptr(), st.data_ptr() + st.nbytes()))
+    meta: dict[str, dict[str, Any]] = {}
+    for name, t in outs.items():
+        if not is_plain_tensor(t):
+            meta[name] = {"type": f"{type(t).__module__}.{type(t).__qualname__}", "plain": False}
+            continue
+        alias = None
+        if t.numel():
+            lo = t.untyped_storage().data_ptr()
+            hi = lo + t.untyped_storage().nbytes()
+            alias = next((i for i, a, b in spans if lo < b and a < hi), None)
+        meta[name] = {
+            "type": "torch.Tensor",
+            "plain": True,
+            "dtype": str(t.dtype).removeprefix("torch."),
+            "shape": list(t.shape),
+            "stride": [s for s, n in zip(t.stride(), t.shape, strict=True) if n > 1],
+            "device": t.device.type,
+            "aliases_input": alias,
+        }
+    return meta
+
+
+def meta_problems(
+    name: str, ref: dict[str, Any], new: dict[str, Any], precision: bool
+) -> list[str]:
+    """What differs between the reference's output and the variant's, besides values; a
+    dtype change is one unless the contract declared a tolerance (`precision`)."""
+    if not new.get("plain", True):
+        return [f"{name}: the output is a {new.get('type')} (a tensor subclass or lazy object), "
+                "not a tensor: refused"]  # fmt: skip
+    out = []
+    for key, words in (("device", "device"), ("shape", "shape"), ("stride", "strides")):
+        if key in ref and key in new and ref[key] != new[key]:
+            out.append(f"{name}: {words} {new[key]}, the reference's is {ref[key]}")
+    if not precision and ref.get("dtype") and new.get("dtype") and ref["dtype"] != new["dtype"]:
+        out.append(
+            f"{name}: dtype {new['dtype']}, the reference's is {ref['dtype']} (a precision "
+            "change needs a tolerance declared in the contract)"
+        )
+    if new.get("aliases_input") is not None and ref.get("aliases_input") is None:
+        out.append(
+            f"{name}: the output is a view of input {new['aliases_input']} (it aliases the "
+            "input's memory), the reference's is not"
+        )
+    return out
+
+
+def _fresh_host_rng() -> None:
+    """Python's `random` and numpy's global state from fresh entropy, after a workload was
+    built: a candidate that draws from them sees a new stream in every process and trial,
+    never the same reset on every call (which would make a flaky candidate repeatable)."""
+    import random
+
+    random.seed(os.urandom(16))
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        try:
+            numpy.random.seed(int.from_bytes(os.urandom(4), "little"))
+        except Exception:
+            pass
+
+
 # ---------------------------------------------------------------------------- loading
 
 
@@ -203,6 +405,13 @@ class Workload:
         self.layout: list[list[Any]] = []  # [name, shape] of the re-initialised tensors
         self.reinit_count = 0
         self.module: Any = None  # the nn.Module whose parameters and buffers are re-initialised
+        # Inputs from a seed (the reference's get_inputs on this device), for fresh inputs per
+        # call; None for a torch:MODULE:CALLABLE workload, whose factory gives one set.
+        self.make_inputs: Any = None
+        self.problem_file = ""  # the file whose code is the candidate's (kernelbench)
+        self.reference_codes: set[Any] = set()  # code of this file's Model, when ModelNew runs
+        self.candidate = False  # a KernelBench file's ModelNew
+        self.last_meta: dict[str, dict[str, Any]] = {}  # output_meta of the last checked call
 
     def __call__(self) -> Any:
         return self.fn(*self.inputs, **self.kwargs)
@@ -294,6 +503,7 @@ def _load_callable(
         kwargs = {}
     _seed_all(seed)
     made = factory(**kwargs)
+    _fresh_host_rng()
     if callable(made) and not isinstance(made, dict):
         made = {"fn": made, "inputs": []}
     if not isinstance(made, dict) or not callable(made.get("fn")):
@@ -383,21 +593,54 @@ def _load_kernelbench(
     model.train(training)
     if not training:
         model.requires_grad_(False)
-    _seed_all(seed)
-    inputs = _to(list(source.get_inputs()), device, dtype)
-    if training:
-        inputs = [
-            x.detach().requires_grad_(True)
-            if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex())
-            else x
-            for x in inputs
-        ]
+
+    def make_inputs(k: int, on_device: bool = False) -> list[Any]:
+        _seed_all(k)
+        if on_device and device.type != "cpu":
+            with torch.device(device):  # made where they are used: no host-to-device copy
+                made = _to(list(source.get_inputs()), device, dtype)
+        else:
+            made = _to(list(source.get_inputs()), device, dtype)
+        _fresh_host_rng()
+        if training:
+            made = [
+                x.detach().requires_grad_(True)
+                if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex())
+                else x
+                for x in made
+            ]
+        return made
+
+    inputs = make_inputs(seed)
     params: dict[str, torch.Tensor] = dict(model.named_parameters()) if training else {}
     used = "ModelNew" if getattr(module, "ModelNew", None) is not None else "Model"
     w = Workload(model, inputs, {}, params, None, device, dtype, f"{spec}:{used}")
     w.warnings, w.module, w.reinit_count = warnings, model, reinit_count
     w.layout = [[n, list(t.shape)] for n, t, _ in named]
+    w.make_inputs, w.problem_file = make_inputs, os.path.abspath(path)
+    w.candidate = used == "ModelNew"
+    if w.candidate:
+        for mod in {id(module): module, id(source): source}.values():
+            ref_cls = getattr(mod, "Model", None)
+            if isinstance(ref_cls, type):
+                w.reference_codes |= {
+                    f.__code__ for f in vars(ref_cls).values() if hasattr(f, "__code__")
+                }
     return w
+
+
+def load_reference(
+    inputs_from: str,
+    root: str,
+    device: torch.device,
+    dtype: torch.dtype | None,
+    seed: int,
+    training: bool,
+    reinit: bool,
+) -> Workload:
+    """The reference, in the candidate's process: what the baseline's file runs, built with
+    the same seed (and re-initialised alike), for the re-check of timed calls."""
+    return _load_kernelbench(inputs_from, root, device, dtype, seed, training, None, reinit)
 
 
 def _exec_file(path: str, prefix: str, label: str) -> Any:
@@ -441,6 +684,11 @@ def _flatten(value: Any, prefix: str, out: dict[str, torch.Tensor]) -> None:
     elif hasattr(value, "_fields"):  # a named tuple such as torch.return_types
         for k in value._fields:
             _flatten(getattr(value, k), f"{prefix}.{k}", out)
+    else:  # a lazy or deferred object would be read after the timer stopped
+        raise WorkloadError(
+            f"the output {prefix} is a {type(value).__qualname__}, not a tensor (a lazy or "
+            "deferred result): refused"
+        )
 
 
 def named_outputs(result: Any, names: list[str] | None) -> dict[str, torch.Tensor]:
@@ -484,8 +732,9 @@ def step(w: Workload, training: bool, seed: int) -> dict[str, torch.Tensor]:
 
 
 def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    """Wait for the whole device (every stream), with the synchronize bound at import."""
+    if device.type == "cuda" and _cuda_sync is not None:
+        _cuda_sync(device)
 
 
 def _l2_buffer(device: torch.device) -> torch.Tensor | None:
@@ -562,6 +811,265 @@ def _options(job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class InputFeed:
+    """Fresh inputs for every call: a new set from the reference's get_inputs() with a seed
+    derived from the trial's, made outside the timer, so no call sees an object, a pointer
+    or a content it saw before (a cache keyed on any of them never hits). A set whose memory
+    lands where an earlier one was is made again while the first is held."""
+
+    def __init__(self, w: Workload, seed: int):
+        self.w, self.seed, self.k = w, seed, 0
+        self.seen: set[int] = set()
+        self.repeats_avoided = 0
+        self.made_ms = 0.0
+
+    @property
+    def fresh(self) -> bool:
+        return self.w.make_inputs is not None
+
+    def next(self) -> None:
+        if self.w.make_inputs is None:
+            return  # a factory's one set: said in the options
+        self.w.inputs = []  # the last set is freed first: its memory is what must not repeat
+        held: list[Any] = []
+        t0 = _perf()
+        ptrs: set[int] = set()
+        for _ in range(4):
+            self.k += 1
+            made = self.w.make_inputs((self.seed * 1_000_003 + 7_777 * self.k) % 2**62, True)
+            ptrs = {x.data_ptr() for x in made if isinstance(x, torch.Tensor) and x.numel()}
+            if not ptrs & self.seen:
+                break
+            held.append(made)
+            self.repeats_avoided += 1
+        self.seen |= ptrs
+        self.w.inputs = made
+        del held
+        self.made_ms += (_perf() - t0) * 1e3
+
+
+class CallTimer:
+    """One call timed: on a GPU between CUDA events with the whole device synchronized
+    before the end event (work on side streams counts), after an L2 flush; on a CPU by
+    perf_counter. Each call's wall window by a second clock, for the cross-check."""
+
+    def __init__(self, device: torch.device, flush: torch.Tensor | None):
+        self.device, self.flush = device, flush
+        self.cuda = device.type == "cuda" and _Event is not None
+
+    def __call__(self, fn: Any) -> tuple[float, float, Any]:
+        if self.flush is not None:
+            self.flush.zero_()  # evict the L2 so each call starts cold, as in a real step
+        _sync(self.device)
+        w0 = _mono_ns()
+        if self.cuda:
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            _event_record(start)
+            out = fn()
+            _sync(self.device)
+            _event_record(end)
+            _event_wait(end)
+            ms = float(_event_elapsed(start, end))
+        else:
+            t0 = _perf()
+            out = fn()
+            ms = (_perf() - t0) * 1e3
+        return ms, (_mono_ns() - w0) / 1e6, out
+
+
+FLAKY_SHARE, CATCH = 0.25, 0.99  # a candidate wrong on 25% of calls is caught with 99%
+# 1 - 0.75^n >= 0.99  =>  n >= log(0.01) / log(0.75) = 16.01: 17 calls
+RECHECK_CALLS = math.ceil(math.log(1 - CATCH) / math.log(1 - FLAKY_SHARE))
+RECHECK_SAMPLES = 3  # timed calls re-checked in each timing process (a round has many)
+
+
+def _detached(outs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {k: _to_cpu(v) for k, v in outs.items() if is_plain_tensor(v)}
+
+
+def stream_digest(values: list[Any]) -> str:
+    """A hash of the tensors' bytes, read a chunk at a time (no copy of a whole input)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for x in values:
+        if not isinstance(x, torch.Tensor):
+            h.update(repr(x).encode())
+            continue
+        flat = x.detach().contiguous().reshape(-1)
+        h.update(f"{tuple(x.shape)}{x.dtype}".encode())
+        for lo in range(0, flat.numel(), CHUNK * 4):
+            part = flat[lo : lo + CHUNK * 4].to("cpu").view(torch.uint8)
+            h.update(part.numpy().data)
+    return h.hexdigest()
+
+
+class Parked:
+    """Outputs moved to a file and read back memory-mapped: the re-check holds at most one
+    side's outputs in memory while the other side runs (the comparison's memory bound)."""
+
+    def __init__(self, outs: dict[str, torch.Tensor], folder: str):
+        import tempfile
+
+        fd, self.path = tempfile.mkstemp(suffix=".pt", prefix="gpuopt-recheck-", dir=folder)
+        os.close(fd)
+        torch.save({k: _own(_to_cpu(v) if v.device.type != "cpu" else v.detach())
+                    for k, v in outs.items()}, self.path)  # fmt: skip
+
+    def load(self) -> dict[str, torch.Tensor]:
+        return dict(torch.load(self.path, mmap=True, weights_only=True))
+
+    def close(self) -> None:
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+class Recheck:
+    """Timed calls checked against the reference on the same inputs, in the same process,
+    in both orders (reference first, candidate first) with the freed memory poisoned in
+    between: an output that reuses the reference's freed buffer shows NaN. The side that
+    ran first waits in a file, so memory holds the inputs and one side's outputs."""
+
+    def __init__(self, ref: Workload, tol: tuple[float, float] | None, what: str, folder: str):
+        self.ref, self.tol, self.what, self.folder = ref, tol, what, folder
+        self.calls = 0
+        self.failures: list[str] = []
+        self.worst: dict[str, Any] = {}
+        self._ref_parked: Parked | None = None
+        self._ref_meta: dict[str, dict[str, Any]] = {}
+        self._digest = ""
+        self.reference_writes_inputs = False
+
+    def _reference(self, inputs: list[Any]) -> dict[str, torch.Tensor]:
+        before = stream_digest(inputs)
+        self.ref.inputs = inputs
+        outs = step(self.ref, False, 0)
+        _sync(self.ref.device)
+        self.ref.inputs = []
+        self._ref_meta = output_meta(outs, inputs)
+        if stream_digest(inputs) != before:  # the reference's own in-place writes
+            self.reference_writes_inputs = True
+        return outs
+
+    def before(self, i: int, inputs: list[Any], reference_first: bool) -> None:
+        """Ahead of timed call i: the inputs' digest, and the reference first when asked."""
+        self._ref_parked = None
+        if reference_first and not self.reference_writes_inputs:
+            outs = self._reference(inputs)
+            sizes = _storage_nbytes(outs)
+            self._ref_parked = Parked(outs, self.folder)
+            outs.clear()
+            del outs
+            poison_freed(sizes, self.ref.device)
+        self._digest = stream_digest(inputs)
+
+    def after(self, i: int, inputs: list[Any], outs: dict[str, Any], order: str) -> None:
+        """After timed call i (`outs` is emptied): the checks, and the reference now if it
+        did not run first."""
+        self.calls += 1
+        if self._ref_parked is None:
+            order = "candidate first"
+        label = f"{self.what} call {i + 1} ({order})"
+        meta = output_meta(outs, inputs)
+        if stream_digest(inputs) != self._digest:
+            self.failures.append(f"{label}: the candidate wrote into its inputs (in place)")
+        parked: Parked | None = None
+        try:
+            if self._ref_parked is None:
+                sizes = _storage_nbytes(outs)
+                parked = Parked(outs, self.folder)
+                outs.clear()
+                poison_freed(sizes, self.ref.device)
+                ref_out = _cpu_view(self._reference(inputs))
+                new = parked.load()
+            else:
+                parked = self._ref_parked
+                ref_out = parked.load()
+                new = _cpu_view(outs)
+                outs.clear()
+            self._compare(label, ref_out, new, meta)
+            del ref_out, new
+        finally:
+            if parked is not None:
+                parked.close()
+            self._ref_parked = None
+
+    def _compare(
+        self,
+        label: str,
+        ref_out: dict[str, torch.Tensor],
+        new: dict[str, torch.Tensor],
+        meta: dict[str, dict[str, Any]],
+    ) -> None:
+        for name, r in ref_out.items():
+            if name not in meta or name not in new:
+                self.failures.append(f"{label}: output {name} is missing")
+                continue
+            declared = self.tol is not None
+            found = meta_problems(name, self._ref_meta.get(name, {}), meta[name], declared)
+            if found:
+                self.failures += [f"{label}: {x}" for x in found]
+                continue
+            n = new[name]
+            acc = OutputStats(name, False, self.tol)
+            acc.add(0, 0, r, n)
+            st = acc.finish()
+            if st.get("passed"):
+                continue
+            poisoned = poison_count(n) - poison_count(r)
+            trick = (
+                f"; {poisoned} element(s) hold the NaN poison of freed memory: the output "
+                "reuses memory it never wrote (result reuse through freed memory)"
+                if poisoned > 0
+                else ""
+            )
+            self.failures.append(
+                f"{label}: {name} differs from the reference: {st.get('mismatches')} "
+                f"mismatches, max abs {_num(st.get('max_abs'))}, NaN "
+                f"{st.get('nan_ref')}→{st.get('nan_new')}{trick}"
+            )
+            if not self.worst or (st.get("max_abs") or 0) > (self.worst.get("max_abs") or 0):
+                self.worst = {"output": name, "max_abs": st.get("max_abs"), "at": label}
+
+
+def _cpu_view(outs: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The outputs on the CPU: themselves when they are there already, else a copy."""
+    return {
+        k: (v.detach() if v.device.type == "cpu" else _to_cpu(v))
+        for k, v in outs.items()
+        if is_plain_tensor(v)
+    }
+
+
+def _scratch() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+def _num(v: Any) -> str:
+    return "n/a" if v is None else f"{float(v):.3g}"
+
+
+def clock_problem(samples: list[float], walls: list[float], cuda: bool, elapsed_s: float) -> str:
+    """The in-process figure against the process's own clocks: timed calls cannot add up to
+    more than the time that passed, and on a CPU they are nearly all of it."""
+    total, wall = sum(samples), sum(walls)
+    if total > wall * 1.05 + 1.0 or total > elapsed_s * 1e3 * 1.05 + 20.0:
+        return (
+            f"the timed calls add up to {total:.4g} ms, more than the {wall:.4g} ms the "
+            "process's own clock saw: the clock is not the real one"
+        )
+    if not cuda and wall > 5.0 and total < 0.5 * wall:
+        return (
+            f"the timed calls add up to {total:.4g} ms, under half the {wall:.4g} ms the "
+            "process's own clock saw around them: the clock is not the real one"
+        )
+    return ""
+
+
 def warm_up(
     w: Workload,
     training: bool,
@@ -570,32 +1078,71 @@ def warm_up(
     max_calls: int,
     tol: float,
     max_s: float,
+    feed: InputFeed | None = None,
 ) -> dict[str, Any]:
     """Call until the per-call time is steady: the last STEADY_CALLS calls within `tol` of
     their median (at least `min_calls`, at most `max_calls` or `max_s` seconds). A first call
     that raises ends the replicate here, before anything is timed."""
     times: list[float] = []
-    started = time.perf_counter()
+    started = _perf()
     steady = False
     need = max(min_calls, STEADY_CALLS)
+    timer = CallTimer(w.device, None)
     while True:
-        t0 = time.perf_counter()
-        step(w, training, seed)
-        _sync(w.device)
-        times.append((time.perf_counter() - t0) * 1e3)
+        if feed is not None:
+            feed.next()
+        ms, _wall, outs = timer(lambda: step(w, training, seed))
+        del outs
+        times.append(ms)
         if len(times) >= need:
             last = times[-STEADY_CALLS:]
             mid = statistics.median(last)
             if mid > 0 and (max(last) - min(last)) <= tol * mid:
                 steady = True
                 break
-        if len(times) >= max(max_calls, min_calls) or time.perf_counter() - started >= max_s:
+        if len(times) >= max(max_calls, min_calls) or _perf() - started >= max_s:
             break
     return {
         "warmup_calls": len(times),
         "steady": steady,
         "warmup_last_ms": [round(t, 6) for t in times[-STEADY_CALLS:]],
     }
+
+
+def timed_loop(
+    w: Workload,
+    training: bool,
+    seed: int,
+    feed: InputFeed,
+    timer: CallTimer,
+    more: Any,
+    recheck: Recheck | None = None,
+    pick: set[int] | None = None,
+) -> tuple[list[float], list[float]]:
+    """Timed calls while `more(n)` says so, each on fresh inputs; the calls in `pick` are
+    re-checked against the reference, alternately reference first and candidate first."""
+    samples: list[float] = []
+    walls: list[float] = []
+    while more(len(samples)):
+        i = len(samples)
+        feed.next()
+        if training:
+            w.zero_grads()
+        checked = recheck is not None and (pick is None or i in pick)
+        first = i % 2 == 1
+        if checked and recheck is not None:
+            recheck.before(i, w.inputs, first)
+        before = _threads()
+        ms, wall, outs = timer(lambda: step(w, training, seed))
+        refuse_new_threads(before, f"timed call {i + 1}")
+        refuse_new_threads(_JOB_THREADS, "its construction or a call")
+        if checked and recheck is not None:
+            order = "reference first" if first else "candidate first"
+            recheck.after(i, w.inputs, outs, order)  # empties outs
+        del outs
+        samples.append(ms)
+        walls.append(wall)
+    return samples, walls
 
 
 def time_workload(
@@ -611,47 +1158,44 @@ def time_workload(
     warmup_max: int = 50,
     warmup_tol: float = 0.05,
     warmup_max_s: float = 5.0,
+    reference: Workload | None = None,
+    tol: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """Milliseconds per call after a steady-state warm-up: CUDA events around each call after
-    an L2 flush on a GPU, perf_counter on a CPU. Warm-up calls are not counted."""
-    warm = warm_up(w, training, seed, warmup, warmup_max, warmup_tol, warmup_max_s)
-    samples: list[float] = []
+    an L2 flush on a GPU, perf_counter on a CPU. Warm-up calls are not counted. Each call has
+    fresh inputs; with a reference, RECHECK_SAMPLES timed calls are re-checked against it."""
+    refuse_patched_timers()
+    feed = InputFeed(w, seed)
+    warm = warm_up(w, training, seed, warmup, warmup_max, warmup_tol, warmup_max_s, feed)
     flush = _l2_buffer(w.device) if l2_flush else None
-    cuda_events = w.device.type == "cuda" and hasattr(torch.cuda, "Event")
+    timer = CallTimer(w.device, flush)
+    recheck = (
+        Recheck(reference, tol, "timed-loop re-check:", _scratch())
+        if reference is not None
+        else None
+    )
+    import random
+
+    pick = set(random.SystemRandom().sample(range(min_samples), min(RECHECK_SAMPLES, min_samples)))
     faults0 = _faults()
-    if cuda_events:
-        pairs: list[tuple[Any, Any]] = []
-        started = time.perf_counter()
-        while len(pairs) < max_samples and (
-            len(pairs) < min_samples or time.perf_counter() - started < min_time_s
-        ):
-            if training:
-                w.zero_grads()
-            if flush is not None:
-                flush.zero_()  # evict the L2 so each call starts cold, as in a real step
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            step(w, training, seed)
-            end.record()
-            pairs.append((start, end))
-            if len(pairs) % 16 == 0:
-                _sync(w.device)  # keep the queue short so the wall-clock budget holds
-        _sync(w.device)
-        samples = [s.elapsed_time(e) for s, e in pairs]  # milliseconds
-        clock = "cuda_event"
-    else:
-        started = time.perf_counter()
-        while len(samples) < max_samples and (
-            len(samples) < min_samples or time.perf_counter() - started < min_time_s
-        ):
-            if training:
-                w.zero_grads()
-            t0 = time.perf_counter()
-            step(w, training, seed)
-            _sync(w.device)
-            samples.append((time.perf_counter() - t0) * 1e3)
-        clock = "perf_counter"
+    started = _perf()
+    elapsed0 = os.times().elapsed
+
+    def more(n: int) -> bool:
+        return n < max_samples and (n < min_samples or _perf() - started < min_time_s)
+
+    samples, walls = timed_loop(w, training, seed, feed, timer, more, recheck, pick)
+    elapsed = os.times().elapsed - elapsed0
     faults1 = _faults()
+    refuse_patched_timers()
+    clock = clock_problem(samples, walls, timer.cuda, elapsed)
+    if clock:
+        raise WorkloadError(clock)
+    if recheck is not None and recheck.failures:
+        raise WorkloadError(
+            f"{recheck.failures[0]} ({len(recheck.failures)} problem(s) in {recheck.calls} "
+            "re-checked timed calls)"
+        )
     # The median is the default; `min` suits CPUs shared with other tenants (a VM), where a
     # process's median swings with the neighbours' load but its fastest calls do not.
     value = min(samples) if stat == "min" else statistics.median(samples)
@@ -664,7 +1208,7 @@ def time_workload(
         "samples": len(samples),
         "min": min(samples),
         "max": max(samples),
-        "clock": clock,
+        "clock": "cuda_event" if timer.cuda else "perf_counter",
         "warmup": warmup,
         **warm,
         "l2_flush_bytes": int(flush.numel() * 4) if flush is not None else 0,
@@ -674,6 +1218,16 @@ def time_workload(
         "major_faults_per_call": (faults1[1] - faults0[1]) / len(samples),
         "minor_faults": faults1[0],
         "major_faults": faults1[1],
+        "inputs": (
+            "fresh per call from the reference's get_inputs()"
+            if feed.fresh and reference is not None
+            else "fresh per call from this file's get_inputs() (no reference given)"
+            if feed.fresh
+            else "the factory's one set, the same every call"
+        ),
+        "inputs_ms_per_call": round(feed.made_ms / max(1, feed.k), 4),
+        "rechecked_calls": recheck.calls if recheck is not None else 0,
+        "clock_check": "the timed calls agree with the process's own clock",
     }
     out.update(_memory())
     if not warm["steady"]:
@@ -1279,6 +1833,39 @@ def _tensor_list(value: Any) -> list[torch.Tensor]:
     return []
 
 
+# FLOPs per input element of the normalisations and softmax, from their formulas (the flop
+# counter sees only matmul-like ops; one per element undercounted them 5-8×):
+# softmax: max, subtract, exp, sum, divide; layer/group norm: mean, subtract, square, sum,
+# scale by rstd (+ multiply and add for the affine parameters); batch norm at inference:
+# subtract, scale, multiply, add (+3 for the statistics in training); rms norm: square,
+# sum, scale, multiply.
+NORM_FLOPS = {
+    "_softmax": 5,
+    "softmax": 5,
+    "_log_softmax": 5,
+    "log_softmax": 5,
+    "_safe_softmax": 5,
+    "native_layer_norm": 5,
+    "native_group_norm": 5,
+    "native_batch_norm": 4,
+    "_native_batch_norm_legit": 7,
+    "_native_batch_norm_legit_no_training": 4,
+    "_fused_rms_norm": 4,
+    "rms_norm": 4,
+}
+
+
+def _norm_flops(base: str, args: Any) -> int:
+    x = args[0] if args and isinstance(args[0], torch.Tensor) else None
+    if x is None:
+        return 0
+    per = NORM_FLOPS[base]
+    affine = base in ("native_layer_norm", "native_group_norm") and any(
+        isinstance(a, torch.Tensor) for a in args[1:4]
+    )
+    return int(x.numel()) * (per + (2 if affine else 0))
+
+
 def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
     """FLOPs of one step (torch.utils.flop_counter for matmul, convolution and attention; the
     element count for elementwise ops and reductions) and a lower bound on the bytes it moves
@@ -1300,7 +1887,9 @@ def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
             outs = _tensor_list(out)
             nbytes = sum(_numel(t) * t.element_size() for t in ins + outs)
             tags = set(getattr(func, "tags", ()) or ())
-            if func.overloadpacket in flop_registry:
+            if base in NORM_FLOPS:
+                kind, flops = "normalisation", _norm_flops(base, args)
+            elif func.overloadpacket in flop_registry:
                 kind, flops = "matmul", 0  # counted by FlopCounterMode
             elif base in _MOVING_OPS:
                 kind, flops = "movement", 0
@@ -1330,15 +1919,17 @@ def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
         )
         entry["flops"] += int(flops)
     rows = sorted(per_op.values(), key=lambda d: (-d["bytes"], d["name"]))
-    kinds = ("matmul", "elementwise", "reduction", "estimated")
+    kinds = ("matmul", "normalisation", "elementwise", "reduction", "estimated")
     by_kind = {k: sum(r["flops"] for r in rows if r["kind"] == k) for k in kinds}
     return {
         "flops": int(sum(r["flops"] for r in rows)),
         "flops_by_kind": by_kind,
         "bytes": int(sum(r["bytes"] for r in rows)),
         "by_op": rows[:PROFILE_ROWS],
-        "source": "torch.utils.flop_counter for matmul/convolution/attention; element counts for "
-        "the rest; bytes: inputs and outputs of every op that is not a view, at the dispatcher",
+        "source": "torch.utils.flop_counter for matmul/convolution/attention; normalisations and "
+        "softmax from their formulas (per element: softmax 5, layer norm 5 + 2 with its affine "
+        "parameters, batch norm 4, rms norm 4); element counts for the rest; bytes: inputs "
+        "and outputs of every op that is not a view, at the dispatcher",
     }
 
 
@@ -1535,7 +2126,9 @@ def profile_workload(
     largest = next((r for r in rows if r["kind"] == "intermediate"), None)
     result["largest_intermediate"] = _clean_row(largest) if largest else None
     result["live_peak"] = _live_peak(rows, tables["moves"])
-    result["pairs"] = _pairs(tables)[:TENSOR_ROWS]
+    every_pair = _pairs(tables)
+    result["pairs"] = every_pair[:TENSOR_ROWS]
+    result["pair_count"] = len(every_pair)  # the one count of pairs, whatever is listed
     result["shared_intermediates"] = _shared(tables)[:TENSOR_ROWS]
     bounds = _boundaries(tables)
     result["boundaries"] = bounds[:10]
@@ -1648,8 +2241,18 @@ def capture_step(
     gradients that are None (a parameter or input the call did not use). With copy=False a
     CPU output is the call's own tensor: read it before the next call (the repeat check)."""
     keep = _to_cpu if copy else (lambda t: t.detach().to("cpu").contiguous())
+    before = _threads()
     outs = step(w, training, seed)
     _sync(w.device)
+    refuse_new_threads(before, "a checked call")
+    refuse_new_threads(_JOB_THREADS, "its construction or a call")
+    for name, v in outs.items():  # before anything reads it: a subclass could fake the read
+        if not is_plain_tensor(v):
+            raise WorkloadError(
+                f"the output {name} is a {type(v).__qualname__} (a tensor subclass or lazy "
+                "object), not a tensor: refused"
+            )
+    w.last_meta = output_meta(outs, w.inputs)
     named = {k: keep(v) for k, v in outs.items()}
     del outs
     none: list[str] = []
@@ -1681,6 +2284,23 @@ def _trim() -> None:
 
 
 _LIBC: Any = None
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD = 1 << 20
+
+
+def _fixed_mmap_threshold() -> None:
+    """In a check's process (never a timed one): blocks of 1 MiB and more are mapped and
+    unmapped by glibc, never kept in the heap. glibc otherwise raises its threshold after
+    the first large free, and the comparison's 2 MiB chunk temporaries, interleaved with the
+    small tensors it keeps, then fragment the heap by one chunk per chunk compared
+    (measured: 1.7× one output more in the second trial of a 100 MB comparison)."""
+    _trim()
+    if _LIBC:
+        try:
+            _LIBC.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+            _LIBC.mallopt(_M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)
+        except AttributeError:
+            pass
 
 
 def _repeat_diffs(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> dict[str, int]:
@@ -1755,6 +2375,149 @@ def load_trial(path: str, entry: dict[str, Any]) -> dict[str, torch.Tensor]:
     return dict(torch.load(os.path.join(path, entry["file"]), mmap=True, weights_only=True))
 
 
+class CallWatch:
+    """During one call of a candidate: exceptions raised in its own file that it caught and
+    went on from (a try/except that falls back, say to the reference's code), and calls into
+    the reference Model's code. Outside timing: a tracer slows every Python line."""
+
+    _QUIET = (StopIteration, StopAsyncIteration, GeneratorExit)
+
+    def __init__(self, w: Workload):
+        self.file = w.problem_file
+        self.codes = w.reference_codes
+        self.caught: list[str] = []
+        self.reference_calls = 0
+        self._mine: dict[Any, bool] = {}
+        self._old: Any = None
+
+    def __enter__(self) -> CallWatch:
+        self._old = sys.gettrace()
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.settrace(self._old)
+
+    def _global(self, frame: Any, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        if code in self.codes:
+            self.reference_calls += 1
+        mine = self._mine.get(code)
+        if mine is None:
+            mine = self._mine[code] = os.path.abspath(code.co_filename) == self.file
+        return self._local if mine else None
+
+    def _local(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "exception" and not issubclass(arg[0], self._QUIET):
+            text = f"{arg[0].__name__}: {arg[1]}".splitlines()[0][:200]
+            if text not in self.caught:
+                self.caught.append(text)
+        return self._local
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.caught:
+            out.append(
+                f"the candidate caught an exception in its own code during a call and went on "
+                f"({self.caught[0]}): a try/except fallback hides which code ran"
+            )
+        if self.reference_calls:
+            out.append(
+                f"the candidate calls the reference Model's code during a call "
+                f"({self.reference_calls} time(s)): it runs the reference, not a new kernel"
+            )
+        return out
+
+
+class Degeneracy:
+    """Whether the reference's outputs can show anything: near-constant outputs, or outputs
+    that do not change with the seed, pass a wrong candidate as easily as a right one."""
+
+    def __init__(self) -> None:
+        self.prints: dict[str, set[tuple[float, ...]]] = {}
+        self.constant: dict[str, bool] = {}
+        self.trials = 0
+
+    def add(self, outs: dict[str, torch.Tensor]) -> None:
+        self.trials += 1
+        for name, t in outs.items():
+            if not t.is_floating_point() or t.numel() == 0:
+                continue
+            lo, hi, total = math.inf, -math.inf, 0.0
+            for _lo, x, _y in _flat_chunks(t, t):
+                xd = x.to(torch.float64)
+                fin = xd[xd.isfinite()]
+                if fin.numel():
+                    lo, hi = min(lo, float(fin.min())), max(hi, float(fin.max()))
+                    total += float(fin.sum())
+            flat = t.reshape(-1)
+            sample = flat[:: max(1, flat.numel() // 64)][:64].to(torch.float64).tolist()
+            self.prints.setdefault(name, set()).add((total, *sample))
+            near = hi - lo <= 1e-6 * max(abs(hi), abs(lo), 1e-30) if hi >= lo else True
+            self.constant[name] = self.constant.get(name, True) and near
+
+    def warnings(self) -> list[str]:
+        out = []
+        for name, const in self.constant.items():
+            if const:
+                out.append(
+                    f"the reference's output {name} is nearly constant: a check on it proves "
+                    "little (choose inputs or weights that make it vary)"
+                )
+            elif self.trials >= 2 and len(self.prints.get(name, ())) == 1:
+                out.append(
+                    f"the reference's output {name} does not change with the seed: a check on "
+                    "it proves little"
+                )
+        return out
+
+
+REFILL = "refill"  # the same input objects, new contents written into them
+TIMED_SALT = 424_243
+
+
+def _refill(w: Workload, job: dict[str, Any], device: torch.device, dtype: Any, seed: int) -> None:
+    """Write new contents (another seed's inputs) into the workload's own input tensors."""
+    other = load_workload(
+        job["kind"], job["spec"], job["root"], device, dtype, (seed + 1_000_000_007) % 2**31,
+        bool(job.get("training")), inputs_from=job.get("inputs_from"), reinit=False,
+    )  # fmt: skip
+    with torch.no_grad():
+        for x, y in zip(w.inputs, other.inputs, strict=False):
+            if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape:
+                x.copy_(y)
+
+
+def timed_phase(
+    job: dict[str, Any], device: torch.device, dtype: torch.dtype | None, seed: int
+) -> dict[str, Any]:
+    """The timed loop of the check: warm-up, then RECHECK_CALLS timed calls on fresh
+    inputs, every one re-checked against the reference in this process, alternately
+    reference first and candidate first, freed memory poisoned in between."""
+    training, reinit = bool(job.get("training")), bool(job.get("reinit", True))
+    w = load_workload(
+        job["kind"], job["spec"], job["root"], device, dtype, seed, training,
+        inputs_from=job.get("inputs_from"), reinit=reinit,
+    )  # fmt: skip
+    ref = load_reference(job["inputs_from"], job["root"], device, dtype, seed, training, reinit)
+    feed = InputFeed(w, seed + TIMED_SALT)
+    warm_up(w, training, seed, 3, 3, 1.0, 5.0, feed)
+    declared = job.get("tolerance")
+    folder = str(job.get("save") or _scratch())
+    recheck = Recheck(ref, tuple(declared) if declared else None, "timed-loop re-check:", folder)
+    timed_loop(w, training, seed, feed, CallTimer(device, None), lambda n: n < RECHECK_CALLS,
+               recheck)  # fmt: skip
+    refuse_patched_timers()
+    return {
+        "calls": recheck.calls,
+        "failures": recheck.failures[:20],
+        "failed": len(recheck.failures),
+        "worst": recheck.worst,
+        "catch": f"a candidate wrong on {FLAKY_SHARE:.0%} of calls is caught with probability "
+        f"{1 - (1 - FLAKY_SHARE) ** recheck.calls:.4f} in {recheck.calls} calls",
+    }
+
+
 def capture(job: dict[str, Any], device: torch.device, dtype: torch.dtype | None) -> dict:
     """Run the trials one at a time: save each (when asked) and compare it with the reference's
     saved trial (when asked) before the next one runs, so memory holds one trial at a time."""
@@ -1764,17 +2527,29 @@ def capture(job: dict[str, Any], device: torch.device, dtype: torch.dtype | None
     stress = bool(job.get("stress", True))
     repeat = bool(job.get("repeat", True))
     reinit = bool(job.get("reinit", True))
+    declared = tuple(job["tolerance"]) if job.get("tolerance") else None
     save, ref_dir = job.get("save"), job.get("compare_to")
     ref_index = read_index(ref_dir) if ref_dir else None
+    _fixed_mmap_threshold()
     plan = [(seed0 + i, "random") for i in range(n)]
-    if stress:
-        plan += [(seed0, k) for k in STRESS_KINDS]
-    comparer = Comparer(bool(job.get("exact"))) if ref_index is not None else None
+    if stress:  # and the refill: a first pass's (more trials when close do without)
+        plan += [(seed0, k) for k in STRESS_KINDS] + [(seed0, REFILL)]
+    comparer = Comparer(bool(job.get("exact")), declared) if ref_index is not None else None
+    timed_ahead = (
+        ref_index is not None
+        and job["kind"] == "kernelbench"
+        and bool(job.get("inputs_from"))
+        and bool(job.get("timed_recheck", True))
+    )
+    many_repeats = ref_index is not None and not timed_ahead
     if save:
         os.makedirs(save, exist_ok=True)
     trials: list[dict[str, Any]] = []
     warnings: list[str] = []
+    watched: list[str] = []
     repeat_diffs: dict[str, int] = {}
+    repeat_calls = 0
+    degenerate = Degeneracy()
     source, layout, reinit_count = "", [], 0
     first: dict[str, Any] = {}
     for seed, kind in plan:
@@ -1789,32 +2564,52 @@ def capture(job: dict[str, Any], device: torch.device, dtype: torch.dtype | None
             inputs_from=job.get("inputs_from"),
             reinit=reinit,
         )
+        refuse_patched_timers()
         source, layout, reinit_count = w.source, w.layout, w.reinit_count
         warnings += [x for x in w.warnings if x not in warnings]
-        if kind != "random":
+        if kind not in ("random", REFILL):
             if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in w.inputs):
                 continue  # nothing to scale: both sides skip it alike
             w.inputs = stress_inputs(w.inputs, kind, seed)
+        if kind == REFILL:
+            # A cache keyed on the input object (or its pointer) returns the first call's
+            # output for the second: the same tensors, holding another seed's values now.
+            capture_step(w, training, seed, copy=False)
+            _refill(w, job, device, dtype, seed)
         digest = _digest(w.inputs) if job["kind"] == "torch" else None
         # The call's own tensors, not copies (memory: one output, not two)...
-        outs, none = capture_step(w, training, seed, copy=False)
+        if w.candidate and not trials:
+            with CallWatch(w) as watch:
+                outs, none = capture_step(w, training, seed, copy=False)
+            watched += [p for p in watch.problems() if p not in watched]
+        else:
+            outs, none = capture_step(w, training, seed, copy=False)
+        meta = w.last_meta
         if repeat and kind == "random":
-            again, _ = capture_step(w, training, seed, copy=False)
-            if _shares(outs, again):  # ...unless the next call writes into the same buffers
-                del outs, again
-                outs, none = capture_step(w, training, seed, copy=True)
+            # Without the timed loop's 17 re-checked calls (a torch:MODULE:CALLABLE variant),
+            # the first trial calls RECHECK_CALLS times in all: a candidate wrong on a
+            # quarter of its calls differs in one of them with probability >= 99%.
+            for _ in range(RECHECK_CALLS - 1 if many_repeats and not trials else 1):
                 again, _ = capture_step(w, training, seed, copy=False)
-            for name, diff in _repeat_diffs(outs, again).items():
-                repeat_diffs[name] = repeat_diffs.get(name, 0) + diff
-            del again
+                if _shares(outs, again):  # ...unless the next call writes into the same buffers
+                    del outs, again
+                    outs, none = capture_step(w, training, seed, copy=True)
+                    again, _ = capture_step(w, training, seed, copy=False)
+                for name, diff in _repeat_diffs(outs, again).items():
+                    repeat_diffs[name] = repeat_diffs.get(name, 0) + diff
+                repeat_calls += 1
+                del again
         del w
         outs = {k: _own(v) for k, v in outs.items()}
+        if kind == "random":
+            degenerate.add(outs)
         entry = {
             "seed": seed,
             "kind": kind,
             "file": f"trial-{len(trials):03d}.pt",
             "none_grads": none,
             "inputs_digest": digest,
+            "meta": meta,
         }
         if not first:
             first = {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in outs.items()}
@@ -1830,8 +2625,13 @@ def capture(job: dict[str, Any], device: torch.device, dtype: torch.dtype | None
             else:
                 comparer.problems.append(f"the reference has no trial {len(trials)} ({kind})")
         trials.append(entry)
+        sizes = _storage_nbytes(outs)
         del outs
+        poison_freed(sizes, device)  # the next trial cannot find this one's values
         _trim()
+    timed: dict[str, Any] = {}
+    if comparer is not None and timed_ahead:
+        timed = timed_phase(job, device, dtype, seed0)
     index = {
         "format": 2,
         "source": source,
@@ -1839,7 +2639,9 @@ def capture(job: dict[str, Any], device: torch.device, dtype: torch.dtype | None
         "trials": trials,
         "warnings": warnings,
         "repeat_diffs": repeat_diffs,
+        "repeat_calls": repeat_calls,
         "layout": layout,
+        "degenerate": degenerate.warnings(),
     }
     options = {
         "trials": n,
@@ -1855,10 +2657,20 @@ def capture(job: dict[str, Any], device: torch.device, dtype: torch.dtype | None
         else ("off" if not reinit else "nothing to re-initialise"),
         "stress": [k for k in STRESS_KINDS if any(t["kind"] == k for t in trials)] or "off",
         "repeat_check": repeat,
+        "repeat_calls": repeat_calls,
+        "refill": "the same input objects called again with new contents (a cached result)",
+        "freed_memory": "poisoned with NaN between trials and between the two sides' calls",
         "rel_and_ulp_over": "|ref| > atol (differences where |ref| <= atol are counted apart)",
         "ulp_quantiles": f"from a sample of at most {ULP_SAMPLE} values per output and trial",
         "comparison": f"trial by trial, {CHUNK} elements at a time, float64 per chunk",
+        "tolerance": (
+            f"declared in the contract: rtol {declared[0]:g}, atol {declared[1]:g}"
+            if declared
+            else "the reference dtype's"
+        ),
     }
+    if timed:
+        options["timed_recheck"] = timed["catch"]
     if save:
         tmp = os.path.join(save, INDEX + ".tmp")
         with open(tmp, "w") as f:
@@ -1874,6 +2686,13 @@ def capture(job: dict[str, Any], device: torch.device, dtype: torch.dtype | None
     }
     if comparer is not None and ref_index is not None:
         body.update(comparer.result(ref_index, index))
+        body["warnings"] = warnings + [x for x in ref_index.get("degenerate") or [] if x]
+        extra = list(watched) + list(timed.get("failures") or [])
+        if extra:
+            body["problems"] = list(body.get("problems") or []) + extra
+            body["passed"] = False
+        if timed:
+            body["timed_recheck"] = timed
     return body
 
 
@@ -1892,11 +2711,19 @@ def _precision_rank(dtype: torch.dtype) -> float:
         return math.inf
 
 
-def tolerance(ref: torch.dtype, new: torch.dtype, exact: bool) -> tuple[float, float]:
+def tolerance(
+    ref: torch.dtype,
+    new: torch.dtype,
+    exact: bool,
+    declared: tuple[float, float] | None = None,
+) -> tuple[float, float]:
+    """The reference dtype's tolerance, never the candidate's (a float16 output does not
+    earn float16's looser one); a tolerance the contract declared replaces it."""
     if exact:
         return 0.0, 0.0
-    coarse = ref if _precision_rank(ref) <= _precision_rank(new) else new
-    return _TOLERANCES.get(str(coarse).removeprefix("torch."), (0.0, 0.0))
+    if declared is not None:
+        return float(declared[0]), float(declared[1])
+    return _TOLERANCES.get(str(ref).removeprefix("torch."), (0.0, 0.0))
 
 
 _INT_OF = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
@@ -1943,8 +2770,9 @@ class OutputStats:
     """Error statistics of one output, accumulated trial by trial and chunk by chunk: only
     the chunk being compared is ever in float64 (see docs/torch_workloads.md)."""
 
-    def __init__(self, name: str, exact: bool):
+    def __init__(self, name: str, exact: bool, declared: tuple[float, float] | None = None):
         self.exact = exact
+        self.declared = declared
         self.s: dict[str, Any] = {
             "output": name,
             "shape_equal": True,
@@ -1985,8 +2813,10 @@ class OutputStats:
                 ref_dtype=str(r.dtype).removeprefix("torch."),
                 new_dtype=str(n.dtype).removeprefix("torch."),
             )
-            rtol, atol = tolerance(r.dtype, n.dtype, self.exact)
+            rtol, atol = tolerance(r.dtype, n.dtype, self.exact, self.declared)
             s["rtol"], s["atol"] = rtol, atol
+            if self.declared is not None:
+                s["declared_tolerance"] = True
         if r.shape != n.shape:
             s["shape_equal"] = False
             s["bit_identical"] = False
@@ -1997,6 +2827,8 @@ class OutputStats:
         if r.dtype != n.dtype:
             s["dtype_equal"] = False
             s["bit_identical"] = False
+            # Only a tolerance declared in the contract allows a precision change.
+            s["dtype_refused"] = self.declared is None
         rtol, atol = s["rtol"], s["atol"]
         coarse = r.dtype if _precision_rank(r.dtype) <= _precision_rank(n.dtype) else n.dtype
         floor = max(atol, _finfo_tiny(coarse) if coarse.is_floating_point else 0.0)
@@ -2135,6 +2967,8 @@ class OutputStats:
             s["ulp_sampled"] = int(kept.numel()) < self.ulp_counted
         s["mismatch_share"] = s["mismatches"] / self.total if self.total else 0.0
         s["passed"] = s["bit_identical"] if self.exact else s["mismatches"] == 0
+        if s.get("dtype_refused"):
+            s["passed"] = False
         for key in ("worst_ref", "worst_new", "max_abs", "max_rel", "mean_abs", "ulp_max"):
             v = s.get(key)
             if isinstance(v, float) and not math.isfinite(v):
@@ -2175,8 +3009,10 @@ def _none_stats(name: str, side: str) -> dict[str, Any]:
 class Comparer:
     """Both sides' trials, one pair at a time: main trials, then each stress trial apart."""
 
-    def __init__(self, exact: bool):
+    def __init__(self, exact: bool, declared: tuple[float, float] | None = None):
         self.exact = exact
+        self.declared = declared
+        self.meta_problems: list[str] = []
         self.main: dict[str, OutputStats] = {}
         self.stress: dict[str, dict[str, OutputStats]] = {}
         self.problems: list[str] = []
@@ -2242,9 +3078,14 @@ class Comparer:
                 self.problems.append(f"output {rn} is not in every trial")
                 continue
             label = rn if rn == nn else f"{rn} ~ {nn}"
+            rm, nm = (ref_entry.get("meta") or {}).get(rn), (new_entry.get("meta") or {}).get(nn)
+            if rm and nm:
+                for p in meta_problems(label, rm, nm, self.declared is not None):
+                    if p not in self.meta_problems:
+                        self.meta_problems.append(p)
             acc = target.get(label)
             if acc is None:
-                acc = target[label] = OutputStats(label, self.exact)
+                acc = target[label] = OutputStats(label, self.exact, self.declared)
             acc.add(trial, int(ref_entry["seed"]), ref[rn], new[nn])
 
     def result(self, ref_index: dict[str, Any], new_index: dict[str, Any]) -> dict[str, Any]:
@@ -2281,12 +3122,20 @@ class Comparer:
                     "max_abs": max((d.get("max_abs") or 0.0 for d in done), default=None),
                 }
             )
+        refill = next((x for x in stress if x["kind"] == REFILL), None)
+        stress = [x for x in stress if x["kind"] != REFILL]
+        if refill is not None and not refill["passed"]:
+            self.problems.append(
+                f"same input objects, new contents: the output did not follow the new values "
+                f"({refill['mismatches']} mismatches, max abs {_num(refill['max_abs'])}): a "
+                "result cached by input object or pointer"
+            )
         ref_rep = dict(ref_index.get("repeat_diffs") or {})
         new_rep = dict(new_index.get("repeat_diffs") or {})
         # The variant changing between two calls on the same input, where the reference does
         # not, is a semantic change (determinism), kept apart from error against the reference.
         nondet = sorted(n for n in new_rep if not ref_rep.get(n))
-        problems = list(self.problems)
+        problems = list(self.problems) + self.meta_problems
         if self.digests_differ:
             problems.append(
                 "the variant builds other inputs than the baseline for seeds "
@@ -2302,8 +3151,10 @@ class Comparer:
             and not self.missing
             and all(st.get("passed") for st in stats)
             and all(x["passed"] for x in stress)
+            and (refill is None or refill["passed"])
             and not nondet
             and not self.digests_differ
+            and not self.meta_problems
             and self.seeds == self.new_seeds
         )
         if self.seeds != self.new_seeds:
@@ -2314,9 +3165,13 @@ class Comparer:
             "seeds": self.seeds,
             "stats": stats,
             "stress": stress,
+            "refill": refill,
             "nondeterminism": {"baseline": ref_rep, "variant": new_rep},
             "problems": problems,
             "closeness": max((float(s.get("closeness") or 0.0) for s in stats), default=0.0),
+            "precision": next(
+                (f"at {s['new_dtype']}" for s in stats if s.get("dtype_equal") is False), ""
+            ),
             "bit_identical": bool(stats) and all(s.get("bit_identical") for s in stats),
         }
 
@@ -2396,6 +3251,13 @@ def _parser() -> argparse.ArgumentParser:
         help="time: do not flush the L2 before each call (GPU)",
     )
     p.add_argument("--trials", type=int, default=5)
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        nargs=2,
+        metavar=("RTOL", "ATOL"),
+        help="a tolerance declared by the contract (allows a precision change)",
+    )
     p.add_argument("--inputs-from", help="outputs: the reference's KernelBench file for inputs")
     p.add_argument("--no-stress", dest="stress", action="store_false", default=True)
     p.add_argument("--no-repeat", dest="repeat", action="store_false", default=True)
@@ -2437,7 +3299,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """One unit of work (a mode on one workload); errors come back as "error", never raised."""
     mode = job["mode"]
     body: dict[str, Any] = {"mode": mode, "kind": job.get("kind", ""), "spec": job.get("spec", "")}
+    _JOB_THREADS.clear()
+    _JOB_THREADS.update(_threads())
     try:
+        declared = os.environ.get("GPUOPT_TORCH_TOLERANCE", "").replace(" ", "")
+        if not job.get("tolerance") and declared:  # the contract's, in the workload's env
+            job = {**job, "tolerance": [float(x) for x in declared.split(",")][:2]}
         exact = bool(job.get("exact"))
         if mode == "compare":
             if not (job.get("compare_to") and job.get("new")):
@@ -2467,7 +3334,11 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             )
             body.update(_memory())
             return body
-        w = load_workload(job["kind"], job["spec"], job["root"], device, dtype, seed, training)
+        reference_file = _reference_file(job) if mode == "time" else None
+        w = load_workload(
+            job["kind"], job["spec"], job["root"], device, dtype, seed, training,
+            inputs_from=reference_file,
+        )  # fmt: skip
         body.update(source=w.source, seed=seed, training=training)
         body["dtype"] = _dtype_label(dtype, [t for t in w.inputs if isinstance(t, torch.Tensor)])
         if mode == "time":
@@ -2485,9 +3356,18 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
                     warmup_max=int(job.get("warmup_max", 50)),
                     warmup_tol=float(job.get("warmup_tol", 0.05)),
                     warmup_max_s=float(job.get("warmup_max_s", 5.0)),
+                    reference=(
+                        load_reference(
+                            reference_file, job["root"], device, dtype, seed, training, False
+                        )
+                        if reference_file and w.candidate
+                        else None
+                    ),
+                    tol=tuple(job["tolerance"]) if job.get("tolerance") else None,
                 )
             )
             body["options"] = _options(job)
+            body["warnings"] = list(w.warnings)
         elif mode == "audit":
             body.update(audit_workload(w, training, seed))
         elif mode == "profile":
@@ -2508,6 +3388,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         one = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
         body["error"] = one[:500]
         body["traceback"] = traceback.format_exc()[-4000:]
+    finally:
+        restore_timers()
     return body
 
 
@@ -2535,6 +3417,23 @@ def main(argv: list[str] | None = None) -> int:
     body = run_job(job)
     _emit({**header, **body})
     return 1 if "error" in body else 0
+
+
+REFERENCE_ROOT_ENV = "GPUOPT_TORCH_REFERENCE_ROOT"
+
+
+def _reference_file(job: dict[str, Any]) -> str | None:
+    """The reference's KernelBench file for a timed replicate: --inputs-from, or the same
+    path under GPUOPT_TORCH_REFERENCE_ROOT (the baseline's checkout, set by the round)."""
+    if job.get("kind") != "kernelbench":
+        return None
+    if job.get("inputs_from"):
+        return str(job["inputs_from"])
+    root = os.environ.get(REFERENCE_ROOT_ENV)
+    if not root:
+        return None
+    path = job["spec"] if os.path.isabs(job["spec"]) else os.path.join(root, job["spec"])
+    return path if os.path.isfile(path) else None
 
 
 def _dtype_label(dtype: torch.dtype | None, tensors: list[torch.Tensor]) -> str:

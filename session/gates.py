@@ -30,6 +30,7 @@ __all__ = [
     "latest_comparisons",
     "latest_correctness",
     "open_preflight_questions",
+    "own_inputs_refusals",
     "require",
     "variant_facts",
 ]
@@ -349,6 +350,26 @@ def _gradients(facts: VariantFacts) -> list[str]:
     return []
 
 
+# A check's warning that the variant's KernelBench file brings its own inputs.
+OWN_INPUTS = ("redefines get_inputs()", "redefines get_init_inputs()")
+
+
+def own_inputs_refusals(correctness: Iterable[m.CorrectnessResult], d: m.Disposition) -> list[str]:
+    """A variant whose file redefines get_inputs()/get_init_inputs() was timed and checked on
+    the reference's, but what it would run on in production is its own: keeping it as the
+    default needs a person's explicit acceptance, with the reason."""
+    found = sorted(
+        {r.workload for r in correctness for w in r.warnings if any(x in w for x in OWN_INPUTS)}
+    )
+    if not found or (d.accepted_semantics and not _blank(d.reason)):
+        return []
+    return [
+        f"the variant's file redefines get_inputs() or get_init_inputs() on "
+        f"{', '.join(found)}: it was measured on the reference's inputs only; accept that "
+        "explicitly with its reason (--accept-semantics --reason)"
+    ]
+
+
 def check_disposition(ledger: LedgerLike, session: m.Session, d: m.Disposition) -> list[str]:
     """Every unmet condition for this disposition (empty: it may be recorded)."""
     variant = ledger.get(m.Variant, d.variant_id)
@@ -378,6 +399,7 @@ def check_disposition(ledger: LedgerLike, session: m.Session, d: m.Disposition) 
     out += _full_round(facts)
     out += _class_checks(facts, d)
     if choice is m.DispositionChoice.KEEP_DEFAULT:
+        out += own_inputs_refusals(facts.correctness, d)
         out += _faster(facts, session)
         out += _guarded(d)
         out += _gradients(facts)

@@ -47,7 +47,8 @@ class ProfileRun:
 
 def traces_dir(ledger: Any, session: m.Session) -> Path:
     """Where a session's traces go: beside the ledger, with the check's artifacts."""
-    return artifacts_root(ledger.path) / session.id / "profiles"
+    # resolved here, in gpuopt's own directory: a relative --ledger means a path from it
+    return artifacts_root(ledger.path).resolve() / session.id / "profiles"
 
 
 def open_hint(trace: str | Path) -> str:
@@ -168,6 +169,9 @@ def profile_tree(
                                        output_tail=r.output_tail))  # fmt: skip
                 continue
             summary = summarize(r.data, arm, w.name)
+            figure = round_figure(ledger, session, arm, w.name)
+            if figure is not None:
+                summary["round_ms"] = figure
             trace = summary.get("trace")
             ev = evidence.add_profile(
                 ledger,
@@ -179,6 +183,20 @@ def profile_tree(
             )
             runs.append(ProfileRun(w.name, arm, evidence=ev))
     return runs
+
+
+def round_figure(ledger: Any, session: m.Session, arm: str, workload: str) -> float | None:
+    """The measured time per call of an arm's workload: the median of its latest runs
+    (a round's, else the baseline's), for the profile's "rough" warning."""
+    import statistics
+
+    runs = [
+        r.value
+        for r in ledger.list(m.Run, session_id=session.id)
+        if r.arm == arm and r.workload == workload and not r.warmup
+        and r.status is m.RunStatus.OK and r.value
+    ]  # fmt: skip
+    return float(statistics.median(runs[-30:])) if runs else None
 
 
 def profile_arm(

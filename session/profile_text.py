@@ -79,10 +79,12 @@ def tensor_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, 
     return out
 
 
-def pair_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, ...]]:
+def pair_rows(summary: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """Every pair the profile kept: the count said (`pair_count`) and the rows listed are
+    one list (a count of 6 over a table of 5 was two)."""
     return [
         (p["producer"], p["consumer"], format_bytes(p["bytes"]), format_bytes(p["saved_bytes"]))
-        for p in (summary.get("pairs") or [])[:limit]
+        for p in (summary.get("pairs") or [])
     ]
 
 
@@ -99,6 +101,9 @@ def shared_rows(summary: Mapping[str, Any], limit: int = 10) -> list[tuple[str, 
     ]
 
 
+ROUGH_TIMES = 2.0  # a profiled step this many times off the round's figure is rough
+
+
 def _step_lines(summary: Mapping[str, Any]) -> list[str]:
     """The time per step, said as what it is (timed apart from the profiled steps), and a
     warning when the timed steps spread widely."""
@@ -111,6 +116,15 @@ def _step_lines(summary: Mapping[str, Any]) -> list[str]:
         f"time per step {step_ms:.4g} ms: the fastest of {timed} steps timed before the "
         "profiled ones (profiling distorts time; not the timing's figure)"
     ]
+    figure = summary.get("round_ms")
+    if isinstance(figure, (int, float)) and figure > 0:
+        times = step_ms / figure
+        if times >= ROUGH_TIMES or times <= 1 / ROUGH_TIMES:
+            out.append(
+                f"rough: the step took {times:.3g}× the round's figure ({figure:.4g} ms per "
+                "call): the machine was busy while profiling, or the profiled step is not "
+                "the timed one; times here are rough"
+            )
     low, high = (min(samples), max(samples)) if samples else (0.0, 0.0)
     if low > 0 and high / low >= SPREAD_WARN:
         out.append(
@@ -170,8 +184,11 @@ def fact_lines(summary: Mapping[str, Any]) -> list[str]:
     pairs = summary.get("pairs") or []
     if pairs:
         saved = sum(int(p["saved_bytes"]) for p in pairs)
+        count = int(summary.get("pair_count") or len(pairs))
+        listed = f" (the {len(pairs)} largest are listed)" if count > len(pairs) else ""
         out.append(
-            f"{len(pairs)} write/read pair(s); fusing them all would save about "
+            f"{count} write/read pair(s){listed}; fusing "
+            f"{'the listed ones' if listed else 'them all'} would save about "
             f"{format_bytes(saved)} per step"
         )
     shared = summary.get("shared_intermediates") or []

@@ -18,6 +18,7 @@ from typing import Any
 
 from measure import harness, numerics
 from session import models as m
+from session.errors import BadInput
 from session.ledger_port import LedgerLike
 
 # What the torch harness checks on every torch workload, in a few words (the contract shows it).
@@ -237,7 +238,7 @@ def check_variant(
     variant_dir: Path,
     *,
     trials: int = DEFAULT_TRIALS,
-    seed: int = 0,
+    seed: int | None = None,
     exact: bool = False,
     prefetch_audits: bool = True,
     more_when_close: bool = True,
@@ -251,11 +252,18 @@ def check_variant(
     seeds: it fails if any trial fails, and N counts them all. The baseline's outputs are
     kept per baseline commit and reused; a result already known for the same (baseline
     snapshot, variant snapshot, seeds, tolerance) is reused and nothing runs again.
-    With exact=True (a C1 or N/A claim) only bit-identical passes.
+    With exact=True (a C1 or N/A claim) only bit-identical passes. Without `seed`, the first
+    seed is drawn at random (a candidate cannot know it before it runs) and recorded after.
     """
     base_commit = _head_commit(Path(baseline_dir))
     var_commit = _head_commit(Path(variant_dir))
-    seeds = list(range(seed, seed + trials))
+    drawn = seed is None
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbelow(2**31 - 10_000)
+    # A drawn seed is not part of what the check is: the same snapshots reuse the result.
+    seeds = [-1] if drawn else list(range(seed, seed + trials))
     results: dict[str, m.CorrectnessResult] = {}
     order = [w.name for w in torch_workloads(session)]
     todo: list[m.Workload] = []
@@ -285,6 +293,8 @@ def check_variant(
     for w in todo:
         r = fresh[w.name]
         r.cache_key = cache_key(w, base_commit, var_commit, seeds, exact)
+        if drawn:
+            r.options = {**r.options, "seeds_drawn": "at random for this check, recorded after"}
         r.artifact_bytes = _disk_bytes([Path(a) for a in r.artifacts])
         results[w.name] = r
     done = [results[n] for n in order if n in results]
@@ -366,6 +376,7 @@ def _check(
                 "inputs_from": inputs,
                 "stress": stress,
                 "exact": exact,
+                "tolerance": declared_tolerance(w),
             }
 
         # The baseline side, for the references not already kept.
@@ -413,6 +424,78 @@ def _check(
                 continue
             results[w.name] = _result(session, variant, w, seeds, r, paths[w.name])
     return results
+
+
+TOLERANCE_ENV = "GPUOPT_TORCH_TOLERANCE"
+
+
+def declared_tolerance(w: m.Workload) -> list[float] | None:
+    """The tolerance the contract declares for a workload ("RTOL,ATOL" in its environment,
+    GPUOPT_TORCH_TOLERANCE): only then may a variant change the output's precision."""
+    raw = w.env.get(TOLERANCE_ENV, "").replace(" ", "")
+    if not raw:
+        return None
+    try:
+        rtol, atol = (float(x) for x in raw.split(","))
+    except ValueError:
+        raise BadInput(f"{w.name}: {TOLERANCE_ENV} must be RTOL,ATOL, not {raw!r}") from None
+    return [rtol, atol]
+
+
+_TRIAL_WORDS = {
+    "x100": "stress ×100",
+    "x1e-3": "stress ×1e-3",
+    "zeros": "stress zeros",
+    "nan_inf": "stress NaN/Inf",
+}
+
+
+def _num(v: Any) -> str:
+    return "n/a" if v is None else f"{float(v):.3g}"
+
+
+def headline(data: dict[str, Any], stats: list[m.ErrorStats]) -> str:
+    """One line that names the trial that failed and its biggest error (or that it passed)."""
+    if data.get("passed"):
+        precision = str(data.get("precision") or "")
+        return f"passed{' ' + precision if precision else ''}"
+    for s in stats:
+        if s.none_on or not s.shape_equal:
+            break
+        if s.passed is False:
+            dtype = (
+                f"dtype {s.new_dtype}, the reference's is {s.ref_dtype}; "
+                if not s.dtype_equal
+                else ""
+            )
+            return (
+                f"failed on seed {s.worst_seed}: {s.output} {dtype}max abs {_num(s.max_abs)}, "
+                f"{s.mismatches} mismatches ({s.mismatch_share:.2%})"
+            )
+    for x in data.get("stress") or []:
+        if not x.get("passed"):
+            return (
+                f"failed on {_TRIAL_WORDS.get(str(x['kind']), str(x['kind']))}: max abs "
+                f"{_num(x.get('max_abs'))}, {x.get('mismatches')} mismatches, NaN "
+                f"{x.get('nan_ref')}→{x.get('nan_new')}"
+            )
+    refill = data.get("refill") or {}
+    if refill and not refill.get("passed"):
+        return (
+            f"failed on the same input objects with new contents: max abs "
+            f"{_num(refill.get('max_abs'))}, {refill.get('mismatches')} mismatches"
+        )
+    nondet = (data.get("nondeterminism") or {}).get("variant") or {}
+    base_nondet = (data.get("nondeterminism") or {}).get("baseline") or {}
+    mine = {k: v for k, v in nondet.items() if not base_nondet.get(k)}
+    if mine:
+        name, n = next(iter(mine.items()))
+        return f"failed on the repeat call: {name} differs between calls in {n} element(s)"
+    timed = data.get("timed_recheck") or {}
+    if timed.get("failures"):
+        return "failed on the " + str(timed["failures"][0]).replace("re-check:", "re-check", 1)
+    problems = [str(p) for p in data.get("problems") or []]
+    return f"failed: {problems[0]}" if problems else "failed"
 
 
 def _exception_tail(r: harness.WorkerResult, lines: int = 12) -> str:
@@ -464,7 +547,7 @@ def _result(
     nondet = dict(data.get("nondeterminism") or {})
     if suggested in ("C1", "C2") and nondet.get("variant") and not nondet.get("baseline"):
         suggested, why = "C4", "nondeterministic: two calls on the same input differ"
-    lines = [_summary(stats, problems)]
+    lines = [headline(data, stats), _summary(stats, problems)]
     for x in failed_stress:
         lines.append(
             f"stress trial {x['kind']}: {x.get('mismatches')} mismatches in "
@@ -487,9 +570,42 @@ def _result(
         device=str(data.get("device", "")),
         artifacts=[str(p) for p in paths],
         warnings=[str(x) for x in data.get("warnings", [])],
-        options=dict(data.get("options") or {}),
+        options={
+            **dict(data.get("options") or {}),
+            **({"precision": data["precision"]} if data.get("precision") else {}),
+        },
         stress=stress,
         nondeterminism=nondet,
+    )
+
+
+def _tree_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _size_words(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
+
+
+def remove_saved_outputs(
+    ledger: LedgerLike, session: m.Session, variants: list[m.Variant], *, keep: bool = False
+) -> str:
+    """At a round's end: the outputs its checks saved (the references and these variants'),
+    removed unless kept, with their size in words. Profiles and traces stay. A later check
+    of the same snapshots runs again rather than reusing a result whose outputs are gone."""
+    root = artifacts_dir(ledger, session)
+    folders = [root / "reference", *(root / v.id for v in variants)]
+    found = [f for f in folders if f.is_dir()]
+    size = sum(_tree_bytes(f) for f in found)
+    if not found or not size:
+        return ""
+    if keep:
+        return f"the checks' saved outputs are kept: {_size_words(size)} under {root}"
+    for f in found:
+        shutil.rmtree(f, ignore_errors=True)
+    return (
+        f"the checks' saved outputs were removed: {_size_words(size)} "
+        "(keep them with --keep-outputs)"
     )
 
 

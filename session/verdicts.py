@@ -45,6 +45,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from measure.vocabulary import Verdict
+from session import check_words
 
 if TYPE_CHECKING:  # the models only as types: `gpuopt compare` imports this without them
     from session import models as m
@@ -103,6 +104,8 @@ class ShownVerdict:
     untrusted_why: str = ""
     words: str = ""  # MEASURABLE: "1.8% slower (real, below the ±2% band)"
     confidence: float | None = None  # of the interval that decided (shown beside it)
+    note: str = ""  # "at float16": a precision change the contract's tolerance allowed
+    caution: str = ""  # over 10× faster: have a second look (session.check_words)
 
     @property
     def broken(self) -> bool:
@@ -111,10 +114,14 @@ class ShownVerdict:
     @property
     def text(self) -> str:
         out = self.word
+        if self.note and not self.broken:
+            out += f" {self.note}"
         if self.broken and self.failure:
             out += f" ({self.failure})"
         elif self.words:
             out += f" {self.words}"
+        if self.caution and not self.broken:
+            out += " · second look"
         if not self.trusted:
             out += " · untrusted"
         return out
@@ -150,7 +157,12 @@ def shown_verdict(
     failure = ""
     if failed or speed is Verdict.BROKEN:
         word = Verdict.BROKEN.value
-        failure = "; ".join(dict.fromkeys(failure_words(c) for c in failed)) or "check failed"
+        failure = (
+            "; ".join(
+                dict.fromkeys(check_words.check_headline(c) or failure_words(c) for c in failed)
+            )
+            or "check failed"
+        )
         correct = False
     why = [round_untrusted(round)] if round is not None else []
     if comparison.untrusted_runs:
@@ -166,6 +178,8 @@ def shown_verdict(
         untrusted_why="; ".join(why),
         words=change_words(Verdict(word), comparison.ratio, threshold),
         confidence=interval_confidence(comparison),
+        note=check_words.precision_note(relevant),
+        caution=check_words.second_look(comparison.ratio) if word == "FASTER" else "",
     )
 
 

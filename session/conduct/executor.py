@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel
 
 from measure import orphans
-from measure.harness import worker_script_args, workload_command
+from measure.harness import REFERENCE_ROOT_ENV, worker_script_args, workload_command
 from measure.monitor import NullMonitor
 from measure.preload import PreloadedPython, PreloadError, preload_ok
 from measure.runner import AUTO, direct_argv, run_command, run_hook, shell_cost_s
@@ -129,6 +129,9 @@ class ProcessExecutor:
         self._preloaded: dict[str, Any] = {}  # workload -> PreloadedPython, or None: spawn
         self.notes: list[str] = []
         self.job = m.new_id()  # marks every process of this baseline or round
+        # The baseline's checkout in a round: a variant's timed KernelBench calls take their
+        # inputs from its file and re-check a sample of calls against its model.
+        self.reference_tree: Path | None = None
         self.batch = False  # hold runs until flush(): one commit per block
         self._held: list[BaseModel] = []
         self.notes.extend(shim_warnings(session))
@@ -211,6 +214,12 @@ class ProcessExecutor:
         env[orphans.JOB_VAR] = self.job
         return env
 
+    def _run_env(self, run: m.Run) -> dict[str, str]:
+        env = self.env(run.workload)
+        if self.reference_tree is not None and run.arm != BASELINE_ARM:
+            env[REFERENCE_ROOT_ENV] = str(self.reference_tree)
+        return env
+
     def run(self, run: m.Run, cwd: Path) -> m.Run:
         """Execute and store one run; the returned run has status, value and trust set."""
 
@@ -243,7 +252,7 @@ class ProcessExecutor:
                 res = run_command(
                     cmd.command,
                     cwd,
-                    env=self.env(run.workload),
+                    env=self._run_env(run),
                     timeout_s=self.contract.timeout_s,
                     launcher=self.contract.launcher,
                     metric_source=cmd.metric_source,
@@ -301,7 +310,7 @@ class ProcessExecutor:
         if server is None or cmd.script_args is None:
             return None
 
-        env = self.env(run.workload)
+        env = self._run_env(run)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         try:
             res: RunResult = server.run(

@@ -22,7 +22,7 @@ from measure.git import GitError
 from measure.runner import run_hook
 from measure.worktrees import Worktrees
 from session import models as m
-from session import timing, torch_checks
+from session import timing, torch_checks, torch_inputs
 from session.conduct import baseline as baseline_mod
 from session.conduct.common import (
     BASELINE_ARM,
@@ -219,8 +219,10 @@ def run_round(
     progress: ProgressFn = None,
     stop: threading.Event | None = None,
     monitor: RunMonitor | None = None,
+    keep_outputs: bool = False,
 ) -> m.Round:
-    """Measure the baseline and variants together, interleaved, until decided."""
+    """Measure the baseline and variants together, interleaved, until decided; the outputs
+    the checks saved are removed at the end unless `keep_outputs`."""
 
     contract = session.contract
     delta = threshold if threshold is not None else contract.threshold
@@ -280,6 +282,8 @@ def run_round(
                     else next(v for v in chosen if v.id == arm).snapshot.commit
                 )
                 plan.trees[arm] = wts.add(label[arm], commit) / subdir(session)
+            executor.reference_tree = plan.trees[BASELINE_ARM]
+            loop.notes.extend(torch_inputs.round_notes(session, baseline.snapshot.commit, chosen))
             try:
                 _setup(executor, plan, progress)
                 loop.checks = _checks(ledger, session, executor, chosen, plan.trees, progress)
@@ -311,6 +315,9 @@ def run_round(
         raise
     finally:
         executor.close()
+    if needs_torch(session):
+        note = torch_checks.remove_saved_outputs(ledger, session, chosen, keep=keep_outputs)
+        loop.notes.extend([note] if note else [])
     try:
         return _finish(ledger, session, rnd, loop, executor, stop, progress)
     except BaseException as exc:  # never left "running": closed as failed, with why

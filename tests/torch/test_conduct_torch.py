@@ -104,12 +104,19 @@ def test_round_with_a_kernelbench_workload(
         results = ledger.list(m.CorrectnessResult, session_id=session.id)
         assert {r.workload for r in results} == {"linrelu"}
         r = results[-1]
-        assert r.variant_id == variant.id and r.passed and r.seeds == [0, 1, 2, 3, 4]
+        assert r.variant_id == variant.id and r.passed
+        # five seeds in a row from one drawn at random for this check, recorded after it
+        assert r.seeds == list(range(r.seeds[0], r.seeds[0] + 5)) and r.options["seeds_drawn"]
         out = r.stats[0]
         assert out.output == "out" and out.shape_equal and out.new_shape == [8, 16]
         assert out.max_abs is not None and out.max_abs < 1e-4 and out.mismatches == 0
         assert r.suggested_class in (m.OptimizationClass.C1, m.OptimizationClass.C2)
-        assert all((Path(p) / "index.json").is_file() for p in r.artifacts)  # one folder a side
+        # the saved outputs (one folder a side) are gone at the round's end, their size said
+        assert r.artifacts and not any(Path(p).exists() for p in r.artifacts)
+        assert any(
+            n.startswith("the checks' saved outputs were removed: ") and "MB" in n
+            for n in rnd.summary["notes"]
+        )
 
         base = torch_checks.latest_audits(ledger, session.id, "baseline")["linrelu"]
         new = torch_checks.latest_audits(ledger, session.id, variant.id)["linrelu"]
@@ -128,4 +135,8 @@ def test_round_with_a_kernelbench_workload(
         for x in timed:
             source = "linear_relu.py:ModelNew" if x.arm == variant.id else 'linear_relu.py:Model"'
             assert source in x.stdout_tail
+            line = json.loads(x.stdout_tail.strip().splitlines()[-1])
+            if x.arm == variant.id:  # the baseline's inputs, and timed calls re-checked
+                assert line["inputs"] == "fresh per call from the reference's get_inputs()"
+                assert line["rechecked_calls"] >= 1
         assert ledger.list(m.Comparison, round_id=rnd.id)

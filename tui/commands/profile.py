@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {plain(line, 400)}")
         _table(text.OP_HEAD, text.op_rows(s, 8))
         _table(text.TENSOR_HEAD, text.tensor_rows(s, 8))
-        _table(text.PAIR_HEAD, text.pair_rows(s, 5))
+        _table(text.PAIR_HEAD, text.pair_rows(s))
         _table(text.SHARED_HEAD, text.shared_rows(s, 5))
         for line in text.roofline_lines(s):
             print(f"  {plain(line, 600)}")

@@ -55,6 +55,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the round as JSON")
     p.add_argument(
+        "--keep-outputs",
+        action="store_true",
+        help="keep the torch checks' saved outputs after the round (they are removed)",
+    )
+    p.add_argument(
         "--no-telemetry",
         action="store_true",
         help="no GPU/host sampling (every run's trust stays unknown)",
@@ -366,6 +371,7 @@ def run(args: argparse.Namespace) -> int:
                     ledger, session, variants=variants, min_blocks=args.min_blocks,
                     max_blocks=args.max_blocks, threshold=args.threshold, budget_s=args.budget,
                     seed=args.seed, progress=show, stop=stop, monitor=monitor,
+                    keep_outputs=args.keep_outputs,
                 )  # fmt: skip
             except (conduct.GateRefused, conduct.BadInput) as exc:
                 raise UsageError(str(exc)) from None

@@ -43,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run_add(args: argparse.Namespace) -> int:
     import sys
 
-    from session import conduct
+    from session import conduct, torch_inputs
     from session.variant_add import add_variant
     from tui.commands.common import open_ledger, print_json, session_of
 
@@ -55,6 +55,11 @@ def run_add(args: argparse.Namespace) -> int:
             hypothesis_id=args.hypothesis, probe=args.probe,
         )  # fmt: skip
         missing = conduct.missing_uncommitted(ledger, session, variant)
+        own_inputs = torch_inputs.variant_add_warnings(ledger, session, variant)
+    for note in own_inputs:
+        from tui.display import plain
+
+        print(f"gpuopt: warning: {plain(note)}", file=sys.stderr)
     if missing:
         from tui.display import plain
 
