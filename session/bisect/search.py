@@ -119,7 +119,9 @@ class Unresolved:
     lo: int
     hi: int
     why: str  # "undecided" | "spread" | "unresolved half"
-    evidence: Judged | None = None
+    evidence: Judged | None = None  # hi against lo (the confirm round's, when undecided)
+    mid: int | None = None  # an undecided step's midpoint
+    detail: Judged | None = None  # its comparison that stayed undecided
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,14 @@ class Answer:
                 for c in self.changes
             ],
             "unresolved": [
-                {"lo": u.lo, "hi": u.hi, "why": u.why, "evidence": j(u.evidence)}
+                {
+                    "lo": u.lo,
+                    "hi": u.hi,
+                    "why": u.why,
+                    "evidence": j(u.evidence),
+                    "mid": u.mid,
+                    "detail": j(u.detail),
+                }
                 for u in self.unresolved
             ],
             "skipped": {str(k): v for k, v in sorted(self.skipped.items())},
@@ -236,7 +245,9 @@ class Search:
             elif side is Side.NEITHER:
                 self.unresolved.append(Unresolved(lo, hi, "spread", iv.evidence))
             elif side is Side.UNDECIDED:
-                self.unresolved.append(Unresolved(lo, hi, "undecided", iv.evidence))
+                undecided = [x for x in (step.vs_lo, step.vs_hi) if x and _kind(x) is None]
+                detail = undecided[0] if undecided else step.vs_lo
+                self.unresolved.append(Unresolved(lo, hi, "undecided", iv.evidence, mid, detail))
         self._close_narrowed()
 
     def _confirmed(self, judged: Judged | None) -> None:
@@ -248,7 +259,7 @@ class Search:
         elif within_band(verdict):
             self.no_difference = True
         else:
-            self.unresolved.append(Unresolved(0, self.n - 1, "undecided", judged))
+            self.unresolved.append(Unresolved(0, self.n - 1, "undecided", judged, None, judged))
 
     def _close_narrowed(self) -> None:
         for iv in list(self.open):

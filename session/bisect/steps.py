@@ -94,7 +94,7 @@ def run_round(
             value, why = sample(idx, 0)
             out.runs += 1
             if value is None:
-                out.failed[idx] = f"its first run failed ({why})" if why else "its first run failed"
+                out.failed[idx] = f"failed its first run ({why})" if why else "failed its first run"
                 return out
         for block in range(1, max_blocks + 1):
             for idx in (int(a) for a in schedule.block_order(arms, rng)):
@@ -106,7 +106,7 @@ def run_round(
                 if value is None:
                     fails[idx] = fails.get(idx, 0) + 1
                     if fails[idx] >= MAX_FAILED_RUNS:
-                        out.failed[idx] = f"{fails[idx]} of its runs failed (last: {why})"
+                        out.failed[idx] = f"failed {fails[idx]} of its runs (last: {why})"
                         return out
                     continue
                 out.values[idx][block] = value

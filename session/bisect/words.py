@@ -165,16 +165,29 @@ def answer_lines(rec: Bisection) -> list[str]:
             )
         elif u["why"] == "unresolved half":
             out.append(f"  {span}: whether it holds a change stays undecided ({_judged(ev)})")
-        else:
-            note = f"; {ev.note}" if ev is not None and ev.note else ""
+        elif u.get("mid") is None:
             out.append(
-                f"  the search stands at {span}: no verdict within {rec.max_blocks} blocks{note}"
+                f"no verdict on bad against good within {rec.max_blocks} blocks: {_judged(ev)}"
             )
-    if kind == "undecided" and not a.get("unresolved"):
-        out.append("undecided")
+            out.append(f"  {_resolves(_load(u.get('detail')), rec)}")
+        else:
+            detail = _load(u.get("detail"))
+            out.append(
+                f"  the search stands at {span} (its ends: {_judged(ev)}): #{u['mid']} was not "
+                f"placed within {rec.max_blocks} blocks; {_resolves(detail, rec)}"
+            )
     for i, why in sorted(skipped.items()):
         out.append(f"  skipped #{i} {rec.commits[i].sha[:10]}: it {why}")
     return out
+
+
+def _resolves(j: Judged | None, rec: Bisection) -> str:
+    if j is None or j.min_effect is None:
+        return "too few values for a verdict"
+    return (
+        f"at this noise a round of {rec.max_blocks} blocks resolves effects of "
+        f"{j.min_effect:.1%} and more (--max-blocks or a wider --threshold decide sooner)"
+    )
 
 
 def _load(data: dict[str, Any] | None) -> Judged | None:

@@ -91,7 +91,7 @@ def test_no_difference_between_good_and_bad() -> None:
 def test_a_failing_commit_next_to_the_culprit_is_skipped_and_borders_it() -> None:
     state, done = drive(32, {19: 0.3}, broken=frozenset({18}))
     answer = state.answer()
-    assert answer.skipped == {18: "its first run failed (exit 1)"}
+    assert answer.skipped == {18: "failed its first run (exit 1)"}
     (change,) = answer.changes
     assert change.candidates == (18, 19)
     assert answer.borders(change) == [18]

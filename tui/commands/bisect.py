@@ -155,24 +155,10 @@ def _finish(args: argparse.Namespace, rec: Any) -> None:
 
 
 def _line(rec: Any) -> None:
-    """The measured commits with their ratios to good, coloured by what the search made of
-    each (the words are the session layer's; the colours are this view's)."""
-    from rich.text import Text
-
-    from session.bisect.words import commit_marks
     from tui.display import console
+    from tui.widgets.bisections import commit_line
 
-    colours = {"good": "green", "earlier": "green", "bad": "red", "later": "red",
-               "change": "bold magenta", "both": "yellow", "flat": "cyan",
-               "skipped": "dim", "undecided": "yellow"}  # fmt: skip
-    text = Text("ratio to good: ")
-    for k, mark in enumerate(commit_marks(rec)):
-        if k:
-            text.append(" · ", style="dim")
-        ratio = "—" if mark.ratio is None else f"{mark.ratio:.2f}"
-        tag = "" if mark.mark in ("good", "bad", "earlier", "later") else f" {mark.mark}"
-        text.append(f"#{mark.index} {ratio}{tag}", style=colours.get(mark.mark, ""))
-    console(highlight=False, soft_wrap=True).print(text)
+    console(highlight=False, soft_wrap=True).print(commit_line(rec))
 
 
 def _export(path: str, rec: Any) -> None:

@@ -12,11 +12,12 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
 from session import models as m
+from session.bisect import store as bisection_store
 from session.conduct import baseline_words  # the one wording of a baseline's outcome
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.ledger_access import LedgerError
@@ -27,6 +28,7 @@ from session.timing import error_tail, metric_legend
 from session.verdicts import verdict_for
 from tui.display import LIMIT, cell, home_short, plain, shown
 from tui.screens.session import SessionScreen
+from tui.widgets.bisections import bisections_view
 from tui.widgets.ratio import VERDICT_STYLE, fmt_ci, fmt_ratio
 
 SORT_KEYS = ("created_at", "title", "repo", "rounds", "variants")
@@ -59,6 +61,9 @@ class ReviewScreen(Screen[None]):
                 yield DataTable(id="review-sessions", cursor_type="row", zebra_stripes=True)
                 with Vertical(id="review-detail-box"):
                     yield Static("", id="review-detail")
+            if self.bisections:  # a tab only where there are bisections
+                with TabPane("Bisections", id="bisections"), VerticalScroll():
+                    yield Static(bisections_view(self.bisections), id="review-bisections")
             with TabPane("Rejected hypotheses", id="rejected"):
                 yield Static(
                     "Ideas tried and rejected, in every session of this ledger: "
@@ -71,6 +76,12 @@ class ReviewScreen(Screen[None]):
     @property
     def ledger(self) -> Any:
         return self.app.ledger  # type: ignore[attr-defined]
+
+    @property
+    def bisections(self) -> list[Any]:
+        if not hasattr(self, "_bisections"):
+            self._bisections = bisection_store.list_all(self.ledger)
+        return self._bisections
 
     def on_mount(self) -> None:
         led = self.ledger

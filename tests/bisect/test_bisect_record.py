@@ -1,0 +1,59 @@
+"""A bisection's record: stored and read back whole, versions checked, its words and its
+markdown (the review's line: tests/tui/test_review_bisections.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from synthetic import synthetic_bisection
+
+from ledger import Ledger
+from ledger.bisections import BisectionChangedError
+from session.bisect import store, words
+
+
+def test_the_record_reads_back_whole_and_a_stale_write_is_refused(tmp_path: Path) -> None:
+    rec = synthetic_bisection()
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        saved = store.Saved(rec, None)
+        store.save(ledger, saved)
+        again = store.load(ledger, rec.id[:6])
+        assert again.record == rec and again.version == 1
+        store.save(ledger, again)  # version 1 -> 2
+        with pytest.raises(BisectionChangedError):
+            store.save(ledger, saved)  # still at version 1: someone wrote since
+        assert [r.id for r in store.list_all(ledger)] == [rec.id]
+
+
+def test_words_name_the_culprit_its_size_and_the_cost() -> None:
+    rec = synthetic_bisection()
+    text = "\n".join(words.answer_lines(rec))
+    assert "the change over the band:" in text
+    assert "#19 19abab" in text and "'commit 19 [x]'" in text and "A <a@b>" in text
+    assert "1.30× slower" in text or "1.29× slower" in text or "1.31× slower" in text
+    assert words.cost_line(rec).startswith("spent ")
+    marks = {k.index: k.mark for k in words.commit_marks(rec)}
+    assert marks[0] == "good" and marks[31] == "bad" and marks[19] == "change"
+
+
+def test_two_changes_are_each_said_with_their_size() -> None:
+    rec = synthetic_bisection(steps={9: 0.2, 25: 0.2})
+    text = "\n".join(words.answer_lines(rec))
+    assert "2 changes over the band, in order:" in text
+    assert text.count("1.20× slower") + text.count("1.19× slower") + text.count("1.21× slower") == 2
+
+
+def test_a_skipped_commit_next_to_the_culprit_is_named_as_bordering_it() -> None:
+    rec = synthetic_bisection(broken=frozenset({18}))
+    text = "\n".join(words.answer_lines(rec))
+    assert "one of #18 18abab" in text and "#19 19abab" in text
+    assert "skipped commit #18 18abababab borders it: it failed its first run (exit 1)" in text
+
+
+def test_markdown_holds_the_culprit_subject_author_diff_stat_and_steps() -> None:
+    rec = synthetic_bisection()
+    md = words.markdown(rec, {19: " dur | 2 +-\n 1 file changed"})
+    assert "## Change at 19abababab: commit 19 [x]" in md
+    assert "by A <a@b>" in md and " dur | 2 +-" in md
+    assert "| step | commits |" in md and "| 1 | #0 vs #31 |" in md
