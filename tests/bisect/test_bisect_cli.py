@@ -179,3 +179,46 @@ def test_ctrl_c_then_resume_gives_the_same_answer(tmp_path: Path) -> None:
     assert_untouched(repo, before)
     shown = bisect(tmp_path, "--show", record["id"][:8])
     assert shown.returncode == 0 and "#11" in shown.stdout and "ratio to good" in shown.stdout
+
+
+def gpuopt(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", "--ledger", str(tmp_path / "l.db"), *args],
+        cwd=ROOT, env=env_of(tmp_path), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_on_a_sessions_contract_a_commit_failing_its_check_is_skipped(tmp_path: Path) -> None:
+    repo = history(tmp_path, [0.020 if i < 4 else 0.027 for i in range(8)], broken=3)
+    new = gpuopt(tmp_path, "new", "--repo", str(repo), "--title", "slow since when",
+                 "--workload", f"sleepy={WORKLOAD}", "--check", "test ! -e broken",
+                 "--threshold", "0.1")  # fmt: skip
+    assert new.returncode == 0, new.stderr
+    out = bisect(tmp_path, "--session", new.stdout.strip(), "--good", "main~7", "--bad", "main")
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "at ±10%" in out.stdout  # the contract's band
+    (record,) = stored(tmp_path)
+    assert record["session_id"] == new.stdout.strip()
+    assert record["answer"]["skipped"] == {"3": "failed its correctness check (exit 1)"}
+    assert culprits(record) == [[3, 4]]
+    assert "skipped commit #3" in out.stdout and "borders it" in out.stdout
+
+
+def test_sighup_stops_after_the_current_run_and_keeps_the_record(tmp_path: Path) -> None:
+    repo = history(tmp_path, [0.020 if i < 6 else 0.027 for i in range(8)])
+    cmd = [sys.executable, "-m", "tui", "--ledger", str(tmp_path / "l.db"), "bisect",
+           "--repo", str(repo), "--good", "main~7", "--bad", "main", "--", WORKLOAD]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env_of(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:  # the confirm round is stored once its line is out
+        if line.startswith("round 1:"):
+            break
+    proc.send_signal(signal.SIGHUP)
+    _out, err = proc.communicate(timeout=120)
+    (record,) = stored(tmp_path)
+    assert proc.returncode == 129, err  # a round takes 30 runs at least: it came in one
+    assert record["status"] == "interrupted"
+    assert record["steps"][0]["kind"] == "confirm" and record["steps"][0]["side"] is None
+    assert no_worktrees_left(tmp_path, repo)
