@@ -36,7 +36,7 @@ from session.ledger_port import LedgerLike
 
 __all__ = ["resume", "spec_of_command", "spec_of_session", "start"]
 
-Say = Callable[[str], None] | None
+Say = Callable[[str], None] | None  # a finished step's lines; live: a block's status
 
 
 def spec_of_command(
@@ -108,6 +108,7 @@ def start(
     session_id: str | None = None,
     progress: Say = None,
     stop: threading.Event | None = None,
+    live: Say = None,
 ) -> Bisection:
     """A new bisection of good..bad, run until it answers or is stopped."""
     if not MIN_THRESHOLD <= threshold < 1:
@@ -132,22 +133,31 @@ def start(
     )
     saved = store.Saved(rec, None)
     store.save(ledger, saved)
-    return _go_on(ledger, saved, progress, stop)
+    return _go_on(ledger, saved, progress, stop, live)
 
 
 def resume(
-    ledger: LedgerLike, ref: str, *, progress: Say = None, stop: threading.Event | None = None
+    ledger: LedgerLike,
+    ref: str,
+    *,
+    progress: Say = None,
+    stop: threading.Event | None = None,
+    live: Say = None,
 ) -> Bisection:
     """Go on with a stopped bisection from its last finished step (the same answer as an
     uninterrupted one: the search is rebuilt from the stored steps)."""
     saved = store.load(ledger, ref)
     if saved.record.status is Status.COMPLETED:
         return saved.record
-    return _go_on(ledger, saved, progress, stop)
+    return _go_on(ledger, saved, progress, stop, live)
 
 
 def _go_on(
-    ledger: LedgerLike, saved: store.Saved, progress: Say, stop: threading.Event | None
+    ledger: LedgerLike,
+    saved: store.Saved,
+    progress: Say,
+    stop: threading.Event | None,
+    live: Say = None,
 ) -> Bisection:
     rec = saved.record
     state = replay(len(rec.commits), (s for s in rec.steps))
@@ -159,7 +169,7 @@ def _go_on(
         with Worktrees(rec.repo) as wts:
             trees = _Trees(wts, rec)
             while (probe := state.next_probe()) is not None and not stopped():
-                step = _step(rec, state, probe, trees, stopped)
+                step = _step(rec, state, probe, trees, stopped, live)
                 rec.steps.append(step)
                 state.record(step)
                 rec.answer = state.answer().to_dict()
@@ -172,7 +182,10 @@ def _go_on(
         interrupted = isinstance(exc, KeyboardInterrupt)
         rec.status = Status.INTERRUPTED if interrupted else Status.FAILED
         rec.error = "" if interrupted else one_line(exc)
-        _close(ledger, saved)
+        try:
+            _close(ledger, saved)
+        except Exception:  # the first error is the one to say (a stale row stays as it was)
+            pass
         if isinstance(exc, GitError):
             raise ConductError(str(exc)) from None
         raise
@@ -195,7 +208,12 @@ def _ends(state: Search) -> set[int]:
 
 
 def _step(
-    rec: Bisection, state: Search, probe: Probe, trees: _Trees, stopped: Callable[[], bool]
+    rec: Bisection,
+    state: Search,
+    probe: Probe,
+    trees: _Trees,
+    stopped: Callable[[], bool],
+    live: Say = None,
 ) -> Step:
     t0 = time.monotonic()
     number = len(rec.steps) + 1
@@ -214,6 +232,7 @@ def _step(
             seed=seed,
             higher=rec.spec.higher,
             stopped=stopped,
+            on_block=None if live is None else lambda r: live(words.block_line(rec, r)),
         )
         step = to_step(number, result, [c.sha for c in rec.commits], seed)
         failed = dict(result.failed)

@@ -78,6 +78,16 @@ def step_lines(rec: Bisection, step: Step, state: Search) -> list[str]:
     return lines
 
 
+def block_line(rec: Bisection, result: Any) -> str:
+    """A round in progress (session.bisect.steps.RoundResult), for a live status line."""
+    p = result.probe
+    what = "bad against good" if p.mid is None else f"#{p.mid} in #{p.lo}..#{p.hi}"
+    return (
+        f"round {_rounds(rec.steps) + 1}: {what} · block {result.blocks} of at most "
+        f"{rec.max_blocks} · {_n(result.runs, 'run')}"
+    )
+
+
 def _rounds(steps: list[Step]) -> int:
     return sum(1 for s in steps if s.runs)
 

@@ -165,6 +165,8 @@ def main() -> None:
         f"{len(hs)} simulated histories (24-64 commits, one +20-40% step, per-run CV 5-25%, "
         f"slow spells 1.2-1.6x); gpuopt band ±{args.band:.0%}, hyperfine cut 10%"
     )
+    ideal = statistics.fmean(1 + math.ceil(math.log2(h.n - 1)) for h in hs)
+    print(f"(one round to confirm + log2 of the commits between: {ideal:.1f} rounds on average)")
     report("gpuopt bisect", ours)
     report("git bisect run + hyperfine", theirs)
     if args.verbose:

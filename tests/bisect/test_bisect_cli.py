@@ -205,6 +205,7 @@ def test_on_a_sessions_contract_a_commit_failing_its_check_is_skipped(tmp_path: 
     assert "skipped commit #3" in out.stdout and "borders it" in out.stdout
 
 
+@pytest.mark.slow
 def test_sighup_stops_after_the_current_run_and_keeps_the_record(tmp_path: Path) -> None:
     repo = history(tmp_path, [0.020 if i < 6 else 0.027 for i in range(8)])
     cmd = [sys.executable, "-m", "tui", "--ledger", str(tmp_path / "l.db"), "bisect",

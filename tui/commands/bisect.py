@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                 if args.good or args.bad or args.command:
                     raise UsageError("--resume takes no --good, --bad or command")
                 say(f"resuming bisection {store.load(ledger, args.resume).record.id}")
-                rec = conduct.resume(ledger, args.resume, progress=say, stop=stop)
+                rec = conduct.resume(ledger, args.resume, progress=say, stop=stop, live=live())
             else:
                 rec = _start(args, ledger, stop)
         _finish(args, rec)
@@ -129,12 +129,31 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
             session_id=session.id if session else None,
             progress=say,
             stop=stop,
+            live=live(),
         )
     except BadInput as exc:
         raise UsageError(str(exc)) from None
 
 
+def live() -> Any:
+    """A status line on stderr, rewritten per block, on a terminal only (a log stays clean)."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+    from tui.display import plain
+
+    def show(line: str) -> None:
+        print(f"\r\x1b[K{plain(line, 200)}", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
 def say(line: str) -> None:
+    import sys
+
+    if sys.stderr.isatty():
+        print("\r\x1b[K", end="", file=sys.stderr, flush=True)  # the status line goes
     from rich.text import Text
 
     from tui.display import console, plain
