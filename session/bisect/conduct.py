@@ -10,6 +10,7 @@ are removed on every way out.
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 from measure.git import GitError, diff_stat
 from measure.history import first_parent_history
 from measure.runner import run_command, run_hook
-from measure.worktrees import Worktrees, remove_worktree
+from measure.worktrees import Worktrees, process_start, remove_worktree
 from session import models as m
 from session.bisect import store, words
 from session.bisect.models import Bisection, Commit, Side, Spec, Status, Step
@@ -29,6 +30,7 @@ from session.conduct.common import (
     MIN_THRESHOLD,
     BadInput,
     ConductError,
+    GateRefused,
     cleanup_stale_worktrees,
     one_line,
 )
@@ -149,6 +151,12 @@ def resume(
     saved = store.load(ledger, ref)
     if saved.record.status is Status.COMPLETED:
         return saved.record
+    owner = saved.record.owner
+    if saved.record.status is Status.RUNNING and _alive(owner):
+        raise GateRefused(
+            f"bisection {saved.record.id} is running in process {owner.get('pid')}: stop it "
+            "(Ctrl+C there) before resuming it here"
+        )
     return _go_on(ledger, saved, progress, stop, live)
 
 
@@ -162,6 +170,7 @@ def _go_on(
     rec = saved.record
     state = replay(len(rec.commits), (s for s in rec.steps))
     rec.status, rec.error = Status.RUNNING, ""
+    rec.owner = {"pid": os.getpid(), "started": process_start(os.getpid()), "host": _host()}
     store.save(ledger, saved)
     stopped = (lambda: stop.is_set()) if stop is not None else (lambda: False)
     try:
@@ -193,6 +202,25 @@ def _go_on(
     rec.answer = state.answer().to_dict()
     _close(ledger, saved)
     return rec
+
+
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _alive(owner: dict[str, object]) -> bool:
+    """The process that runs a bisection is still there. One on another host cannot be
+    seen from here: taken as gone (if it is not, the version check of every write stops
+    whichever of the two writes second, and nothing is overwritten)."""
+    pid, started = owner.get("pid"), owner.get("started")
+    if not isinstance(pid, int) or owner.get("host") != _host():
+        return False
+    now = process_start(pid)
+    return now is not None and (
+        not isinstance(started, (int, float)) or abs(now - float(started)) < 2.0
+    )
 
 
 def _close(ledger: LedgerLike, saved: store.Saved) -> None:

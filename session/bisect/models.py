@@ -129,6 +129,7 @@ class Bisection(Model):
     steps: list[Step] = Field(default_factory=list)
     answer: dict[str, Any] | None = None  # session.bisect.search.Answer, as stored
     error: str = ""
+    owner: dict[str, Any] = Field(default_factory=dict)  # pid, started, host of its runner
     created_at: datetime = Field(default_factory=m.utcnow)
     updated_at: datetime = Field(default_factory=m.utcnow)
 

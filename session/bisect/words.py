@@ -268,6 +268,12 @@ def commit_line(rec: Bisection) -> str:
     return " · ".join(parts)
 
 
+def _md_line(line: str) -> str:
+    """An answer line as markdown: its indented lines as (nested) list items."""
+    depth = (len(line) - len(line.lstrip(" "))) // 2
+    return line if depth == 0 else "  " * (depth - 1) + "- " + line.strip()
+
+
 def markdown(rec: Bisection, diff_stats: dict[int, str]) -> str:
     """The record of a bisection: the answer, each culprit's subject, author and diff stat
     with its evidence, and every step."""
@@ -286,7 +292,7 @@ def markdown(rec: Bisection, diff_stats: dict[int, str]) -> str:
         "",
         "## Answer",
         "",
-        *(f"    {line}" if line.startswith("  ") else line for line in answer_lines(rec)),
+        *(_md_line(line) for line in answer_lines(rec)),
         "",
         f"Commits measured (ratio to good): {commit_line(rec)}",
         "",

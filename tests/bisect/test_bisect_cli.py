@@ -21,6 +21,23 @@ from test_repo_untouched import assert_untouched, state
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOAD = "read d < dur; sleep $d"
+# Sleeps of 50 ms: the noise of starting a process on a loaded box is milliseconds, so a
+# longer run is decided in fewer blocks (fewer seconds in all) than a 20 ms one.
+BASE, START = 0.050, 0.005  # the sleep, and about what starting bash and sleep adds
+
+
+def sleep_for(level: float) -> float:
+    """The sleep whose wall time is `level` times the first commit's."""
+    return round((BASE + START) * level - START, 4)
+
+
+def steps(n: int, at: dict[int, float]) -> list[float]:
+    """Sleeps for n commits with a step change of `at[i]` (e.g. 0.3) from commit i on."""
+    level, out = 1.0, []
+    for i in range(n):
+        level *= 1 + at.get(i, 0.0)
+        out.append(sleep_for(level))
+    return out
 
 
 def history(tmp_path: Path, durations: list[float], broken: int | None = None) -> Path:
@@ -82,7 +99,7 @@ def no_worktrees_left(tmp_path: Path, repo: Path) -> bool:
 def test_a_30_percent_step_at_19_of_32_is_found_and_the_tree_is_untouched(
     tmp_path: Path,
 ) -> None:
-    repo = history(tmp_path, [0.020 if i < 19 else 0.027 for i in range(32)])
+    repo = history(tmp_path, steps(32, {19: 0.3}))
     before = state(repo)
     head = len(run_git(repo, "rev-list", "HEAD").split()) - 1
     out = bisect(tmp_path, "--repo", str(repo), "--good", f"HEAD~{head}", "--bad", "HEAD",
@@ -91,20 +108,19 @@ def test_a_30_percent_step_at_19_of_32_is_found_and_the_tree_is_untouched(
     (record,) = stored(tmp_path)
     assert culprits(record) == [[19]]
     assert record["status"] == "completed"
-    assert "commit 19: sleep 0.027" in out.stdout
+    assert f"commit 19: sleep {sleep_for(1.3)}" in out.stdout
     rounds = sum(1 for s in record["steps"] if s["runs"])
     assert rounds <= 1 + 5 + 2  # the confirm round, log2(30) steps, two undecided at most
     assert "spent" in out.stdout and "forecast" in out.stdout
     md = (tmp_path / "b.md").read_text()
-    assert "## Change at" in md and "commit 19: sleep 0.027" in md and "dur |" in md
+    assert "## Change at" in md and f"commit 19: sleep {sleep_for(1.3)}" in md and "dur |" in md
     assert_untouched(repo, before)
     assert no_worktrees_left(tmp_path, repo)
 
 
 @pytest.mark.slow
 def test_two_steps_are_both_found(tmp_path: Path) -> None:
-    durations = [0.020 if i < 9 else 0.025 if i < 25 else 0.031 for i in range(32)]
-    repo = history(tmp_path, durations)
+    repo = history(tmp_path, steps(32, {9: 0.2, 25: 0.2}))
     out = bisect(tmp_path, "--repo", str(repo), "--good", "main~31", "--bad", "main",
                  "--", WORKLOAD)  # fmt: skip
     assert out.returncode == 0, out.stderr + out.stdout
@@ -115,8 +131,9 @@ def test_two_steps_are_both_found(tmp_path: Path) -> None:
     assert all(1.1 < r < 1.35 for r in sizes), sizes
 
 
+@pytest.mark.slow
 def test_an_a_a_history_has_no_difference(tmp_path: Path) -> None:
-    repo = history(tmp_path, [0.020] * 8)
+    repo = history(tmp_path, steps(8, {}))
     out = bisect(tmp_path, "--repo", str(repo), "--good", "main~7", "--bad", "main",
                  "--", WORKLOAD)  # fmt: skip
     assert out.returncode == 0, out.stderr + out.stdout
@@ -130,7 +147,7 @@ def test_an_a_a_history_has_no_difference(tmp_path: Path) -> None:
 def test_a_commit_that_fails_to_build_next_to_the_culprit_is_skipped_and_named(
     tmp_path: Path,
 ) -> None:
-    repo = history(tmp_path, [0.020 if i < 9 else 0.027 for i in range(12)], broken=8)
+    repo = history(tmp_path, steps(12, {9: 0.3}), broken=8)
     out = bisect(tmp_path, "--repo", str(repo), "--good", "main~11", "--bad", "main",
                  "--setup", "test ! -e broken", "--", WORKLOAD)  # fmt: skip
     assert out.returncode == 0, out.stderr + out.stdout
@@ -143,7 +160,7 @@ def test_a_commit_that_fails_to_build_next_to_the_culprit_is_skipped_and_named(
 
 @pytest.mark.slow
 def test_ctrl_c_then_resume_gives_the_same_answer(tmp_path: Path) -> None:
-    repo = history(tmp_path, [0.020 if i < 11 else 0.027 for i in range(16)])
+    repo = history(tmp_path, steps(16, {11: 0.3}))
     before = state(repo)
     cmd = [sys.executable, "-m", "tui", "--ledger", str(tmp_path / "l.db"), "bisect", *ROOM,
            "--repo", str(repo), "--good", "main~15", "--bad", "main", "--", WORKLOAD]  # fmt: skip
@@ -190,7 +207,7 @@ def gpuopt(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_on_a_sessions_contract_a_commit_failing_its_check_is_skipped(tmp_path: Path) -> None:
-    repo = history(tmp_path, [0.020 if i < 4 else 0.027 for i in range(8)], broken=3)
+    repo = history(tmp_path, steps(8, {4: 0.3}), broken=3)
     new = gpuopt(tmp_path, "new", "--repo", str(repo), "--title", "slow since when",
                  "--workload", f"sleepy={WORKLOAD}", "--check", "test ! -e broken",
                  "--threshold", "0.1")  # fmt: skip
@@ -207,7 +224,7 @@ def test_on_a_sessions_contract_a_commit_failing_its_check_is_skipped(tmp_path: 
 
 @pytest.mark.slow
 def test_sighup_stops_after_the_current_run_and_keeps_the_record(tmp_path: Path) -> None:
-    repo = history(tmp_path, [0.020 if i < 6 else 0.027 for i in range(8)])
+    repo = history(tmp_path, steps(8, {6: 0.3}))
     cmd = [sys.executable, "-m", "tui", "--ledger", str(tmp_path / "l.db"), "bisect",
            "--repo", str(repo), "--good", "main~7", "--bad", "main", "--", WORKLOAD]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env_of(tmp_path), stdout=subprocess.PIPE,

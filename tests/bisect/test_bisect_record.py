@@ -57,3 +57,24 @@ def test_markdown_holds_the_culprit_subject_author_diff_stat_and_steps() -> None
     assert "## Change at 19abababab: commit 19 [x]" in md
     assert "by A <a@b>" in md and " dur | 2 +-" in md
     assert "| step | commits |" in md and "| 1 | #0 vs #31 |" in md
+    assert "\n- #19 19abababab 'commit 19 [x]' by A <a@b>: 1.3" in md  # a list item, not code
+
+
+def test_a_bisection_running_in_a_live_process_is_not_resumed_beside_it(tmp_path: Path) -> None:
+    import os
+    import socket
+
+    from measure.worktrees import process_start
+    from session.bisect import conduct
+    from session.bisect.models import Status
+    from session.errors import GateRefusal
+
+    rec = synthetic_bisection()
+    rec.status = Status.RUNNING
+    rec.owner = {"pid": os.getpid(), "started": process_start(os.getpid()),
+                 "host": socket.gethostname()}  # fmt: skip
+    with Ledger.open(tmp_path / "l.db") as ledger:
+        store.save(ledger, store.Saved(rec, None))
+        with pytest.raises(GateRefusal, match="is running in process"):
+            conduct.resume(ledger, rec.id)
+        assert store.load(ledger, rec.id).version == 1  # nothing written
