@@ -165,6 +165,9 @@ def answer_lines(rec: Bisection) -> list[str]:
         for s in c.get("skipped_borders", []):
             why = skipped.get(s, "")
             out.append(f"    skipped commit #{s} {rec.commits[s].sha[:10]} borders it: it {why}")
+    together = _together(changes, _load(a.get("confirm"))) if changes else ""
+    if len(changes) > 1 or together.endswith("(under the band)"):
+        out.append("  " + together)
     for u in a.get("unresolved", []):
         ev = _load(u.get("evidence"))
         span = f"#{u['lo']}..#{u['hi']}"
@@ -189,6 +192,24 @@ def answer_lines(rec: Bisection) -> list[str]:
     for i, why in sorted(skipped.items()):
         out.append(f"  skipped #{i} {rec.commits[i].sha[:10]}: it {why}")
     return out
+
+
+def _together(changes: list[dict[str, Any]], confirm: Judged | None) -> str:
+    """The changes found, multiplied, beside good against bad: what they leave unexplained."""
+    product = 1.0
+    for c in changes:
+        ev = _load(c.get("evidence"))
+        if ev is None or ev.ratio is None:
+            return "together: not every change has a ratio"
+        product *= ev.ratio
+    text = f"together {times_text(product)}"
+    if confirm is None or confirm.ratio is None:
+        return text
+    text += f"; bad against good {_judged(confirm)}"
+    lo, hi = confirm.ci_low, confirm.ci_high
+    if lo is not None and hi is not None and not lo <= product <= hi:
+        text += ": outside its interval, so some of the change lies elsewhere (under the band)"
+    return text
 
 
 def _resolves(j: Judged | None, rec: Bisection) -> str:

@@ -44,6 +44,13 @@ def test_two_changes_are_each_said_with_their_size() -> None:
     assert text.count("1.20× slower") + text.count("1.19× slower") + text.count("1.21× slower") == 2
 
 
+def test_a_change_masked_under_the_band_is_said_to_lie_elsewhere() -> None:
+    rec = synthetic_bisection(steps={9: 0.2, 12: -0.1, 25: 0.2})  # 0..15 moves 8% in all
+    text = "\n".join(words.answer_lines(rec))
+    assert "the change over the band:" in text and "#25 25abab" in text
+    assert "some of the change lies elsewhere (under the band)" in text
+
+
 def test_a_skipped_commit_next_to_the_culprit_is_named_as_bordering_it() -> None:
     rec = synthetic_bisection(broken=frozenset({18}))
     text = "\n".join(words.answer_lines(rec))
