@@ -31,8 +31,10 @@ async def test_the_review_shows_the_line_of_commits(tmp_path: Path) -> None:
     app = steady_app(db, review=True, readonly=True, telemetry="off")
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        app.screen.query_one("#review-tabs", TabbedContent).active = "bisections"
+        app.screen.query_one("#review-sessions").focus()
+        await pilot.press("b")  # its key, offered where there are bisections
         await settle(pilot)
+        assert app.screen.query_one("#review-tabs", TabbedContent).active == "bisections"
         shown = _text(app.screen.query_one("#review-bisections", Static))
     assert "ratio to good: #0 1.00" in shown and "#19 1.3" in shown and "change" in shown
     assert "commit 19 [x]" in shown  # stored text shown literally, never as markup
@@ -44,3 +46,4 @@ async def test_no_bisections_no_tab(tmp_path: Path) -> None:
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         assert not app.screen.query("#review-bisections")
+        assert app.screen.check_action("tab", ("bisections",)) is False

@@ -42,6 +42,7 @@ class ReviewScreen(Screen[None]):
         Binding("x", "export", "export record", id="review.export"),
         Binding("h", "tab('rejected')", "rejected ideas", id="review.tab_rejected"),
         Binding("s", "tab('sessions')", "sessions", id="review.tab_sessions"),
+        Binding("b", "tab('bisections')", "bisections", id="review.tab_bisections"),
         Binding("escape", "back", "back", show=False, id="review.back"),
     ]
 
@@ -62,7 +63,7 @@ class ReviewScreen(Screen[None]):
                 with Vertical(id="review-detail-box"):
                     yield Static("", id="review-detail")
             if self.bisections:  # a tab only where there are bisections
-                with TabPane("Bisections", id="bisections"), VerticalScroll():
+                with TabPane("Bisections", id="bisections"), VerticalScroll(id="review-bis-box"):
                     yield Static(bisections_view(self.bisections), id="review-bisections")
             with TabPane("Rejected hypotheses", id="rejected"):
                 yield Static(
@@ -246,8 +247,15 @@ class ReviewScreen(Screen[None]):
         self.fill_sessions()
         self.notify(f"sorted by {SORT_KEYS[self.sort_index]}", timeout=2)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # No bisections, no such tab: its key is not offered.
+        return not (action == "tab" and parameters == ("bisections",) and not self.bisections)
+
     def action_tab(self, tab: str) -> None:
         self.query_one("#review-tabs", TabbedContent).active = tab
+        if tab == "bisections":
+            self.query_one("#review-bis-box").focus()
+            return
         self.query_one(
             f"#review-{'sessions' if tab == 'sessions' else 'rejected'}", DataTable
         ).focus()
