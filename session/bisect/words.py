@@ -178,7 +178,7 @@ def answer_lines(rec: Bisection) -> list[str]:
             )
         elif u["why"] == "unresolved half":
             out.append(f"  {span}: whether it holds a change stays undecided ({_judged(ev)})")
-        elif u.get("mid") is None:
+        elif u.get("mid") is None and (u["lo"], u["hi"]) == (0, len(rec.commits) - 1):
             out.append(
                 f"no verdict on bad against good within {rec.max_blocks} blocks: {_judged(ev)}"
             )

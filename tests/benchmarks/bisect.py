@@ -18,6 +18,8 @@ clock per history, so a spell hits whatever runs then.
 
 Found: the one change reported is the true culprit; wrong: a change reported elsewhere (or
 more than one); undecided: no culprit named (gpuopt only: git bisect always names one).
+Then as many A/A histories (good and bad the same): there the right answer is "no
+difference", and any commit named is wrong.
 """
 
 from __future__ import annotations
@@ -76,14 +78,14 @@ class Outcome:
     said: list[int] = field(default_factory=list)
 
 
-def histories(k: int, seed: int) -> list[History]:
+def histories(k: int, seed: int, aa: bool = False) -> list[History]:
+    """k histories; `aa`: with no change at all (good and bad measure the same)."""
     rng = random.Random(seed)
     out = []
     for j in range(k):
         n = rng.randint(24, 64)
-        out.append(
-            History(n, rng.randint(1, n - 1), rng.uniform(0.2, 0.4), rng.uniform(0.05, 0.25), j)
-        )
+        culprit, step = rng.randint(1, n - 1), rng.uniform(0.2, 0.4)
+        out.append(History(n, culprit, 0.0 if aa else step, rng.uniform(0.05, 0.25), j))
     return out
 
 
@@ -107,7 +109,11 @@ def gpuopt(h: History, band: float, max_blocks: int) -> Outcome:
     out.runs = machine.runs
     answer = state.answer()
     out.said = [c.after for c in answer.changes]
-    if not out.said:
+    if h.step == 0:  # A/A: right only when it says there is no difference
+        out.found = answer.kind == "no difference"
+        out.wrong = bool(out.said)
+        out.undecided = not out.found and not out.wrong
+    elif not out.said:
         out.undecided = True
     elif out.said == [h.culprit]:
         out.found = True
@@ -133,7 +139,7 @@ def hyperfine_bisect(h: History, cut: float = 0.10, runs: int = 10) -> Outcome:
             lo = mid
     out.runs = machine.runs
     out.said = [hi]
-    out.found = hi == h.culprit
+    out.found = hi == h.culprit and h.step > 0  # an A/A history has no culprit to find
     out.wrong = not out.found
     return out
 
@@ -169,6 +175,10 @@ def main() -> None:
     print(f"(one round to confirm + log2 of the commits between: {ideal:.1f} rounds on average)")
     report("gpuopt bisect", ours)
     report("git bisect run + hyperfine", theirs)
+    aa = histories(args.histories, args.seed + 1000, aa=True)
+    print(f"{len(aa)} A/A histories (no change; 'found' = said there is no difference):")
+    report("gpuopt bisect", [gpuopt(h, args.band, args.max_blocks) for h in aa])
+    report("git bisect run + hyperfine", [hyperfine_bisect(h) for h in aa])
     if args.verbose:
         for h, a, b in zip(hs, ours, theirs, strict=True):
             print(
