@@ -294,7 +294,11 @@ class _Trees:
         if stopped():
             return ""
         spec, sha = self.rec.spec, self.rec.commits[i].sha
-        tree = self.wts.add(sha[:12], sha) / self.sub
+        try:
+            tree = self.wts.add(sha[:12], sha) / self.sub
+        except GitError as exc:  # e.g. a checkout filter that fails on this commit
+            self.failed[i] = f"failed to check out ({one_line(exc)})"
+            return self.failed[i]
         self.trees[i] = tree
         for failed_to, command in (
             ("failed to build", spec.setup),

@@ -240,3 +240,39 @@ def test_sighup_stops_after_the_current_run_and_keeps_the_record(tmp_path: Path)
     assert record["status"] == "interrupted"
     assert record["steps"][0]["kind"] == "confirm" and record["steps"][0]["side"] is None
     assert no_worktrees_left(tmp_path, repo)
+
+
+@pytest.mark.slow
+def test_a_good_end_that_fails_to_build_stops_the_bisection_and_says_so(tmp_path: Path) -> None:
+    repo = history(tmp_path, steps(3, {2: 0.3}), broken=0)
+    out = bisect(tmp_path, "--repo", str(repo), "--good", "main~2", "--bad", "main",
+                 "--setup", "test ! -e broken", "--", WORKLOAD)  # fmt: skip
+    assert out.returncode == 1
+    assert "the good end #0" in out.stderr and "failed to build (exit 1)" in out.stderr
+    (record,) = stored(tmp_path)
+    assert record["status"] == "failed" and "good end" in record["error"]
+    assert no_worktrees_left(tmp_path, repo)
+    listed = bisect(tmp_path, "--show")
+    assert (
+        listed.returncode == 0 and record["id"][:12] in listed.stdout and "failed" in listed.stdout
+    )
+
+
+def test_bad_usage_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui.cli import main
+
+    monkeypatch.setenv("GPUOPT_WORKTREES", str(tmp_path / "worktrees"))
+    repo = history(tmp_path, steps(2, {}))
+    led = ["--ledger", str(tmp_path / "l.db"), "bisect"]
+    cases = [
+        (["--repo", str(repo), "--good", "main~1", "--", WORKLOAD], "--good REF and --bad REF"),
+        (["--repo", str(repo), "--good", "main", "--bad", "main", "--", WORKLOAD], "same commit"),
+        (["--resume", "nosuch"], "no bisection 'nosuch'"),
+        (["--repo", str(repo), "--good", "main~1", "--bad", "main"], "after --"),
+    ]
+    for args, words in cases:
+        assert main([*led, *args]) == 2
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1, err
