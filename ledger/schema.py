@@ -243,11 +243,13 @@ def m002_row_versions(db: Database) -> None:
 
 
 def m003_bisections(db: Database) -> None:
-    """Bisections (`gpuopt bisect`): one row each, its steps and answer in `data`."""
+    """Bisections (`gpuopt bisect`): one row each, its steps and answer in `data`. The
+    session whose contract it used is named, not referenced: the record copies what it ran,
+    and stays readable when that session is deleted."""
     db.execute(
         """CREATE TABLE bisections (
     id TEXT PRIMARY KEY,
-    session_id TEXT REFERENCES sessions(id),
+    session_id TEXT,
     repo TEXT NOT NULL,
     good TEXT NOT NULL,
     bad TEXT NOT NULL,

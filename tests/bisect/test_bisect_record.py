@@ -85,3 +85,29 @@ def test_a_bisection_running_in_a_live_process_is_not_resumed_beside_it(tmp_path
         with pytest.raises(GateRefusal, match="is running in process"):
             conduct.resume(ledger, rec.id)
         assert store.load(ledger, rec.id).version == 1  # nothing written
+
+
+def test_deleting_the_session_whose_contract_it_used_keeps_the_bisection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conftest import run_git
+
+    from session.manage import delete_session
+    from tui.cli import main
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run_git(repo, "init", "-q", "-b", "main")
+    (repo / "f").write_text("x\n")
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "-m", "one")
+    db = tmp_path / "l.db"
+    assert main(["--ledger", str(db), "new", "--repo", str(repo), "--title", "t",
+                 "--workload", "w=true"]) == 0  # fmt: skip
+    sid = capsys.readouterr().out.strip()
+    rec = synthetic_bisection()
+    rec.session_id = sid
+    with Ledger.open(db) as ledger:
+        store.save(ledger, store.Saved(rec, None))
+        delete_session(ledger, sid)
+        assert [r.id for r in store.list_all(ledger)] == [rec.id]
