@@ -18,10 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from measure.git import GitError, diff_stat
+from measure.harness import workload_command
 from measure.history import first_parent_history
 from measure.runner import run_command, run_hook
 from measure.worktrees import Worktrees, process_start, remove_worktree
 from session import models as m
+from session import timing
 from session.bisect import store, words
 from session.bisect.models import Bisection, Commit, Side, Spec, Status, Step
 from session.bisect.search import Probe, Search, replay
@@ -67,7 +69,8 @@ def spec_of_command(
 
 
 def spec_of_session(session: m.Session, workload: str | None = None) -> Spec:
-    """A session's contract: one of its command workloads, its metric, hooks and check."""
+    """A session's contract: one of its workloads (a torch one as one worker process per
+    run, timed per call), its metric, hooks and check command."""
     c = session.contract
     names = [w.name for w in c.workloads]
     if workload is None and len(names) > 1:
@@ -75,19 +78,25 @@ def spec_of_session(session: m.Session, workload: str | None = None) -> Spec:
     chosen = next((w for w in c.workloads if workload in (None, w.name)), None)
     if chosen is None:
         raise BadInput(f"no workload {workload!r} in the session (it has {', '.join(names)})")
-    if chosen.kind is not m.WorkloadKind.COMMAND:
-        raise BadInput(
-            f"workload {chosen.name} runs through the torch harness; bisect measures command "
-            "workloads (give the command after --)"
-        )
+    command, source, pattern = chosen.command, c.metric.source.value, c.metric.pattern
+    name, unit = timing.metric_label(c, chosen)
+    higher = c.metric.direction is m.Direction.HIGHER
+    if chosen.kind is not m.WorkloadKind.COMMAND:  # one process of the torch worker per run
+        try:
+            command, source, pattern = workload_command(
+                chosen.kind.value, chosen.command, python=c.python, training=chosen.training
+            )
+        except Exception as exc:  # a malformed spec: say which workload, in one line
+            raise BadInput(f"workload {chosen.name}: {one_line(exc)}") from None
+        higher = False  # time per call
     return Spec(
         workload=chosen.name,
-        command=chosen.command,
-        metric_source=c.metric.source.value,
-        metric_pattern=c.metric.pattern,
-        metric_name=c.metric.name,
-        unit=c.metric.unit,
-        higher=c.metric.direction is m.Direction.HIGHER,
+        command=command,
+        metric_source=source,
+        metric_pattern=pattern,
+        metric_name=name,
+        unit=unit or "",
+        higher=higher,
         env=dict(chosen.env),
         launcher=c.launcher,
         timeout_s=c.timeout_s,

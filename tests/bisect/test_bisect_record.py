@@ -111,3 +111,26 @@ def test_deleting_the_session_whose_contract_it_used_keeps_the_bisection(
         store.save(ledger, store.Saved(rec, None))
         delete_session(ledger, sid)
         assert [r.id for r in store.list_all(ledger)] == [rec.id]
+
+
+def test_a_sessions_torch_workload_is_timed_by_the_worker_one_process_per_run() -> None:
+    from session import models as m
+    from session.bisect.conduct import spec_of_session
+
+    session = m.Session(
+        title="t",
+        repo="/nowhere",
+        contract=m.Contract(
+            workloads=[
+                m.Workload.parse("shell=sleep 1"),
+                m.Workload.parse("model=torch:pkg.mod:make"),
+            ]
+        ),
+    )
+    spec = spec_of_session(session, "model")
+    assert "torch_worker.py" in spec.command and "time" in spec.command
+    assert spec.metric_source == "json" and spec.unit == "ms" and not spec.higher
+    shell = spec_of_session(session, "shell")
+    assert shell.command == "sleep 1" and shell.metric_source == "wall"
+    with pytest.raises(Exception, match="name one with --workload"):
+        spec_of_session(session)
