@@ -51,6 +51,7 @@ class Judged(Model):
     ci_low: float | None = None
     ci_high: float | None = None
     min_effect: float | None = None  # undecided: the smallest effect the limit resolves
+    blocks_needed: int | None = None  # undecided: forecast to decide; None: not in the limit
     note: str = ""
 
     def inverted(self) -> Judged:

@@ -63,6 +63,7 @@ def judge(
         ci_low=shown.ci_low,
         ci_high=shown.ci_high,
         min_effect=None if look.decided else look.min_effect,
+        blocks_needed=None if look.decided else look.blocks_needed,
         note="" if look.decided else undecided_words(look, shown, design, final),
     )
 
@@ -132,7 +133,19 @@ def _decide(
     out.vs_lo = judge(v[p.mid], v[p.lo], threshold, design, higher, final)
     out.vs_hi = judge(v[p.mid], v[p.hi], threshold, design, higher, final)
     out.side = side_of(out.vs_lo, out.vs_hi, final)
+    if out.side is None and (_hopeless(out.vs_lo) or _hopeless(out.vs_hi)):
+        # One end is decided over the band (side_of would have placed it otherwise only
+        # with both decided) and the other is forecast not to decide within the limit:
+        # the half with the decided change is searched now, the other said unresolved.
+        leans = side_of(out.vs_lo, out.vs_hi, final=True)
+        if leans in (Side.LEANS_GOOD, Side.LEANS_BAD):
+            out.side = leans
     return out.side is not None
+
+
+def _hopeless(j: Judged) -> bool:
+    """Undecided, and the forecast says no decision comes within the block limit."""
+    return j.verdict is m.Verdict.INCONCLUSIVE and j.blocks_needed is None and j.n > 0
 
 
 def to_step(number: int, result: RoundResult, keys: list[str], seed: int = 0) -> Step:

@@ -160,7 +160,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--histories", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--band", type=float, default=0.10, help="gpuopt's band (0.10)")
+    ap.add_argument("--band", type=float, default=0.05, help="gpuopt's band (0.05)")
     ap.add_argument("--max-blocks", type=int, default=40, help="gpuopt's block limit (40)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()

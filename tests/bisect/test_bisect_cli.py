@@ -134,8 +134,10 @@ def test_two_steps_are_both_found(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_an_a_a_history_has_no_difference(tmp_path: Path) -> None:
     repo = history(tmp_path, steps(8, {}))
+    # ±10%: a band a loaded 2-core box can show two equal commits within (±5% may take
+    # more blocks than it allows, and is then said undecided, never a difference)
     out = bisect(tmp_path, "--repo", str(repo), "--good", "main~7", "--bad", "main",
-                 "--", WORKLOAD)  # fmt: skip
+                 "--threshold", "10%", "--", WORKLOAD)  # fmt: skip
     assert out.returncode == 0, out.stderr + out.stdout
     assert "no difference between good and bad" in out.stdout
     assert "rules out a change larger than" in out.stdout

@@ -130,3 +130,25 @@ def test_noise_wider_than_the_band_leaves_the_search_undecided_not_guessing() ->
     assert answer.kind == "undecided" and not answer.changes
     assert answer.unresolved[0].evidence is not None
     assert answer.unresolved[0].evidence.min_effect is not None
+
+
+def test_a_step_whose_other_side_cannot_decide_moves_on_at_once_into_the_decided_half() -> None:
+    """mid over the band from hi, and against lo too noisy for the limit: it goes on in
+    (mid, hi] before the limit, and says (lo, mid] is unresolved."""
+    rng = random.Random(11)
+    state = Search(8)
+    state.record(Step(number=1, kind="confirm", lo=0, hi=7, vs_lo=j(V.SLOWER, 1.5)))
+    probe = state.next_probe()
+    assert probe is not None and probe.mid is not None
+
+    def sample(i: int, _block: int) -> tuple[float | None, str]:
+        level = 1.5 if i == probe.hi else 1.02  # mid 2% above lo: inside a 2.5% band's edge
+        return level * math.exp(rng.gauss(0, 0.08 if i != probe.hi else 0.001)), ""
+
+    result = run_round(probe, sample, threshold=0.025, min_blocks=10, max_blocks=60, seed=4)
+    assert result.side is Side.LEANS_GOOD
+    assert result.blocks < 60  # stopped before the limit
+    state.record(to_step(2, result, [str(i) for i in range(8)]))
+    assert [(u.lo, u.hi, u.why) for u in state.answer().unresolved] == [
+        (0, probe.mid, "unresolved half")
+    ]

@@ -11,7 +11,7 @@ from tui.commands.round_cmd import add_threshold, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module (tests/cli/test_cli_imports.py).
 
-DEFAULT_THRESHOLD = "0.10"
+DEFAULT_THRESHOLD = "0.05"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
