@@ -177,7 +177,7 @@ def answer_lines(rec: Bisection) -> list[str]:
                 f"single commit over {band(rec.threshold)}: the change is spread over several"
             )
         elif u["why"] == "unresolved half":
-            out.append(f"  {span}: whether it holds a change stays undecided ({_judged(ev)})")
+            continue  # said together below
         elif u.get("mid") is None and (u["lo"], u["hi"]) == (0, len(rec.commits) - 1):
             out.append(
                 f"no verdict on bad against good within {rec.max_blocks} blocks: {_judged(ev)}"
@@ -189,8 +189,28 @@ def answer_lines(rec: Bisection) -> list[str]:
                 f"  the search stands at {span} (its ends: {_judged(ev)}): #{u['mid']} was not "
                 f"placed within {rec.max_blocks} blocks; {_resolves(detail, rec)}"
             )
+    halves = _merged([(u["lo"], u["hi"]) for u in a.get("unresolved", [])
+                      if u["why"] == "unresolved half"])  # fmt: skip
+    if halves:
+        out.append(
+            f"  not shown free of further changes over {band(rec.threshold)} (the comparison "
+            "stayed undecided at this noise): "
+            + ", ".join(f"#{lo}..#{hi}" for lo, hi in halves)
+            + "; a wider --threshold or a higher --max-blocks would settle them"
+        )
     for i, why in sorted(skipped.items()):
         out.append(f"  skipped #{i} {rec.commits[i].sha[:10]}: it {why}")
+    return out
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans that touch, joined: #0..#15 and #15..#18 are #0..#18."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
     return out
 
 

@@ -134,3 +134,16 @@ def test_a_sessions_torch_workload_is_timed_by_the_worker_one_process_per_run() 
     assert shell.command == "sleep 1" and shell.metric_source == "wall"
     with pytest.raises(Exception, match="name one with --workload"):
         spec_of_session(session)
+
+
+def test_halves_left_unresolved_are_said_once_joined() -> None:
+    rec = synthetic_bisection()
+    assert rec.answer is not None
+    half = {"why": "unresolved half", "evidence": None, "mid": None, "detail": None}
+    rec.answer["unresolved"] = [
+        {"lo": 0, "hi": 15, **half},
+        {"lo": 15, "hi": 18, **half},
+        {"lo": 23, "hi": 31, **half},
+    ]
+    lines = [ln for ln in words.answer_lines(rec) if "not shown free" in ln]
+    assert len(lines) == 1 and "#0..#18, #23..#31" in lines[0] and "±10%" in lines[0]
