@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from synthetic import synthetic_bisection
+from bisect_synthetic import synthetic_bisection
 
 from ledger import Ledger
 from ledger.bisections import BisectionChangedError

@@ -14,7 +14,7 @@ from ledger import Ledger
 from session.bisect import store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bisect"))
-from synthetic import synthetic_bisection
+from bisect_synthetic import synthetic_bisection
 
 
 def _text(widget: Static) -> str:
