@@ -273,6 +273,7 @@ def test_bad_usage_is_one_line_and_exit_2(
         (["--repo", str(repo), "--good", "main", "--bad", "main", "--", WORKLOAD], "same commit"),
         (["--resume", "nosuch"], "no bisection 'nosuch'"),
         (["--repo", str(repo), "--good", "main~1", "--bad", "main"], "after --"),
+        (["--session", "x", "--check", "true", "--good", "a", "--bad", "b"], "the session's"),
     ]
     for args, words in cases:
         assert main([*led, *args]) == 2

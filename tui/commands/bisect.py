@@ -97,6 +97,10 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
     if args.session:
         if args.command:
             raise UsageError("give a session or a command after --, not both")
+        given = [f"--{n}" for n in ("setup", "check", "prepare", "metric") if getattr(args, n)]
+        if given or args.higher_is_better:
+            given += ["--higher-is-better"] if args.higher_is_better else []
+            raise UsageError(f"{', '.join(given)}: the session's contract says these")
         session = session_of(ledger, args.session)
         spec = conduct.spec_of_session(session, args.workload)
     elif args.command:
