@@ -3,6 +3,7 @@ version that was read (ledger.bisections holds the SQL)."""
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,9 +46,14 @@ def load(ledger: Any, ref: str) -> Saved:
 
 
 def list_all(ledger: Any, session_id: str | None = None) -> list[Bisection]:
-    """Every bisection that reads back, newest first (a row that does not is left out)."""
+    """Every bisection that reads back, newest first (a row that does not is left out, and
+    a table that cannot be read gives none: the sessions of a damaged ledger still show)."""
     out = []
-    for data, _ in rows.list_rows(ledger, session_id):
+    try:
+        found = rows.list_rows(ledger, session_id)
+    except sqlite3.DatabaseError:
+        return []
+    for data, _ in found:
         try:
             out.append(Bisection.model_validate_json(data))
         except ValueError:
