@@ -20,6 +20,7 @@ from pathlib import Path
 from measure.git import GitError, diff_stat
 from measure.harness import workload_command
 from measure.history import first_parent_history
+from measure.monitor import NullMonitor, RunMonitor
 from measure.runner import run_command, run_hook
 from measure.worktrees import Worktrees, process_start, remove_worktree
 from session import models as m
@@ -27,7 +28,7 @@ from session import timing
 from session.bisect import store, words
 from session.bisect.models import Bisection, Commit, Side, Spec, Status, Step
 from session.bisect.search import Probe, Search, replay
-from session.bisect.steps import run_round, to_step
+from session.bisect.steps import UNTRUSTED, run_round, to_step
 from session.conduct.common import (
     MIN_THRESHOLD,
     BadInput,
@@ -38,7 +39,7 @@ from session.conduct.common import (
 )
 from session.ledger_port import LedgerLike
 
-__all__ = ["resume", "spec_of_command", "spec_of_session", "start"]
+__all__ = ["plan", "resume", "spec_of_command", "spec_of_session", "start"]
 
 Say = Callable[[str], None] | None  # a finished step's lines; live: a block's status
 
@@ -106,8 +107,7 @@ def spec_of_session(session: m.Session, workload: str | None = None) -> Spec:
     )
 
 
-def start(
-    ledger: LedgerLike,
+def plan(
     repo: str | Path,
     good: str,
     bad: str,
@@ -117,11 +117,9 @@ def start(
     min_blocks: int = 10,
     max_blocks: int = 40,
     session_id: str | None = None,
-    progress: Say = None,
-    stop: threading.Event | None = None,
-    live: Say = None,
 ) -> Bisection:
-    """A new bisection of good..bad, run until it answers or is stopped."""
+    """A new bisection of good..bad, checked (BadInput says what is wrong) and not yet
+    stored or run: `start` does both."""
     if not MIN_THRESHOLD <= threshold < 1:
         raise BadInput("the threshold must lie between 0.001 and 1 (e.g. 0.05 for 5%)")
     if min_blocks < 2 or max_blocks < min_blocks:
@@ -142,9 +140,22 @@ def start(
         min_blocks=min_blocks,
         max_blocks=max_blocks,
     )
+    return rec
+
+
+def start(
+    ledger: LedgerLike,
+    rec: Bisection,
+    *,
+    progress: Say = None,
+    stop: threading.Event | None = None,
+    live: Say = None,
+    monitor: RunMonitor | None = None,
+) -> Bisection:
+    """Store a planned bisection and run it until it answers or is stopped."""
     saved = store.Saved(rec, None)
     store.save(ledger, saved)
-    return _go_on(ledger, saved, progress, stop, live)
+    return _go_on(ledger, saved, progress, stop, live, monitor)
 
 
 def resume(
@@ -154,6 +165,7 @@ def resume(
     progress: Say = None,
     stop: threading.Event | None = None,
     live: Say = None,
+    monitor: RunMonitor | None = None,
 ) -> Bisection:
     """Go on with a stopped bisection from its last finished step (the same answer as an
     uninterrupted one: the search is rebuilt from the stored steps)."""
@@ -166,7 +178,7 @@ def resume(
             f"bisection {saved.record.id} is running in process {owner.get('pid')}: stop it "
             "(Ctrl+C there) before resuming it here"
         )
-    return _go_on(ledger, saved, progress, stop, live)
+    return _go_on(ledger, saved, progress, stop, live, monitor)
 
 
 def _go_on(
@@ -175,6 +187,7 @@ def _go_on(
     progress: Say,
     stop: threading.Event | None,
     live: Say = None,
+    monitor: RunMonitor | None = None,
 ) -> Bisection:
     rec = saved.record
     state = replay(len(rec.commits), (s for s in rec.steps))
@@ -185,7 +198,7 @@ def _go_on(
     try:
         cleanup_stale_worktrees(rec.repo)
         with Worktrees(rec.repo) as wts:
-            trees = _Trees(wts, rec)
+            trees = _Trees(wts, rec, monitor or NullMonitor())
             while (probe := state.next_probe()) is not None and not stopped():
                 step = _step(rec, state, probe, trees, stopped, live)
                 rec.steps.append(step)
@@ -290,8 +303,8 @@ def _step(
 class _Trees:
     """The worktree of each commit in use, built and checked once; what failed, and why."""
 
-    def __init__(self, wts: Worktrees, rec: Bisection):
-        self.wts, self.rec = wts, rec
+    def __init__(self, wts: Worktrees, rec: Bisection, monitor: RunMonitor):
+        self.wts, self.rec, self.monitor = wts, rec, monitor
         self.trees: dict[int, Path] = {}
         self.failed: dict[int, str] = {}
         self.sub = _subdir(rec.repo)
@@ -351,15 +364,31 @@ class _Trees:
                 hook = run_hook(spec.prepare, tree, env=spec.env or None, timeout_s=spec.timeout_s)
                 if hook.status is m.RunStatus.TIMEOUT or hook.exit_code != 0:
                     return None, f"the prepare command failed (exit {hook.exit_code})"
-            res = run_command(
-                spec.command,
-                tree,
-                env=spec.env or None,
-                timeout_s=spec.timeout_s,
-                launcher=spec.launcher,
-                metric_source=spec.metric_source,
-                metric_pattern=spec.metric_pattern,
-            )
+            run_id = m.new_id()
+            started = False
+
+            def on_start(pid: int) -> None:
+                nonlocal started
+                started = True
+                self.monitor.run_started(run_id, pid)
+
+            try:
+                res = run_command(
+                    spec.command,
+                    tree,
+                    env=spec.env or None,
+                    timeout_s=spec.timeout_s,
+                    launcher=spec.launcher,
+                    metric_source=spec.metric_source,
+                    metric_pattern=spec.metric_pattern,
+                    on_start=on_start,
+                )
+            finally:
+                if not started:
+                    self.monitor.run_started(run_id, None)
+                seen = self.monitor.run_finished(run_id)
+            if seen.trust is m.Trust.UNTRUSTED:  # its block is run again
+                return None, f"{UNTRUSTED}: {'; '.join(seen.reasons) or 'telemetry'}"
             if res.status is m.RunStatus.OK and res.value is not None:
                 return res.value, ""
             return None, res.error or f"{res.status.value}, exit {res.exit_code}"

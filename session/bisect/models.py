@@ -111,6 +111,8 @@ class Step(Model):
     blocks: int = 0
     runs: int = 0
     elapsed_s: float = 0.0
+    quarantined: int = 0  # runs whose telemetry was untrusted (their blocks run again)
+    left_out: list[int] = Field(default_factory=list)  # blocks untrusted in every attempt
     seed: int = 0
     values: dict[str, dict[int, float]] = Field(default_factory=dict)  # sha -> block -> value
 

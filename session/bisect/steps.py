@@ -27,6 +27,8 @@ from session.conduct.loop import undecided_words
 Sampler = Callable[[int, int], tuple[float | None, str]]
 
 MAX_FAILED_RUNS = 3  # runs of one commit that may fail in a round before it is skipped
+MAX_ATTEMPTS = 3  # a block with an untrusted run is run again, at most this often in all
+UNTRUSTED = "untrusted"  # a sampler's why for a run its telemetry does not trust
 
 
 @dataclass
@@ -41,6 +43,8 @@ class RoundResult:
     side: Side | None = None
     interrupted: bool = False
     elapsed_s: float = 0.0
+    quarantined: int = 0  # runs left out: their telemetry was untrusted (blocks run again)
+    left_out: list[int] = field(default_factory=list)  # blocks untrusted in every attempt
 
 
 def judge(
@@ -94,23 +98,12 @@ def run_round(
                 return out
             value, why = sample(idx, 0)
             out.runs += 1
-            if value is None:
+            if value is None and not why.startswith(UNTRUSTED):  # untrusted: excluded anyway
                 out.failed[idx] = f"failed its first run ({why})" if why else "failed its first run"
                 return out
         for block in range(1, max_blocks + 1):
-            for idx in (int(a) for a in schedule.block_order(arms, rng)):
-                if stopped():
-                    out.interrupted = True
-                    return out
-                value, why = sample(idx, block)
-                out.runs += 1
-                if value is None:
-                    fails[idx] = fails.get(idx, 0) + 1
-                    if fails[idx] >= MAX_FAILED_RUNS:
-                        out.failed[idx] = f"failed {fails[idx]} of its runs (last: {why})"
-                        return out
-                    continue
-                out.values[idx][block] = value
+            if not _block(out, block, arms, sample, rng, stopped, fails):
+                return out
             out.blocks = block
             final = block >= max_blocks
             looked = design.is_look(block) or final
@@ -121,6 +114,46 @@ def run_round(
         return out
     finally:
         out.elapsed_s = round(time.monotonic() - t0, 3)
+
+
+def _block(
+    out: RoundResult,
+    block: int,
+    arms: list[str],
+    sample: Sampler,
+    rng: random.Random,
+    stopped: Callable[[], bool],
+    fails: dict[int, int],
+) -> bool:
+    """One block, run again (in a fresh order) after a run telemetry does not trust, as a
+    round does; left out after MAX_ATTEMPTS. False when the round must end (stopped, or
+    a commit failed)."""
+    for _ in range(MAX_ATTEMPTS):
+        values: dict[int, float] = {}
+        untrusted = False
+        for idx in (int(a) for a in schedule.block_order(arms, rng)):
+            if stopped():
+                out.interrupted = True
+                return False
+            value, why = sample(idx, block)
+            out.runs += 1
+            if value is None and why.startswith(UNTRUSTED):
+                out.quarantined += 1
+                untrusted = True
+                break
+            if value is None:
+                fails[idx] = fails.get(idx, 0) + 1
+                if fails[idx] >= MAX_FAILED_RUNS:
+                    out.failed[idx] = f"failed {fails[idx]} of its runs (last: {why})"
+                    return False
+                continue
+            values[idx] = value
+        if not untrusted:
+            for idx, value in values.items():
+                out.values[idx][block] = value
+            return True
+    out.left_out.append(block)
+    return True
 
 
 def _decide(
@@ -154,6 +187,7 @@ def to_step(number: int, result: RoundResult, keys: list[str], seed: int = 0) ->
     p = result.probe
     step = Step(number=number, kind=p.kind, lo=p.lo, hi=p.hi, mid=p.mid, seed=seed)
     step.blocks, step.runs, step.elapsed_s = result.blocks, result.runs, result.elapsed_s
+    step.quarantined, step.left_out = result.quarantined, list(result.left_out)
     step.vs_lo, step.vs_hi, step.side = result.vs_lo, result.vs_hi, result.side
     step.values = {keys[i]: dict(v) for i, v in result.values.items()}
     if result.interrupted:

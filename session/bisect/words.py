@@ -65,6 +65,13 @@ def step_lines(rec: Bisection, step: Step, state: Search) -> list[str]:
         )
     if step.runs:
         text += f" [{step.blocks} blocks, {step.runs} runs, {step.elapsed_s:.1f} s]"
+    if step.quarantined:
+        text += (
+            f"; {_n(step.quarantined, 'run')} quarantined for untrusted telemetry (their "
+            "blocks run again"
+            + (f"; blocks {step.left_out} left out" if step.left_out else "")
+            + ")"
+        )
     lines = [text]
     if state.done:
         return lines
@@ -365,6 +372,8 @@ def markdown(rec: Bisection, diff_stats: dict[int, str]) -> str:
         outcome = "confirm" if st.kind == "confirm" else (st.side.value if st.side else "—")
         if st.reason:
             outcome += f": {st.reason}"
+        if st.quarantined:
+            outcome += f" ({st.quarantined} runs quarantined)"
         lines.append(
             f"| {st.number} | {where} | {_judged(st.vs_lo)} | "
             f"{_judged(st.vs_hi) if st.mid is not None else ''} | {outcome} | {st.blocks} | "

@@ -152,3 +152,24 @@ def test_a_step_whose_other_side_cannot_decide_moves_on_at_once_into_the_decided
     assert [(u.lo, u.hi, u.why) for u in state.answer().unresolved] == [
         (0, probe.mid, "unresolved half")
     ]
+
+
+def test_a_block_with_an_untrusted_run_is_run_again_and_the_run_left_out() -> None:
+    from session.bisect.steps import UNTRUSTED
+
+    state = Search(4)
+    calls: list[tuple[int, int]] = []
+
+    def sample(i: int, block: int) -> tuple[float | None, str]:
+        calls.append((i, block))
+        if block == 3 and sum(1 for c in calls if c[1] == 3) == 2:
+            return None, f"{UNTRUSTED}: HW slowdown"  # the second run of block 3
+        return (1.3 if i == 3 else 1.0) * math.exp(random.gauss(0, 0.01)), ""
+
+    probe = state.next_probe()
+    assert probe is not None
+    result = run_round(probe, sample, threshold=0.05, min_blocks=10, max_blocks=10, seed=1)
+    assert result.quarantined == 1 and not result.left_out
+    assert sum(1 for c in calls if c[1] == 3) == 2 + 2  # the block again, both commits
+    assert all(3 in v for v in result.values.values())  # the block counts, from its rerun
+    assert result.vs_lo is not None and result.vs_lo.verdict is V.SLOWER

@@ -5,6 +5,8 @@ found with interleaved paired rounds; `--resume ID` goes on after Ctrl+C or a ha
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tui.commands.round_cmd import add_threshold, threshold_of
@@ -46,6 +48,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--max-blocks", type=int, default=40, metavar="N", help="per round, its limit (40)"
     )
+    p.add_argument(
+        "--no-telemetry", action="store_true", help="no GPU telemetry (every run's trust unknown)"
+    )
     p.add_argument("--resume", metavar="ID", help="go on with a stopped bisection")
     p.add_argument(
         "--show", metavar="ID", nargs="?", const="", help="print a stored bisection (or list all)"
@@ -74,11 +79,35 @@ def run(args: argparse.Namespace) -> int:
                 if args.good or args.bad or args.command:
                     raise UsageError("--resume takes no --good, --bad or command")
                 say(f"resuming bisection {store.load(ledger, args.resume).record.id}")
-                rec = conduct.resume(ledger, args.resume, progress=say, stop=stop, live=live())
+                with telemetry(not args.no_telemetry) as monitor:
+                    rec = conduct.resume(
+                        ledger, args.resume, progress=say, stop=stop, live=live(), monitor=monitor
+                    )
             else:
                 rec = _start(args, ledger, stop)
         _finish(args, rec)
     return 130 if stop.is_set() and rec.status.value != "completed" else 0
+
+
+@contextmanager
+def telemetry(enabled: bool) -> Iterator[Any]:
+    """A monitor that judges each run's trust from GPU telemetry (its samples are not
+    kept: a bisection stores its values, not a session's telemetry); None when off."""
+    if not enabled:
+        yield None
+        return
+    import sys
+
+    from session.telemetry_access import make_monitor
+
+    monitor = make_monitor(None, None)
+    try:
+        status = str(getattr(monitor, "status", "ok"))
+        if status != "ok":  # said once: runs are judged "unknown", never "clean"
+            print(f"gpuopt: no GPU telemetry ({status}); trust unknown", file=sys.stderr)
+        yield monitor
+    finally:
+        monitor.close()
 
 
 def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
@@ -119,10 +148,8 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
     if threshold is None:
         threshold = session.contract.threshold if session else float(DEFAULT_THRESHOLD)
     repo = args.repo or (session.repo if session else ".")
-    say(f"bisecting {args.good}..{args.bad} in {repo} at ±{threshold * 100:.3g}%")
     try:
-        return conduct.start(
-            ledger,
+        rec = conduct.plan(
             repo,
             args.good,
             args.bad,
@@ -131,12 +158,12 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
             min_blocks=args.min_blocks,
             max_blocks=args.max_blocks,
             session_id=session.id if session else None,
-            progress=say,
-            stop=stop,
-            live=live(),
         )
     except BadInput as exc:
         raise UsageError(str(exc)) from None
+    with telemetry(not args.no_telemetry) as monitor:  # once what was asked can be done
+        say(f"bisecting {args.good}..{args.bad} in {repo} at ±{threshold * 100:.3g}%")
+        return conduct.start(ledger, rec, progress=say, stop=stop, live=live(), monitor=monitor)
 
 
 def live() -> Any:
