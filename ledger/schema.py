@@ -242,8 +242,29 @@ def m002_row_versions(db: Database) -> None:
         db.execute(f"ALTER TABLE {table} ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
 
 
+def m003_bisections(db: Database) -> None:
+    """Bisections (`gpuopt bisect`): one row each, its steps and answer in `data`. The
+    session whose contract it used is named, not referenced: the record copies what it ran,
+    and stays readable when that session is deleted."""
+    db.execute(
+        """CREATE TABLE bisections (
+    id TEXT PRIMARY KEY,
+    session_id TEXT,
+    repo TEXT NOT NULL,
+    good TEXT NOT NULL,
+    bad TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1
+)"""
+    )
+    db.execute("CREATE INDEX idx_bisections_session ON bisections(session_id)")
+
+
 # In order; a test checks that these names are the ones the migration set applies.
-MIGRATIONS = [m001_initial, m002_row_versions]
+MIGRATIONS = [m001_initial, m002_row_versions, m003_bisections]
 KNOWN_MIGRATIONS = frozenset(f.__name__ for f in MIGRATIONS)
 
 

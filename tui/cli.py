@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "variant",
     "round_cmd",
     "compare",
+    "bisect",
     "hypothesis",
     "preflight",
     "evidence",

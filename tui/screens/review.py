@@ -12,11 +12,12 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
 from session import models as m
+from session.bisect import store as bisection_store
 from session.conduct import baseline_words  # the one wording of a baseline's outcome
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.ledger_access import LedgerError
@@ -27,6 +28,7 @@ from session.timing import error_tail, metric_legend
 from session.verdicts import ci_heading, verdict_for
 from tui.display import LIMIT, cell, home_short, plain, shown
 from tui.screens.session import SessionScreen
+from tui.widgets.bisections import bisections_view
 from tui.widgets.ratio import VERDICT_STYLE, fmt_ci, fmt_ratio
 
 SORT_KEYS = ("created_at", "title", "repo", "rounds", "variants")
@@ -40,6 +42,7 @@ class ReviewScreen(Screen[None]):
         Binding("x", "export", "export record", id="review.export"),
         Binding("h", "tab('rejected')", "rejected ideas", id="review.tab_rejected"),
         Binding("s", "tab('sessions')", "sessions", id="review.tab_sessions"),
+        Binding("b", "tab('bisections')", "bisections", id="review.tab_bisections"),
         Binding("escape", "back", "back", show=False, id="review.back"),
     ]
 
@@ -59,6 +62,9 @@ class ReviewScreen(Screen[None]):
                 yield DataTable(id="review-sessions", cursor_type="row", zebra_stripes=True)
                 with Vertical(id="review-detail-box"):
                     yield Static("", id="review-detail")
+            if self.bisections:  # a tab only where there are bisections
+                with TabPane("Bisections", id="bisections"), VerticalScroll(id="review-bis-box"):
+                    yield Static(bisections_view(self.bisections), id="review-bisections")
             with TabPane("Rejected hypotheses", id="rejected"):
                 yield Static(
                     "Ideas tried and rejected, in every session of this ledger: "
@@ -71,6 +77,12 @@ class ReviewScreen(Screen[None]):
     @property
     def ledger(self) -> Any:
         return self.app.ledger  # type: ignore[attr-defined]
+
+    @property
+    def bisections(self) -> list[Any]:
+        if not hasattr(self, "_bisections"):
+            self._bisections = bisection_store.list_all(self.ledger)
+        return self._bisections
 
     def on_mount(self) -> None:
         led = self.ledger
@@ -235,8 +247,15 @@ class ReviewScreen(Screen[None]):
         self.fill_sessions()
         self.notify(f"sorted by {SORT_KEYS[self.sort_index]}", timeout=2)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # No bisections, no such tab: its key is not offered.
+        return not (action == "tab" and parameters == ("bisections",) and not self.bisections)
+
     def action_tab(self, tab: str) -> None:
         self.query_one("#review-tabs", TabbedContent).active = tab
+        if tab == "bisections":
+            self.query_one("#review-bis-box").focus()
+            return
         self.query_one(
             f"#review-{'sessions' if tab == 'sessions' else 'rejected'}", DataTable
         ).focus()

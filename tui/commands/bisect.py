@@ -1,0 +1,238 @@
+"""`gpuopt bisect --good REF --bad REF [-- COMMAND]`: the commit that moved the metric,
+found with interleaved paired rounds; `--resume ID` goes on after Ctrl+C or a hang-up,
+`--show [ID]` prints a stored one (and `--export-markdown FILE` writes its record)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from tui.commands.round_cmd import add_threshold, threshold_of
+
+# Lazy imports, on purpose: `gpuopt --help` imports this module (tests/cli/test_cli_imports.py).
+
+DEFAULT_THRESHOLD = "0.05"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bisect",
+        help="find the commit that moved the metric (paired rounds, no false steps)",
+        description=(
+            "Confirm that good and bad differ with a paired round, then measure midpoints "
+            "against both ends of the interval in interleaved rounds, moving on only when "
+            "the sequential rule decides the side. Commits that fail to build, run or pass "
+            "the check are skipped and named; several step changes are each reported with "
+            "their size and interval. Each commit runs in a detached worktree; the record "
+            "is kept in the ledger after every step (--resume ID goes on after Ctrl+C)."
+        ),
+    )
+    p.add_argument("--good", metavar="REF", help="a commit with the old figure")
+    p.add_argument("--bad", metavar="REF", help="a later commit with the new figure")
+    p.add_argument("--repo", metavar="PATH", help="the repository (default: the session's or .)")
+    p.add_argument("--session", metavar="SESSION", help="use this session's contract")
+    p.add_argument("--workload", metavar="NAME", help="the session's workload to bisect on")
+    p.add_argument(
+        "--metric",
+        metavar="SPEC",
+        help="with a command: wall (default), regex:PATTERN or json:KEY (as gpuopt new)",
+    )
+    p.add_argument("--higher-is-better", action="store_true", help="with --metric: a rate")
+    p.add_argument("--setup", metavar="CMD", help="build each commit once (a failure skips it)")
+    p.add_argument("--check", metavar="CMD", help="correctness check of each commit (skips)")
+    p.add_argument("--prepare", metavar="CMD", help="run before every timing run")
+    add_threshold(p, "the band a change must clear", f"the contract's, else {DEFAULT_THRESHOLD}")
+    p.add_argument("--min-blocks", type=int, default=10, metavar="N", help="per round (10)")
+    p.add_argument(
+        "--max-blocks", type=int, default=40, metavar="N", help="per round, its limit (40)"
+    )
+    p.add_argument(
+        "--no-telemetry", action="store_true", help="no GPU telemetry (every run's trust unknown)"
+    )
+    p.add_argument("--resume", metavar="ID", help="go on with a stopped bisection")
+    p.add_argument(
+        "--show", metavar="ID", nargs="?", const="", help="print a stored bisection (or list all)"
+    )
+    p.add_argument("--export-markdown", metavar="FILE", help="write the record as markdown")
+    p.add_argument(
+        "command",
+        nargs="*",
+        metavar="-- COMMAND",
+        help="the command to time in each commit's checkout (instead of a session)",
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from session.bisect import conduct, store
+    from tui.cli import UsageError
+    from tui.commands.common import open_ledger
+    from tui.commands.round_cmd import interruptible
+
+    if args.show is not None:
+        return _show(args)
+    with open_ledger(args) as ledger:
+        with interruptible() as stop:
+            if args.resume:
+                if args.good or args.bad or args.command:
+                    raise UsageError("--resume takes no --good, --bad or command")
+                say(f"resuming bisection {store.load(ledger, args.resume).record.id}")
+                with telemetry(not args.no_telemetry) as monitor:
+                    rec = conduct.resume(
+                        ledger, args.resume, progress=say, stop=stop, live=live(), monitor=monitor
+                    )
+            else:
+                rec = _start(args, ledger, stop)
+        _finish(args, rec)
+    return 130 if stop.is_set() and rec.status.value != "completed" else 0
+
+
+@contextmanager
+def telemetry(enabled: bool) -> Iterator[Any]:
+    """A monitor that judges each run's trust from GPU telemetry (its samples are not
+    kept: a bisection stores its values, not a session's telemetry); None when off."""
+    if not enabled:
+        yield None
+        return
+    import sys
+
+    from session.telemetry_access import make_monitor
+
+    monitor = make_monitor(None, None)
+    try:
+        status = str(getattr(monitor, "status", "ok"))
+        if status != "ok":  # said once: runs are judged "unknown", never "clean"
+            print(f"gpuopt: no GPU telemetry ({status}); trust unknown", file=sys.stderr)
+        yield monitor
+    finally:
+        monitor.close()
+
+
+def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
+    import shlex
+
+    from session import models as m
+    from session.bisect import conduct
+    from session.errors import BadInput
+    from tui.cli import UsageError
+    from tui.commands.common import session_of
+
+    if not args.good or not args.bad:
+        raise UsageError("give --good REF and --bad REF (or --resume ID)")
+    threshold = threshold_of(args)
+    session = None
+    if args.session:
+        if args.command:
+            raise UsageError("give a session or a command after --, not both")
+        given = [f"--{n}" for n in ("setup", "check", "prepare", "metric") if getattr(args, n)]
+        if given or args.higher_is_better:
+            given += ["--higher-is-better"] if args.higher_is_better else []
+            raise UsageError(f"{', '.join(given)}: the session's contract says these")
+        session = session_of(ledger, args.session)
+        spec = conduct.spec_of_session(session, args.workload)
+    elif args.command:
+        command = args.command[0] if len(args.command) == 1 else shlex.join(args.command)
+        try:
+            metric = m.Metric.parse(
+                args.metric or "wall", direction="higher" if args.higher_is_better else None
+            )
+        except ValueError as exc:
+            raise UsageError(f"--metric: {exc}") from None
+        spec = conduct.spec_of_command(
+            command, metric, setup=args.setup, check=args.check, prepare=args.prepare
+        )
+    else:
+        raise UsageError("give --session SESSION or the command to time after --")
+    if threshold is None:
+        threshold = session.contract.threshold if session else float(DEFAULT_THRESHOLD)
+    repo = args.repo or (session.repo if session else ".")
+    try:
+        rec = conduct.plan(
+            repo,
+            args.good,
+            args.bad,
+            spec,
+            threshold=threshold,
+            min_blocks=args.min_blocks,
+            max_blocks=args.max_blocks,
+            session_id=session.id if session else None,
+        )
+    except BadInput as exc:
+        raise UsageError(str(exc)) from None
+    with telemetry(not args.no_telemetry) as monitor:  # once what was asked can be done
+        say(f"bisecting {args.good}..{args.bad} in {repo} at ±{threshold * 100:.3g}%")
+        return conduct.start(ledger, rec, progress=say, stop=stop, live=live(), monitor=monitor)
+
+
+def live() -> Any:
+    """A status line on stderr, rewritten per block, on a terminal only (a log stays clean)."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+    from tui.display import plain
+
+    def show(line: str) -> None:
+        print(f"\r\x1b[K{plain(line, 200)}", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def say(line: str) -> None:
+    import sys
+
+    if sys.stderr.isatty():
+        print("\r\x1b[K", end="", file=sys.stderr, flush=True)  # the status line goes
+    from rich.text import Text
+
+    from tui.display import console, plain
+
+    console(highlight=False, soft_wrap=True).print(Text(plain(line, 4000)))
+
+
+def _finish(args: argparse.Namespace, rec: Any) -> None:
+    from session.bisect import words
+
+    say(f"bisection {rec.id}: {rec.status.value}")
+    for line in words.answer_lines(rec):
+        say(line)
+    say(words.cost_line(rec))
+    _line(rec)
+    if args.export_markdown:
+        _export(args.export_markdown, rec)
+
+
+def _line(rec: Any) -> None:
+    from tui.display import console
+    from tui.widgets.bisections import commit_line
+
+    console(highlight=False, soft_wrap=True).print(commit_line(rec))
+
+
+def _export(path: str, rec: Any) -> None:
+    import sys
+    from pathlib import Path
+
+    from session.bisect import conduct, words
+
+    Path(path).write_text(words.markdown(rec, conduct.culprit_diff_stats(rec)), encoding="utf-8")
+    print(f"record written to {path}", file=sys.stderr)
+
+
+def _show(args: argparse.Namespace) -> int:
+    from session.bisect import store, words
+    from tui.commands.common import open_ledger
+
+    with open_ledger(args, readonly=True) as ledger:
+        if not args.show:
+            found = store.list_all(ledger)
+            if not found:
+                say("no bisections in this ledger")
+            for rec in found:
+                say(f"{rec.id[:12]} {rec.status.value:<11} {words.summary_line(rec)}")
+            return 0
+        rec = store.load(ledger, args.show).record
+    _finish(args, rec)
+    return 0
