@@ -191,8 +191,12 @@ def run_round(
     progress: ProgressFn = None,
     stop: threading.Event | None = None,
     monitor: RunMonitor | None = None,
+    round_id: str | None = None,
 ) -> m.Round:
-    """Measure the baseline and variants together, interleaved, until decided."""
+    """Measure the baseline and variants together, interleaved, until decided.
+
+    `round_id`: the id the round is recorded under (a Slurm job measures the round its
+    login side numbered; session.cluster), else a new one."""
 
     contract = session.contract
     delta = threshold if threshold is not None else contract.threshold
@@ -213,6 +217,7 @@ def run_round(
         ledger,
         session,
         m.Round(
+            id=round_id or m.new_id(),
             session_id=session.id,
             baseline_id=baseline.id,
             variant_ids=[v.id for v in chosen],

@@ -38,6 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="no GPU/host sampling (every run's trust stays unknown)",
     )
+    from tui.commands.slurm_opts import add_slurm_options
+
+    add_slurm_options(p)
     p.set_defaults(handler=run)
 
 
@@ -316,6 +319,7 @@ def run(args: argparse.Namespace) -> int:
     from session.verdicts import shown_verdict
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
+    from tui.commands.slurm_opts import round_job, slurm_given
 
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
     check_options(args)
@@ -328,6 +332,8 @@ def run(args: argparse.Namespace) -> int:
             conduct.resolve_variants(ledger, session, variants)
         except (conduct.GateRefused, conduct.BadInput) as exc:
             raise UsageError(str(exc)) from None
+        if slurm_given(args):  # one job on one node, followed from here
+            return round_job(args, ledger, session, names, variants)
         with (
             engine_monitor(ledger, session.id, not args.no_telemetry) as monitor,
             interruptible() as stop,
