@@ -91,8 +91,13 @@ start() {
     rm -f "$DIR/unavailable"
     [ "$(id -u)" = 0 ] || fail "needs root (SlurmUser=root); running as $(id -un)"
     install
+    if [ -s "$SLURM_CONF" ] && scontrol ping 2>/dev/null | grep -q UP; then
+        echo "slurm_local: already up (SLURM_CONF=$SLURM_CONF); left as it is"
+        return 0
+    fi
     write_conf
     start_munge
+    echo started >"$DIR/daemons.ours"
     slurmctld -f "$SLURM_CONF" >"$DIR/log/slurmctld.out" 2>&1 ||
         fail "slurmctld did not start: $(tail -n 1 "$DIR/log/slurmctld.out") $(tail -n 1 "$DIR/log/slurmctld.log" 2>/dev/null)"
     slurmd -f "$SLURM_CONF" >"$DIR/log/slurmd.out" 2>&1 ||
@@ -119,8 +124,10 @@ stop_pid() {
 }
 
 stop() {
+    [ -e "$DIR/daemons.ours" ] || return 0 # not started by this script: not ours to stop
     stop_pid "$DIR/slurmd.pid"
     stop_pid "$DIR/slurmctld.pid"
+    rm -f "$DIR/daemons.ours"
     if [ -e "$DIR/munged.ours" ] && [ -s /run/munge/munged.pid ]; then
         stop_pid /run/munge/munged.pid
         rm -f "$DIR/munged.ours"

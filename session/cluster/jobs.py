@@ -79,6 +79,12 @@ class FollowResult:
     round: m.Round | None = None
     closed_here: bool = False  # the round was closed by the login side, as interrupted
     notes: list[str] = field(default_factory=list)
+    # The records the journal named while followed, by model: {"Baseline": [id, ...]}.
+    records: dict[str, list[str]] = field(default_factory=dict)
+
+    def last(self, model: str) -> str | None:
+        ids = self.records.get(model) or []
+        return ids[-1] if ids else None
 
 
 def job_options(settings: m.SlurmSettings | None, **given: Any) -> list[str]:
@@ -282,7 +288,12 @@ def _step(
     result.imported += report.added
     for entry, _ in entries:
         kind = entry.get("kind")
-        if kind == "progress" and progress is not None:
+        if kind == "row":
+            ids = result.records.setdefault(str(entry.get("model")), [])
+            rid = (entry.get("data") or {}).get("id")
+            if rid and rid not in ids:
+                ids.append(rid)
+        elif kind == "progress" and progress is not None:
             try:
                 progress(_progress_of(entry["progress"]))
             except (TypeError, ValueError):

@@ -28,7 +28,7 @@ def slurm_unavailable() -> str | None:
     if why_file.exists():
         return f"scripts/slurm_local.sh could not start a cluster: {why_file.read_text().strip()}"
     if not Path(conf).exists():
-        return f"no Slurm cluster: {conf} missing (.ci/run starts one: scripts/slurm_local.sh start)"
+        return f"no Slurm cluster: {conf} missing (scripts/slurm_local.sh start makes one)"
     try:
         done = subprocess.run(
             ["scontrol", "ping"], capture_output=True, text=True, timeout=30,

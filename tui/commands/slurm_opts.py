@@ -120,3 +120,42 @@ def round_job(
         print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
         return 130
     return 1 if rnd.status is m.RoundStatus.FAILED else 0
+
+
+def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
+    """`gpuopt baseline --slurm`: the baseline as a job; its summary as a local one's."""
+    import sys
+
+    from session import conduct
+    from session import models as m
+    from session.read_model import values_per_workload
+    from tui.cli import WorkFailed
+    from tui.commands.baseline import print_baseline
+    from tui.commands.common import print_json
+    from tui.commands.round_cmd import progress_display
+    from tui.display import plain
+
+    options = {"runs": args.runs, "max_runs": args.max_runs, "threshold": args.threshold,
+               "budget_s": args.budget, "warmup": args.warmup}  # fmt: skip
+    with progress_display("baseline") as show:
+        result = run_as_job(args, ledger, session, "baseline", options, show)
+    found = result.last("Baseline")
+    baseline = ledger.get(m.Baseline, found) if found else None
+    if baseline is None:
+        raise WorkFailed(
+            f"the Slurm job {result.job.job_id} recorded no baseline"
+            + (f": {result.error}" if result.error else "")
+        )
+    if result.error:
+        print(f"gpuopt: the job failed: {plain(result.error, 2000)}", file=sys.stderr)
+    counts = values_per_workload(ledger, baseline.id)
+    outcome = conduct.outcome(ledger, session, baseline, args.threshold)
+    if args.json:
+        print_json({**baseline.model_dump(mode="json"),
+                    "outcome": None if outcome is None else outcome.value})  # fmt: skip
+    else:
+        print_baseline(baseline, session, counts, outcome, args.threshold)
+    if result.ended == "interrupted":
+        print("gpuopt: interrupted: the baseline was not judged", file=sys.stderr)
+        return 130
+    return 1 if outcome is None or outcome.blocks_round else 0

@@ -1,0 +1,137 @@
+"""Rounds as real Slurm jobs, on the one-node cluster .ci/run starts (scripts/slurm_local.sh).
+
+Nothing here imitates Slurm: sbatch, squeue, scontrol and scancel are the cluster's own.
+Without a cluster every test skips with the reason the start script left.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cluster_setup import cli, jobs_of, query, sleepy_session, slurm, wait_for
+
+from measure import slurm as slurm_commands
+from measure.journal import read_from
+
+pytestmark = [pytest.mark.slow, pytest.mark.slurm]
+__all__ = ["slurm"]  # the fixture, used by name
+
+ROUND = ("--no-telemetry", "--seed", "3", "--json")
+
+
+def _verdicts(out: str) -> dict[str, str]:
+    data = json.loads(out)
+    return {c["variant"]: c["verdict"] for c in data["comparisons"]}
+
+
+def _round_runs(ledger: Path, round_id: str) -> list[str]:
+    return [r[0] for r in query(ledger, "SELECT id FROM runs WHERE round_id = ?", round_id)]
+
+
+def _journal_runs(job: dict[str, Any]) -> set[str]:
+    path = Path(job["dir"]) / "journal.jsonl"
+    return {e["data"]["id"] for e, _ in read_from(path, 0) if e.get("model") == "Run"}
+
+
+def _only_job(ledger: Path) -> dict[str, Any]:
+    return wait_for("the job in the ledger", lambda: (jobs_of(ledger) or [None])[0])
+
+
+def test_a_round_through_slurm_gives_the_local_verdicts_and_each_run_once(
+    slurm, make_repo, tmp_path
+) -> None:
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.02)
+    blocks = ("--min-blocks", "6", "--max-blocks", "6")
+    local = cli(ledger, "round", sid, *blocks, *ROUND)
+    out, err = local.communicate(timeout=300)
+    assert local.returncode == 0, err
+    remote = cli(ledger, "round", sid, *blocks, *ROUND, "--slurm")
+    rout, rerr = remote.communicate(timeout=300)
+    assert remote.returncode == 0, rerr
+    assert _verdicts(rout) == _verdicts(out) == {"more": "SLOWER", "same": "SAME"}
+    assert "RUNNING on" in rerr and "COMPLETED" in rerr  # the job's state, as it went
+    data = json.loads(rout)
+    assert data["round"]["number"] == 2 and data["job"]["state"] == "COMPLETED"
+    runs = _round_runs(ledger, data["round"]["id"])
+    assert len(runs) == len(set(runs)) == 3 * (6 + 1)  # 3 arms, 6 blocks and a warm-up
+    assert set(runs) == _journal_runs(_only_job(ledger))
+    place = json.loads(query(ledger, "SELECT data FROM runs WHERE id = ?", runs[0])[0][0])["place"]
+    assert place["slurm_job"] == data["job"]["job_id"] and place["node"]
+
+
+def test_scancel_mid_round_leaves_an_interrupted_round_with_its_finished_runs(
+    slurm, make_repo, tmp_path
+) -> None:
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.05)
+    login = cli(ledger, "round", sid, "--min-blocks", "30", "--max-blocks", "30", *ROUND,
+                "--slurm")  # fmt: skip
+    job = _only_job(ledger)
+    wait_for("three runs imported", lambda: len(_round_runs(ledger, job["round_id"])) >= 3)
+    subprocess.run(["scancel", job["job_id"]], check=True)
+    out, err = login.communicate(timeout=300)
+    assert login.returncode == 130, err
+    data = json.loads(out)
+    assert data["round"]["status"] == "interrupted"
+    runs = _round_runs(ledger, job["round_id"])
+    assert len(runs) >= 3 and set(runs) == _journal_runs(job)
+    assert query(ledger, "SELECT COUNT(*) FROM rounds WHERE status = 'running'") == [(0,)]
+
+
+def test_killing_the_login_side_then_following_again_imports_the_rest(
+    slurm, make_repo, tmp_path
+) -> None:
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.05)
+    login = cli(ledger, "round", sid, "--min-blocks", "12", "--max-blocks", "12", *ROUND,
+                "--slurm")  # fmt: skip
+    job = _only_job(ledger)
+    wait_for("three runs imported", lambda: len(_round_runs(ledger, job["round_id"])) >= 3)
+    login.send_signal(signal.SIGKILL)  # the login side is lost; the job goes on
+    login.wait(timeout=60)
+    partial = len(_round_runs(ledger, job["round_id"]))
+    wait_for("the job to end", lambda: not (slurm_commands.job_state(job["job_id"]) or
+                                           slurm_commands.JobState("", "GONE")).active,
+             timeout=300)  # fmt: skip
+    again = cli(ledger, "job", "follow", job["uuid"][:8])
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert "round 1: completed" in out
+    runs = _round_runs(ledger, job["round_id"])
+    assert len(runs) == len(set(runs)) == 3 * (12 + 1) > partial
+    assert set(runs) == _journal_runs(job)
+    status = query(ledger, "SELECT status FROM rounds WHERE id = ?", job["round_id"])
+    assert status == [("completed",)]
+    follow_twice = cli(ledger, "job", "follow", job["uuid"][:8])
+    out, _ = follow_twice.communicate(timeout=300)
+    assert follow_twice.returncode == 0 and "0 record(s) imported" in out
+
+
+def test_a_pending_job_is_shown_as_such_and_cancelled_from_gpuopt(
+    slurm, make_repo, tmp_path
+) -> None:
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.02)
+    login = cli(ledger, "round", sid, *ROUND, "--slurm", "--sbatch-arg=--hold")
+    job = _only_job(ledger)
+
+    def listed() -> dict[str, Any] | None:
+        done = cli(ledger, "job", "list", "--json")
+        out, _ = done.communicate(timeout=120)
+        rows = json.loads(out) if done.returncode == 0 else []
+        return next((r for r in rows if "PENDING" in r.get("now", "")), None)
+
+    row = wait_for("the job listed as pending", listed)
+    assert "(JobHeldUser)" in row["now"]
+    cancel = cli(ledger, "job", "cancel", job["uuid"][:8])
+    out, err = cancel.communicate(timeout=300)
+    assert cancel.returncode == 130, err
+    assert "CANCELLED" in out
+    rout, rerr = login.communicate(timeout=300)
+    assert login.returncode == 130, rerr
+    assert "PENDING (JobHeldUser)" in rerr
+    rnd = json.loads(rout)["round"]
+    assert rnd["status"] == "interrupted" and rnd["blocks"] == 0
+    assert any("before it started" in n for n in rnd["summary"]["notes"])
