@@ -71,9 +71,9 @@ class JournalingLedger:
             self.journal.write("row", model=type(item).__name__, data=item.model_dump(mode="json"))
 
     def _stamped(self, items: Sequence[BaseModel]) -> list[BaseModel]:
-        for item in items:
-            if isinstance(item, m.Run) and not item.place:
-                item.place = dict(self.stamp)
+        for item in items:  # what the run itself says (its GPU's UUID from telemetry) wins
+            if isinstance(item, m.Run) and not set(self.stamp) <= set(item.place):
+                item.place = {**self.stamp, **item.place}
         return list(items)
 
     def put(self, *items: BaseModel) -> None:

@@ -127,7 +127,11 @@ def _measure(
     def progress(p: Progress) -> None:
         journal.write("progress", progress=progress_entry(p))
 
-    monitor = make_monitor(ledger.insert_samples, session.id) if spec.get("telemetry") else None
+    monitor = (
+        make_monitor(ledger.insert_samples, session.id, gpu_choice=session.contract.gpu)
+        if spec.get("telemetry")
+        else None
+    )
     try:
         options = dict(spec.get("options") or {})
         if spec["kind"] == "round":

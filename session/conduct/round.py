@@ -21,8 +21,8 @@ from measure import stats
 from measure.git import GitError
 from measure.runner import run_hook
 from measure.worktrees import Worktrees
+from session import gpus, timing, torch_checks
 from session import models as m
-from session import timing, torch_checks
 from session.conduct import baseline as baseline_mod
 from session.conduct.common import (
     BASELINE_ARM,
@@ -387,6 +387,13 @@ def _setup(executor: Executor, plan: Plan, progress: ProgressFn) -> None:
 
 def _check_baseline(ledger: LedgerLike, loop: RoundLoop) -> None:
     p = loop.plan
+    mismatch = gpus.baseline_gpu_mismatch(
+        [r for r in ledger.list(m.Run, baseline_id=p.baseline.id) if r.round_id is None],
+        ledger.list(m.Run, round_id=p.rnd.id, arm=BASELINE_ARM),
+    )
+    if mismatch:  # runs of different GPUs are never compared
+        loop.notes.append(mismatch)
+        return
     in_round = {n: list(loop.state.values.get((BASELINE_ARM, n), {}).values()) for n in p.names}
     baseline_check(
         p.rnd,

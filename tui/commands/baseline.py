@@ -78,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
         if slurm_given(args):  # one job on one node, followed from here
             return baseline_job(args, ledger, session)
         with (
-            engine_monitor(ledger, session.id, not args.no_telemetry) as monitor,
+            engine_monitor(
+                ledger, session.id, not args.no_telemetry, session.contract.gpu
+            ) as monitor,
             interruptible() as stop,
             progress_display("baseline") as show,
         ):

@@ -100,8 +100,11 @@ def add_threshold(p: argparse.ArgumentParser, what: str, default: str = "the con
 
 
 @contextmanager
-def engine_monitor(ledger: Any, session_id: str, enabled: bool = True) -> Iterator[Any]:
-    """Telemetry for every run (samples to the ledger on a connection of their own).
+def engine_monitor(
+    ledger: Any, session_id: str, enabled: bool = True, gpu: str | None = None
+) -> Iterator[Any]:
+    """Telemetry for every run (samples to the ledger on a connection of their own), of
+    the contract's GPU alone when it names one.
 
     None (no telemetry: every run's trust "unknown") when switched off.
     """
@@ -114,7 +117,7 @@ def engine_monitor(ledger: Any, session_id: str, enabled: bool = True) -> Iterat
     from session.telemetry_access import make_monitor
 
     sink = Ledger.open(ledger.path)
-    monitor = make_monitor(sink.insert_samples, session_id)
+    monitor = make_monitor(sink.insert_samples, session_id, gpu_choice=gpu)
     try:
         status = str(getattr(monitor, "status", "ok"))
         if status != "ok":  # say it once: runs will be judged "unknown", never "clean"
@@ -335,7 +338,9 @@ def run(args: argparse.Namespace) -> int:
         if slurm_given(args):  # one job on one node, followed from here
             return round_job(args, ledger, session, names, variants)
         with (
-            engine_monitor(ledger, session.id, not args.no_telemetry) as monitor,
+            engine_monitor(
+                ledger, session.id, not args.no_telemetry, session.contract.gpu
+            ) as monitor,
             interruptible() as stop,
             progress_display("round", names) as show,
         ):
