@@ -328,6 +328,15 @@ def _close(ledger: Ledger, job: SlurmJob, result: FollowResult, why: str | None)
     rnd = ledger.get(m.Round, job.round_id)
     if rnd is None:
         return
+    if rnd.status is m.RoundStatus.RUNNING and result.ended == "failed" and result.error:
+        rnd.status, rnd.ended_at, rnd.error = m.RoundStatus.FAILED, m.utcnow(), result.error
+        notes = [
+            *rnd.summary.get("notes", []),
+            f"the Slurm job {job.job_id} failed: {result.error}",
+        ]
+        rnd.summary = {**rnd.summary, "stop_reason": "error", "notes": notes}
+        ledger.put(rnd)
+        result.closed_here = True
     if rnd.status is m.RoundStatus.RUNNING:
         started = bool(ledger.query("SELECT 1 FROM runs WHERE round_id = ? LIMIT 1", (rnd.id,)))
         because = why or (

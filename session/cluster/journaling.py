@@ -38,10 +38,17 @@ class JournalingLedger:
     `stamp` is set on every run stored (node, job id, GPU UUID and driver), so each run
     says where it ran."""
 
-    def __init__(self, inner: Ledger, journal: JournalWriter, stamp: dict[str, str]):
+    def __init__(
+        self,
+        inner: Ledger,
+        journal: JournalWriter,
+        stamp: dict[str, str],
+        job: dict[str, str] | None = None,
+    ):
         self.inner = inner
         self.journal = journal
         self.stamp = stamp
+        self.job = job or {}  # a round's summary names its job: {"job", "job_id", "node"}
         self.unreadable = inner.unreadable
         self._depth = 0
         self._held: list[BaseModel] = []
@@ -74,6 +81,8 @@ class JournalingLedger:
         for item in items:  # what the run itself says (its GPU's UUID from telemetry) wins
             if isinstance(item, m.Run) and not set(self.stamp) <= set(item.place):
                 item.place = {**self.stamp, **item.place}
+            elif isinstance(item, m.Round) and self.job and "slurm" not in item.summary:
+                item.summary = {**item.summary, "slurm": dict(self.job)}
         return list(items)
 
     def put(self, *items: BaseModel) -> None:

@@ -101,7 +101,8 @@ def run_job(job_dir: Path) -> int:
         with Ledger.open(local / "ledger.db") as scratch:
             if spec.get("round_id"):  # the login side's placeholder: this job records it
                 forget_round(scratch, spec["round_id"])
-            ledger = JournalingLedger(scratch, journal, place)
+            job = {"job": spec["uuid"], "job_id": place["slurm_job"], "node": place["node"]}
+            ledger = JournalingLedger(scratch, journal, place, job)
             session = scratch.resolve_session(spec["session_id"])
             status = _measure(ledger, session, spec, stop, journal)
     except KeyboardInterrupt:

@@ -142,3 +142,23 @@ def test_a_node_killed_mid_round_leaves_an_interrupted_round_and_its_runs(
         assert not led.list(m.Round, session_id=sid, status=m.RoundStatus.RUNNING)
     assert not (prepared.dir / "seed.db").exists()  # the job's copy went; its journal stays
     assert json.loads((prepared.dir / "job.json").read_text())["round_id"] == rnd.id
+
+
+def test_a_job_that_fails_on_its_node_closes_its_round_failed_with_why(
+    make_repo, tmp_path
+) -> None:
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.01)
+    prepared = _prepared_round(ledger, sid, min_blocks=4, max_blocks=4)
+    spec = json.loads((prepared.dir / "job.json").read_text())
+    spec["options"]["variants"] = ["no-such-variant"]  # refused on the node
+    (prepared.dir / "job.json").write_text(json.dumps(spec))
+    node = _node(prepared)
+    assert node.wait(timeout=300) == 1
+    job = _as_job(prepared)
+    with Ledger.open(ledger) as led:
+        result = jobs.import_journal(led, job)
+        assert result.ended == "failed" and "no-such-variant" in result.error
+        jobs.close_left_open(led, job, result, None)
+        rnd = led.get(m.Round, job.round_id or "")
+    assert rnd is not None and rnd.status is m.RoundStatus.FAILED
+    assert "no-such-variant" in (rnd.error or "")
