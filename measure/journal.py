@@ -32,18 +32,31 @@ class JournalWriter:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._seq = _last_seq(self.path)
 
-    def write(self, kind: str, **fields: Any) -> dict[str, Any]:
+    def write(self, kind: str, durable: bool = True, **fields: Any) -> dict[str, Any]:
+        return self.write_many([(kind, fields)], durable=durable)[0]
+
+    def write_many(
+        self, lines: list[tuple[str, dict[str, Any]]], durable: bool = True
+    ) -> list[dict[str, Any]]:
+        """Several lines (the records of one transaction), durable together: written in
+        order, then one fsync before returning. `durable=False` (progress, which a crash
+        may lose): no fsync of its own; the next durable line's fsync covers it."""
         with self._lock:
-            self._seq += 1
-            entry = {"journal": self.journal_id, "seq": self._seq, "line": str(uuid.uuid4()),
-                     "kind": kind, **fields}  # fmt: skip
-            data = (json.dumps(entry, separators=(",", ":"), allow_nan=False) + "\n").encode()
-            view = memoryview(data)
-            while view:  # O_APPEND: each write lands at the end, whole
+            entries = []
+            chunks = []
+            for kind, fields in lines:
+                self._seq += 1
+                entry = {"journal": self.journal_id, "seq": self._seq,
+                         "line": str(uuid.uuid4()), "kind": kind, **fields}  # fmt: skip
+                entries.append(entry)
+                chunks.append(json.dumps(entry, separators=(",", ":"), allow_nan=False) + "\n")
+            view = memoryview("".join(chunks).encode())
+            while view:  # O_APPEND: each write lands at the end
                 written = os.write(self._fd, view)
                 view = view[written:]
-            os.fsync(self._fd)
-            return entry
+            if durable:
+                os.fsync(self._fd)
+            return entries
 
     def close(self) -> None:
         with self._lock:

@@ -26,6 +26,7 @@ from ledger import Ledger
 from ledger.journal_import import import_entries, imported_offset, jobs, put_job
 from measure import slurm
 from measure.journal import read_from
+from session import conduct
 from session import models as m
 from session.cluster.node import JOB_SPEC, JOURNAL, SEED
 from session.conduct.common import Progress, ProgressFn, say
@@ -36,7 +37,9 @@ __all__ = [
     "FollowResult",
     "PreparedJob",
     "SlurmJob",
+    "baseline_where_contracted",
     "cancel_job",
+    "catch_up",
     "close_left_open",
     "find_job",
     "follow_job",
@@ -44,6 +47,7 @@ __all__ = [
     "job_options",
     "list_jobs",
     "prepare_job",
+    "round_where_contracted",
     "submit_job",
 ]
 
@@ -391,3 +395,62 @@ def cancel_job(ledger: Ledger, job: SlurmJob) -> FollowResult:
     except slurm.SlurmError as exc:
         raise WorkFailed(str(exc)) from None
     return follow_job(ledger, job)
+
+
+def round_where_contracted(
+    ledger: Ledger, session: m.Session, *, monitor: Any = None, **options: Any
+) -> m.Round:
+    """A round here, or as a Slurm job when the contract keeps Slurm settings (what the
+    app calls: its progress and stop work the same either way)."""
+    if session.contract.slurm is None:
+        return conduct.run_round(ledger, session, monitor=monitor, **options)
+    result = _as_contracted_job(ledger, session, "round", options)
+    if result.round is None:
+        raise WorkFailed(f"the Slurm job {result.job.job_id} left no round: {result.error}")
+    return result.round
+
+
+def baseline_where_contracted(
+    ledger: Ledger, session: m.Session, *, monitor: Any = None, **options: Any
+) -> m.Baseline:
+    """A baseline here, or as a Slurm job when the contract keeps Slurm settings."""
+    if session.contract.slurm is None:
+        return conduct.record_baseline(ledger, session, monitor=monitor, **options)
+    result = _as_contracted_job(ledger, session, "baseline", options)
+    found = result.last("Baseline")
+    baseline = ledger.get(m.Baseline, found) if found else None
+    if baseline is None:
+        raise WorkFailed(f"the Slurm job {result.job.job_id} recorded no baseline: {result.error}")
+    return baseline
+
+
+def _as_contracted_job(
+    ledger: Ledger, session: m.Session, kind: str, options: dict[str, Any]
+) -> FollowResult:
+    progress, stop = options.pop("progress", None), options.pop("stop", None)
+    settings = session.contract.slurm
+    job = submit_job(ledger, session, kind, options, job_options(settings), settings=settings)
+    return follow_job(ledger, job, progress=progress, stop=stop)
+
+
+def catch_up(ledger: Ledger, session: m.Session) -> list[FollowResult]:
+    """Before a new baseline or round of the session: the jobs of it that are over but
+    were never followed to their end (the login side was lost) are imported now and what
+    they left open is closed, so no finished work is taken for a stale round. A job
+    still queued or running is left to its follower (the round gate names it)."""
+    done = []
+    for rec in jobs(ledger):
+        if rec.get("session_id") != session.id or rec.get("ended") or rec.get("state"):
+            continue
+        try:
+            state = slurm.job_state(str(rec["job_id"]))
+        except slurm.SlurmError:
+            continue  # no Slurm here now: nothing can be said of it
+        if state is not None and state.active:
+            continue
+        job = find_job(ledger, rec["uuid"])
+        result = import_journal(ledger, job)
+        result.state = state
+        _close(ledger, job, result, None)
+        done.append(result)
+    return done

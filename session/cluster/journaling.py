@@ -74,8 +74,12 @@ class JournalingLedger:
             self._journal(held)
 
     def _journal(self, items: Sequence[BaseModel]) -> None:
-        for item in items:
-            self.journal.write("row", model=type(item).__name__, data=item.model_dump(mode="json"))
+        """One line per record, the transaction's lines made durable together."""
+        if items:
+            self.journal.write_many(
+                [("row", {"model": type(i).__name__, "data": i.model_dump(mode="json")})
+                 for i in items]
+            )  # fmt: skip
 
     def _stamped(self, items: Sequence[BaseModel]) -> list[BaseModel]:
         for item in items:  # what the run itself says (its GPU's UUID from telemetry) wins

@@ -126,7 +126,7 @@ def _measure(
     from session.telemetry_access import make_monitor
 
     def progress(p: Progress) -> None:
-        journal.write("progress", progress=progress_entry(p))
+        journal.write("progress", durable=False, progress=progress_entry(p))
 
     monitor = (
         make_monitor(ledger.insert_samples, session.id, gpu_choice=session.contract.gpu)

@@ -144,9 +144,7 @@ def test_a_node_killed_mid_round_leaves_an_interrupted_round_and_its_runs(
     assert json.loads((prepared.dir / "job.json").read_text())["round_id"] == rnd.id
 
 
-def test_a_job_that_fails_on_its_node_closes_its_round_failed_with_why(
-    make_repo, tmp_path
-) -> None:
+def test_a_job_that_fails_on_its_node_closes_its_round_failed_with_why(make_repo, tmp_path) -> None:
     ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.01)
     prepared = _prepared_round(ledger, sid, min_blocks=4, max_blocks=4)
     spec = json.loads((prepared.dir / "job.json").read_text())

@@ -96,18 +96,20 @@ def test_killing_the_login_side_then_following_again_imports_the_rest(
     wait_for("the job to end", lambda: not (slurm_commands.job_state(job["job_id"]) or
                                            slurm_commands.JobState("", "GONE")).active,
              timeout=300)  # fmt: skip
-    again = cli(ledger, "job", "follow", job["uuid"][:8])
+    # Rerunning the round first imports the rest of the lost one, never taking it for stale.
+    again = cli(ledger, "round", sid, "--min-blocks", "6", "--max-blocks", "6", *ROUND, "--slurm")
     out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
-    assert "round 1: completed" in out
+    assert f"of Slurm job {job['job_id']}, which ended while no gpuopt followed it" in err
+    assert json.loads(out)["round"]["number"] == 2
     runs = _round_runs(ledger, job["round_id"])
     assert len(runs) == len(set(runs)) == 3 * (12 + 1) > partial
     assert set(runs) == _journal_runs(job)
     status = query(ledger, "SELECT status FROM rounds WHERE id = ?", job["round_id"])
     assert status == [("completed",)]
-    follow_twice = cli(ledger, "job", "follow", job["uuid"][:8])
-    out, _ = follow_twice.communicate(timeout=300)
-    assert follow_twice.returncode == 0 and "0 record(s) imported" in out
+    follow = cli(ledger, "job", "follow", job["uuid"][:8])  # following it again: no change
+    out, _ = follow.communicate(timeout=300)
+    assert follow.returncode == 0 and "0 record(s) imported; round 1: completed" in out
 
 
 def test_a_pending_job_is_shown_as_such_and_cancelled_from_gpuopt(
@@ -135,3 +137,48 @@ def test_a_pending_job_is_shown_as_such_and_cancelled_from_gpuopt(
     rnd = json.loads(rout)["round"]
     assert rnd["status"] == "interrupted" and rnd["blocks"] == 0
     assert any("before it started" in n for n in rnd["summary"]["notes"])
+
+
+def test_a_contract_with_slurm_settings_runs_the_apps_round_as_a_job(
+    slurm, make_repo, tmp_path
+) -> None:
+    # What the app's round worker calls: progress keeps coming while queued and running.
+    from session import models as m
+    from session.cluster import jobs
+    from session.ledger_access import Ledger
+
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.01)
+    with Ledger.open(ledger) as led:
+        session = led.resolve_session(sid)
+        session.contract.slurm = m.SlurmSettings(partition="debug")
+        led.put(session)
+        seen: list[tuple[str, str]] = []
+        rnd = jobs.round_where_contracted(
+            led, session, min_blocks=6, max_blocks=6, seed=3,
+            progress=lambda p: seen.append((p.phase, p.message)),
+        )  # fmt: skip
+        assert rnd.status is m.RoundStatus.COMPLETED and rnd.summary["slurm"]["job_id"]
+        assert {c.verdict.value for c in led.list(m.Comparison, round_id=rnd.id)} == {
+            "SLOWER", "SAME"}  # fmt: skip
+    phases = [p for p, _ in seen]
+    assert "job" in phases and "round" in phases
+    assert any("RUNNING on" in text for _, text in seen)
+
+
+def test_ctrl_c_on_the_login_side_stops_the_job_after_its_current_run(
+    slurm, make_repo, tmp_path
+) -> None:
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.05)
+    login = cli(ledger, "round", sid, "--min-blocks", "30", "--max-blocks", "30", *ROUND,
+                "--slurm")  # fmt: skip
+    job = _only_job(ledger)
+    wait_for("three runs imported", lambda: len(_round_runs(ledger, job["round_id"])) >= 3)
+    login.send_signal(signal.SIGINT)
+    out, err = login.communicate(timeout=300)
+    assert login.returncode == 130, err
+    data = json.loads(out)
+    assert data["round"]["status"] == "interrupted"
+    assert data["job"]["state"] == "COMPLETED"  # it stopped itself, after its run
+    statuses = {r[0] for r in query(
+        ledger, "SELECT status FROM runs WHERE round_id = ?", job["round_id"])}  # fmt: skip
+    assert statuses == {"ok"}  # no run was cut short

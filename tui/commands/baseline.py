@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.commands.round_cmd import engine_monitor, interruptible, progress_display
-    from tui.commands.slurm_opts import baseline_job, slurm_given
+    from tui.commands.slurm_opts import baseline_job, catch_up, slurm_given
 
     args.threshold = threshold_of(args)
     if args.runs < 2:
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     args.budget = budget_of(args)
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
+        catch_up(ledger, session)  # finished Slurm jobs no one followed to their end
         try:  # refuse before any telemetry starts
             conduct.check_workloads(session)
         except conduct.BadInput as exc:

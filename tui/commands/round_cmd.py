@@ -322,12 +322,13 @@ def run(args: argparse.Namespace) -> int:
     from session.verdicts import shown_verdict
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
-    from tui.commands.slurm_opts import round_job, slurm_given
+    from tui.commands.slurm_opts import catch_up, round_job, slurm_given
 
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
     check_options(args)
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
+        catch_up(ledger, session)  # finished Slurm jobs no one followed to their end
         names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
         try:  # refuse before any telemetry starts
             conduct.gate_round(ledger, session, args.threshold)

@@ -31,6 +31,22 @@ def add_slurm_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def catch_up(ledger: Any, session: Any) -> None:
+    """Import the session's Slurm jobs that ended unfollowed (said on stderr)."""
+    import sys
+
+    from session.cluster import jobs
+    from tui.display import plain
+
+    for result in jobs.catch_up(ledger, session):
+        print(
+            f"gpuopt: imported {result.imported} record(s) of Slurm job {result.job.job_id}, "
+            "which ended while no gpuopt followed it"
+            + (f" ({plain(result.notes[0], 500)})" if result.notes else ""),
+            file=sys.stderr,
+        )
+
+
 def slurm_given(args: argparse.Namespace) -> bool:
     """--slurm given, or a Slurm option that only makes sense with it (refused then)."""
     from tui.cli import UsageError

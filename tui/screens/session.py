@@ -24,8 +24,9 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from session import conduct, dispositions, hypotheses
+from session import dispositions, hypotheses
 from session import models as m
+from session.cluster import jobs
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.errors import GateRefusal
 from session.gates import in_form
@@ -954,7 +955,7 @@ class SessionScreen(Screen[None]):
         self._engine_job(
             "baseline",
             session_id,
-            lambda ledger, session, progress, monitor: conduct.record_baseline(
+            lambda ledger, session, progress, monitor: jobs.baseline_where_contracted(
                 ledger,
                 session,
                 runs=runs,
@@ -971,7 +972,7 @@ class SessionScreen(Screen[None]):
         self._engine_job(
             "round",
             session_id,
-            lambda ledger, session, progress, monitor: conduct.run_round(
+            lambda ledger, session, progress, monitor: jobs.round_where_contracted(
                 ledger,
                 session,
                 min_blocks=min_blocks,
