@@ -24,6 +24,7 @@ __all__ = [
     "gpu_of",
     "gpu_place",
     "mixed_gpus",
+    "placement_lines",
 ]
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
@@ -104,3 +105,19 @@ def baseline_gpu_mismatch(reference: Sequence[m.Run], in_round: Sequence[m.Run])
         f"{', '.join(now)}, and figures of different GPUs are not compared; record the "
         "baseline on this round's GPU to check it"
     )
+
+
+def placement_lines(contract: m.Contract) -> list[tuple[str, str]]:
+    """Where the contract measures, for the contract pane: its GPU, and its Slurm job's
+    settings (label, text); nothing when it measures here, on whatever GPU is default."""
+    out = []
+    if contract.gpu:
+        out.append(("GPU", f"{contract.gpu} (the workloads see it alone)"))
+    s = contract.slurm
+    if s is not None:
+        given = (("partition", s.partition), ("gres", s.gres), ("time", s.time),
+                 ("account", s.account))  # fmt: skip
+        parts = [f"{k} {v}" for k, v in given if v]
+        parts += s.extra
+        out.append(("Slurm", " · ".join(parts) or "a job with the cluster's defaults"))
+    return out

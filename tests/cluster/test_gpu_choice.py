@@ -84,3 +84,19 @@ def test_a_round_on_another_gpu_is_not_held_to_the_baselines_reference() -> None
     assert gpus.baseline_gpu_mismatch([_run(None)], [_run("GPU-b")]) is None  # nothing known
     said = gpus.baseline_gpu_mismatch([_run("GPU-a")], [_run("GPU-b"), _run("GPU-b")])
     assert said is not None and "reference ran on GPU GPU-a, this round on GPU-b" in said
+
+
+def test_the_contract_pane_says_where_the_session_measures() -> None:
+    from tui.screens.steps.contract import contract_table
+
+    contract = m.Contract(workloads=[m.Workload(name="w", command="true")], gpu="GPU-5e1f",
+                          slurm=m.SlurmSettings(partition="gpu", gres="gpu:1",
+                                                extra=["--exclusive"]))  # fmt: skip
+    table = contract_table(m.Session(title="t", repo="/r", contract=contract))
+    labels = [str(c) for c in table.columns[0]._cells]
+    texts = [str(c) for c in table.columns[1]._cells]
+    assert "GPU" in labels and "GPU-5e1f (the workloads see it alone)" in texts
+    assert "partition gpu · gres gpu:1 · --exclusive" in texts
+    bare = contract_table(m.Session(title="t", repo="/r", contract=contract.model_copy(
+        update={"gpu": None, "slurm": None})))  # fmt: skip
+    assert "Slurm" not in [str(c) for c in bare.columns[0]._cells]

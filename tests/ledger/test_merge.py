@@ -99,6 +99,8 @@ def test_merge_keeps_ids_and_numbers_reports_conflicts_and_is_idempotent(tmp_pat
         assert len(led.list(m.Run)) == 4
         assert len(led.samples(session_id=session.id)) == 1
         machines = {r["title"]: r["machines"] for r in led.session_rows()}
+        # the merged hypothesis is found by full-text search (its index kept in step)
+        assert [h.id for h in led.search_hypotheses("fuse max")] == [hyp.id]
     assert machines == {"softmax": "box-a, box-b", "layernorm": "box-b2"}
     before = _counts(team)
 
