@@ -100,3 +100,37 @@ def test_the_contract_pane_says_where_the_session_measures() -> None:
     bare = contract_table(m.Session(title="t", repo="/r", contract=contract.model_copy(
         update={"gpu": None, "slurm": None})))  # fmt: skip
     assert "Slurm" not in [str(c) for c in bare.columns[0]._cells]
+
+
+@pytest.mark.slow
+def test_runs_on_the_chosen_gpu_of_two_say_its_uuid_and_its_foreign_process(
+    make_repo, tmp_path
+) -> None:
+    # The two-GPU replay: another program holds GPU 1. A session on GPU 1 is warned per
+    # run and records GPU 1's UUID; one on GPU 0 is clean. Through the real conductor.
+    from measure.telemetry.replay import load_scenario
+    from session import conduct
+    from session.ledger_access import Ledger
+    from session.telemetry_access import make_monitor
+
+    uuids = [d["uuid"] for d in load_scenario("two-gpus")["devices"]]
+    repo = make_repo()
+    for choice, trust in (("1", "warn"), (uuids[0], "clean")):
+        with Ledger.open(tmp_path / f"l{choice[:4]}.db") as led:
+            session = m.Session(title="t", repo=str(repo), contract=m.Contract(
+                workloads=[m.Workload(name="w", command="true")], gpu=choice))  # fmt: skip
+            led.put(session)
+            monitor = make_monitor(led.insert_samples, session.id, scenario="two-gpus",
+                                   gpu_choice=choice)  # fmt: skip
+            try:
+                base = conduct.record_baseline(led, session, runs=3, max_runs=3,
+                                               monitor=monitor)  # fmt: skip
+            finally:
+                monitor.close()
+            runs = [r for r in led.list(m.Run, baseline_id=base.id) if not r.warmup]
+        assert {r.trust.value for r in runs} == {trust}, [r.trust_reasons for r in runs]
+        index = "1" if choice == "1" else "0"
+        assert {gpus.gpu_of(r) for r in runs} == {uuids[int(index)]}
+        assert {r.place["gpu_index"] for r in runs} == {index}
+        if trust == "warn":
+            assert all("pid 4194302" in r.trust_reasons[0] for r in runs)
