@@ -366,7 +366,12 @@ def list_jobs(ledger: Ledger, *, live: bool = True) -> list[dict[str, Any]]:
                 state = slurm.job_state(str(rec["job_id"]))
             except slurm.SlurmError:
                 state = None
-            rec["now"] = state.words() if state else "not in Slurm's list (over)"
+            rec["now"] = (
+                state.words()
+                if state
+                else f"Slurm job {rec['job_id']} {rec.get('state') or 'over'} (no longer in "
+                "Slurm's list)"
+            )
             rec["active"] = bool(state and state.active)
         out.append(rec)
     return out
