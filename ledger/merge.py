@@ -51,10 +51,15 @@ class Conflict:
     table: str
     key: tuple[Any, ...]
     fields: list[str]  # the top-level fields that differ ("" when not a JSON record)
+    other: bool = False  # another record of the target holds these unique fields
 
     def __str__(self) -> str:
         what = ", ".join(self.fields) or "content"
-        return f"{self.table} {'/'.join(map(str, self.key))}: differs ({what}); kept the target's"
+        where = f"{self.table} {'/'.join(map(str, self.key))}"
+        if self.other:
+            one = self.table.removesuffix("s")
+            return f"{where}: another {one} of the target has the same {what}; not copied"
+        return f"{where}: differs ({what}); kept the target's"
 
 
 @dataclass
@@ -142,7 +147,12 @@ def _merge_table(
         except sqlite3.IntegrityError as exc:
             target.execute("ROLLBACK TO merge_row")
             target.execute("RELEASE merge_row")
-            report.skipped.append(f"{table} {'/'.join(map(str, key))}: not copied ({exc})")
+            said = str(exc)
+            if said.startswith("UNIQUE constraint failed:"):  # another record holds its name
+                taken = [c.strip().split(".")[-1] for c in said.split(":", 1)[1].split(",")]
+                report.conflicts.append(Conflict(table, key, taken, other=True))
+            else:
+                report.skipped.append(f"{table} {'/'.join(map(str, key))}: not copied ({exc})")
             continue
         report.added[table] = report.added.get(table, 0) + 1
 

@@ -198,3 +198,22 @@ def test_check_names_the_repository_that_lacks_a_merged_sessions_refs(
     (line,) = report["repos_lacking_refs"]
     assert line.startswith(f"{repo} lacks 1 snapshot ref(s) of session(s) {session.id}")
     assert "fetch CLONE 'refs/gpuopt/snapshots/*:refs/gpuopt/snapshots/*'" in line
+
+
+def test_two_boxes_naming_different_variants_alike_is_a_conflict(tmp_path: Path) -> None:
+    a, b, team = tmp_path / "a.db", tmp_path / "b.db", tmp_path / "team.db"
+    session, _ = _box_a(a)
+    with Ledger.open(a, readonly=True) as led:
+        led.backup(b)
+    snap = m.Snapshot(commit=COMMIT, ref="refs/gpuopt/snapshots/v")
+    mine = m.Variant(session_id=session.id, name="fused", snapshot=snap)
+    theirs = m.Variant(session_id=session.id, name="fused", snapshot=snap)
+    for path, v in ((a, mine), (b, theirs)):
+        with Ledger.open(path) as led:
+            led.put(v)
+    outcome = merge_ledgers(team, [a, b])
+    (conflict,) = outcome.reports[1].conflicts
+    assert conflict.key == (theirs.id,) and conflict.fields == ["session_id", "name"]
+    assert "another variant of the target has the same session_id, name" in str(conflict)
+    with Ledger.open(team, readonly=True) as led:
+        assert [v.id for v in led.list(m.Variant)] == [mine.id]
