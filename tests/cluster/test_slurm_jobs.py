@@ -182,3 +182,21 @@ def test_ctrl_c_on_the_login_side_stops_the_job_after_its_current_run(
     statuses = {r[0] for r in query(
         ledger, "SELECT status FROM runs WHERE round_id = ?", job["round_id"])}  # fmt: skip
     assert statuses == {"ok"}  # no run was cut short
+
+
+def test_a_round_past_its_time_limit_ends_interrupted_with_its_runs(
+    slurm, make_repo, tmp_path
+) -> None:
+    # Slurm's shortest limit is a minute (its check runs about every 30 s after it).
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.3)
+    login = cli(ledger, "round", sid, "--min-blocks", "100", "--max-blocks", "100", *ROUND,
+                "--slurm", "--time", "1")  # fmt: skip
+    out, err = login.communicate(timeout=400)
+    assert login.returncode == 130, err
+    data = json.loads(out)
+    assert data["job"]["state"] == "TIMEOUT" and "TIMEOUT" in err
+    assert data["round"]["status"] == "interrupted"
+    job = _only_job(ledger)
+    runs = _round_runs(ledger, job["round_id"])
+    assert len(runs) >= 3 and set(runs) == _journal_runs(job)
+    assert query(ledger, "SELECT COUNT(*) FROM rounds WHERE status = 'running'") == [(0,)]
