@@ -249,15 +249,11 @@ def follow_job(
         while True:
             offset = _step(ledger, job, offset, progress, result)
             now = time.monotonic()
-            if now - asked_at >= STATE_EVERY_S or result.ended:
+            if (now - asked_at >= STATE_EVERY_S or result.ended) and _ask_state(
+                job, result, progress, on_state
+            ):
                 asked_at = now
-                state = slurm.job_state(job.job_id)
-                if state is not None and state != result.state:
-                    say(progress, Progress("job", state.words()))
-                    if on_state is not None:
-                        on_state(state)
-                result.state = state or result.state
-                if state is None or not state.active:
+                if result.state is None or not result.state.active:
                     _step(ledger, job, offset, progress, result)  # its last lines
                     break
             if stop is not None and stop.is_set() and not stopping:
@@ -272,6 +268,39 @@ def follow_job(
         raise
     _close(ledger, job, result, None)
     return result
+
+
+def _ask_state(
+    job: SlurmJob,
+    result: FollowResult,
+    progress: ProgressFn,
+    on_state: Callable[[slurm.JobState], None] | None,
+) -> bool:
+    """Ask Slurm for the job's state; False when it did not answer (said once, asked
+    again at the next poll). A job Slurm no longer lists leaves `result.state` None."""
+    try:
+        state = slurm.job_state(job.job_id)
+    except slurm.SlurmError as exc:
+        if not result.notes or not result.notes[-1].startswith("Slurm did not answer"):
+            result.notes.append(f"Slurm did not answer ({exc}); asking again")
+            say(progress, Progress("job", result.notes[-1]))
+        return False
+    if result.notes and result.notes[-1].startswith("Slurm did not answer"):
+        result.notes.pop()
+    if state is not None and state != result.state:
+        say(progress, Progress("job", state.words()))
+        if on_state is not None:
+            on_state(state)
+    if state is None:
+        result.state = None if result.state is None else _gone(result.state)
+    else:
+        result.state = state
+    return True
+
+
+def _gone(last: slurm.JobState) -> slurm.JobState | None:
+    """A job that left Slurm's list: its last state if that was final, else unknown."""
+    return None if last.active else last
 
 
 def _ask_to_stop(job: SlurmJob, state: slurm.JobState | None) -> None:

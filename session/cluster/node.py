@@ -22,6 +22,7 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ledger import Ledger
 from ledger.journal_import import forget_round
@@ -66,7 +67,7 @@ def progress_entry(p: Progress) -> dict[str, Any]:
 
 def _copy_seed(seed: Path, scratch: Path) -> None:
     """The seed copied to local disk with SQLite's backup API (never a file copy)."""
-    src = sqlite3.connect(f"file:{seed}?mode=ro", uri=True)
+    src = sqlite3.connect(f"file:{quote(seed.resolve().as_posix())}?mode=ro", uri=True)
     dst = sqlite3.connect(scratch)
     try:
         src.backup(dst)
