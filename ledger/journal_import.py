@@ -16,7 +16,9 @@ login-side process that died can be followed again.
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -31,6 +33,7 @@ __all__ = [
     "job_record",
     "jobs",
     "put_job",
+    "slim_seed",
 ]
 
 _BY_NAME: dict[str, type[BaseModel]] = {cls.__name__: cls for cls in TABLES}
@@ -173,3 +176,15 @@ def forget_round(ledger: Ledger, round_id: str) -> None:
             if conn.execute(f"SELECT 1 FROM {table} WHERE round_id = ?", (round_id,)).fetchone():
                 raise ValueError(f"round {round_id} already holds {table}: not a placeholder")
         conn.execute("DELETE FROM rounds WHERE id = ?", (round_id,))
+
+
+def slim_seed(path: Path) -> None:
+    """A job's copy of the ledger without its telemetry (the bulk of a ledger, which no
+    baseline or round reads back), compacted: what the node copies is the records only.
+    The copy is a file of its own that nothing else has open."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("DELETE FROM telemetry_batches")
+        conn.execute("VACUUM")
+    finally:
+        conn.close()

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger
-from ledger.journal_import import import_entries, imported_offset, jobs, put_job
+from ledger.journal_import import import_entries, imported_offset, jobs, put_job, slim_seed
 from measure import slurm
 from measure.journal import read_from
 from session import conduct
@@ -156,7 +156,8 @@ def prepare_job(
         ledger.put(rnd)
     job = PreparedJob(uuid, job_dir, kind, session.id, rnd)
     try:
-        ledger.backup(job_dir / SEED)
+        ledger.backup(job_dir / SEED)  # VACUUM INTO: a consistent copy, never the file
+        slim_seed(job_dir / SEED)
         spec = {"uuid": uuid, "kind": kind, "session_id": session.id, "options": options,
                 "round_id": rnd.id if rnd else None, "telemetry": telemetry}  # fmt: skip
         (job_dir / JOB_SPEC).write_text(json.dumps(spec, indent=2))

@@ -87,7 +87,12 @@ def _state(ledger: Path) -> list[tuple[object, ...]]:
 @pytest.mark.slow
 def test_the_nodes_journal_imports_once_and_twice_changes_nothing(make_repo, tmp_path) -> None:
     ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.01)
+    with Ledger.open(ledger) as led:
+        led.insert_samples([m.TelemetrySample(session_id=sid, t_us=1)])
     prepared = _prepared_round(ledger, sid, min_blocks=4, max_blocks=4, seed=7)
+    # the job's copy holds the records, not the telemetry (the bulk no round reads)
+    assert query(prepared.dir / "seed.db", "SELECT COUNT(*) FROM telemetry_batches") == [(0,)]
+    assert query(ledger, "SELECT COUNT(*) FROM telemetry_batches") == [(1,)]
     node = _node(prepared)
     assert node.wait(timeout=300) == 0, node.stderr.read() if node.stderr else ""
     job = _as_job(prepared)
