@@ -12,7 +12,7 @@ from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ledger", help="check, back up or locate the ledger file")
+    p = sub.add_parser("ledger", help="check, back up, merge or locate the ledger file")
     lsub = p.add_subparsers(dest="ledger_command", metavar="ACTION", required=True)
     c = lsub.add_parser("check", help="integrity, foreign-key and row check, row counts")
     c.add_argument("--json", action="store_true", help="print JSON")
