@@ -327,6 +327,18 @@ def _cut_sql(column: str, chars: int) -> str:
     )
 
 
+# The machines a session ran on: its baselines' hostnames, then its rounds' hosts (a Slurm
+# round's is its node), each once, in the order first met.
+_MACHINES = """SELECT group_concat(h, ', ') FROM (
+    SELECT h FROM (
+        SELECT json_extract(b.data, '$.environment.hostname') AS h, b.rowid AS o
+        FROM baselines b WHERE b.session_id = s.id
+        UNION ALL
+        SELECT json_extract(r.data, '$.host'), 1e15 + r.rowid FROM rounds r
+        WHERE r.session_id = s.id
+    ) WHERE h IS NOT NULL AND h <> '' GROUP BY h ORDER BY min(o))"""
+
+
 class Ledger:
     """The gpuopt ledger: one SQLite file, opened under the durability rules."""
 
@@ -522,7 +534,8 @@ class Ledger:
     def session_rows(self, cut: bool = True) -> builtins.list[dict[str, Any]]:
         """One summary row per session, newest first, for listings. `cut`: titles and paths
         cut at lengths no listing shows, so a 20 MB title costs no more than a short one
-        (`title_length` and `repo_length` give the whole lengths)."""
+        (`title_length` and `repo_length` give the whole lengths). `machines`: the hosts its
+        baselines and rounds ran on, first seen first (a merged ledger holds several boxes')."""
         title, repo = (
             (_cut_sql("s.title", 1000), _cut_sql("s.repo", 4096)) if cut else ("s.title", "s.repo")
         )
@@ -533,7 +546,8 @@ class Ledger:
                    (SELECT COUNT(*) FROM baselines b WHERE b.session_id = s.id) AS baselines,
                    (SELECT COUNT(*) FROM hypotheses h WHERE h.session_id = s.id) AS hypotheses,
                    (SELECT COUNT(*) FROM variants v WHERE v.session_id = s.id) AS variants,
-                   (SELECT COUNT(*) FROM rounds r WHERE r.session_id = s.id) AS rounds
+                   (SELECT COUNT(*) FROM rounds r WHERE r.session_id = s.id) AS rounds,
+                   ({_MACHINES}) AS machines
             FROM sessions s ORDER BY s.created_at DESC, s.rowid DESC
             """
         )

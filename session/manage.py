@@ -48,6 +48,7 @@ __all__ = [
     "missing_refs",
     "prune_refs",
     "rename_session",
+    "repos_lacking_refs",
     "title_problem",
 ]
 
@@ -355,3 +356,21 @@ def missing_refs(ledger: LedgerLike) -> tuple[list[MissingRef], list[str]]:
                     there = has_commit(repo, line.commit)
                     missing.append(MissingRef(sid, repo, line, there))
     return missing, unreachable
+
+
+def repos_lacking_refs(lost: list[MissingRef]) -> list[str]:
+    """One line per repository that lacks snapshot refs its ledger's rows name: how many,
+    of which sessions, and how to bring them over from the clone that pinned them (a
+    merged ledger names the refs of every box's clone)."""
+    by_repo: dict[str, list[MissingRef]] = {}
+    for item in lost:
+        by_repo.setdefault(item.repo, []).append(item)
+    lines = []
+    for repo, items in by_repo.items():
+        sessions = sorted({i.session_id for i in items})
+        lines.append(
+            f"{repo} lacks {len(items)} snapshot ref(s) of session(s) {', '.join(sessions)}: "
+            f"git -C {repo} fetch CLONE '{SNAPSHOT_REF_PREFIX}*:{SNAPSHOT_REF_PREFIX}*' brings "
+            "them from the clone that pinned them"
+        )
+    return lines

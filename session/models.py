@@ -375,6 +375,19 @@ class Hooks(Model):
 NO_WORKLOADS = "at least one workload is needed"
 
 
+class SlurmSettings(Model):
+    """How a baseline or round runs as a Slurm job (`--slurm`): one job on one node."""
+
+    partition: str | None = None
+    gres: str | None = Field(default=None, description="e.g. gpu:1")
+    time: str | None = Field(default=None, description="the job's time limit, e.g. 1:00:00")
+    account: str | None = None
+    extra: list[str] = Field(default_factory=list, description="more sbatch options, as given")
+    # Where the job's folder (journal, script, log) goes: storage the login node and the
+    # compute nodes both see. Default: beside the ledger, <ledger>.jobs/.
+    job_dir: str | None = None
+
+
 class Contract(Model):
     metric: Metric = Field(default_factory=Metric)
     workloads: list[Workload]
@@ -384,6 +397,8 @@ class Contract(Model):
     launcher: str | None = Field(default=None, description="prefix such as `srun -N1 --gpus=1`")
     python: str | None = Field(default=None, description="interpreter for torch workloads")
     threshold: float = Field(default=0.02, gt=0, lt=1)
+    slurm: SlurmSettings | None = None  # run baselines and rounds as Slurm jobs
+    gpu: str | None = Field(default=None, description="the GPU: its UUID or index")
 
     @field_validator("workloads")
     @classmethod
@@ -397,9 +412,12 @@ class Contract(Model):
         return value
 
     def stable_hash(self) -> str:
+        """Where a job is queued is no part of what is measured (the environment's
+        fingerprint says where it ran); an unset GPU hashes as contracts did before it."""
         import hashlib
 
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        leave_out = {"slurm"} | ({"gpu"} if self.gpu is None else set())
+        return hashlib.sha256(self.model_dump_json(exclude=leave_out).encode()).hexdigest()[:16]
 
 
 class Session(Model):
@@ -684,6 +702,9 @@ class Run(Model):
     # A torch replicate's own report: metric label, steady-state warm-up, faults per call,
     # and every worker option in force (flags and environment).
     worker: dict[str, Any] = Field(default_factory=dict)
+    # Where it ran, when it ran away from the login side or on a chosen GPU: node, Slurm
+    # job id, GPU UUID and index, driver (runs of different GPUs are never paired).
+    place: dict[str, str] = Field(default_factory=dict)
 
 
 class TelemetrySample(Model):

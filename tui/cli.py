@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "baseline",
     "variant",
     "round_cmd",
+    "job",
     "compare",
     "bisect",
     "hypothesis",

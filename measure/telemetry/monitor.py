@@ -19,6 +19,7 @@ from typing import Any
 
 from measure.monitor import RunObservation
 from measure.telemetry.backend import DeviceInfo, GpuBackend, Sample
+from measure.telemetry.chosen import ChosenGpu
 from measure.telemetry.host import HostBackend
 
 # (nvml registers its exit hook at import, before any monitor's: so it runs after them)
@@ -131,12 +132,14 @@ def make_monitor(
     gpu: bool = True,
     on_sample: OnSample | None = None,
     start: bool = True,
+    gpu_choice: str | None = None,
     **kwargs: Any,
 ) -> TelemetryMonitor:
     """A monitor on NVML (or on a replay scenario, labelled "replay") plus the host.
 
     With no GPU it still runs: host samples only, every run judged "unknown" with NVML's
-    reason. `gpu=False` turns GPU sampling off altogether.
+    reason. `gpu=False` turns GPU sampling off altogether. `gpu_choice` (a UUID or an
+    index): watch that GPU alone (measure.telemetry.chosen).
     """
     backend: GpuBackend | None
     if scenario is not None:
@@ -145,6 +148,8 @@ def make_monitor(
         backend = NvmlBackend()
     else:
         backend = None
+    if backend is not None and gpu_choice:
+        backend = ChosenGpu(backend, gpu_choice)
     return TelemetryMonitor(
         sink, session_id, backend=backend, on_sample=on_sample, start=start, **kwargs
     )

@@ -25,6 +25,7 @@ from measure.harness import REFERENCE_ROOT_ENV, worker_script_args, workload_com
 from measure.monitor import NullMonitor
 from measure.preload import PreloadedPython, PreloadError, preload_ok
 from measure.runner import AUTO, direct_argv, run_command, run_hook, shell_cost_s
+from session import gpus
 from session import models as m
 from session.conduct.common import BASELINE_ARM, BadInput, one_line, tail
 from session.ledger_port import LedgerLike
@@ -212,6 +213,8 @@ class ProcessExecutor:
         if workload is not None:
             env.update(self.workloads[workload].env)
         env[orphans.JOB_VAR] = self.job
+        if self.contract.gpu:  # the contract's GPU, and it alone (telemetry follows it)
+            env[gpus.VISIBLE] = self.contract.gpu
         return env
 
     def _run_env(self, run: m.Run) -> dict[str, str]:
@@ -270,6 +273,8 @@ class ProcessExecutor:
         run.trust = _trust(obs.trust)
         run.trust_reasons = list(obs.reasons)
         run.telemetry = dict(obs.deltas)
+        if self.contract.gpu and not run.place:
+            run.place = gpus.gpu_place(self.contract.gpu, run.telemetry)
         if res.containment:  # how the run's descendants were collected (measure.orphans)
             run.containment = res.containment
         if run.trust is m.Trust.UNTRUSTED:

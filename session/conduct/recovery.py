@@ -38,6 +38,9 @@ def live_round(ledger: LedgerLike, session: m.Session) -> m.Round | None:
 
 def busy(session: m.Session, first: m.Round) -> RoundBusy:
     where = f"pid {first.pid} on {first.host}" if first.pid else "another process"
+    job = first.summary.get("slurm") or {}
+    if job.get("job_id"):  # a Slurm job's: where to see it
+        where += f" (Slurm job {job['job_id']}; gpuopt job follow {str(job.get('job', ''))[:8]})"
     return RoundBusy(
         f"round {first.number} ({first.id}) of session {session.id} is being measured "
         f"by {where}, started {first.started_at:%Y-%m-%d %H:%M:%S} UTC: "

@@ -21,8 +21,8 @@ from measure import stats
 from measure.git import GitError
 from measure.runner import run_hook
 from measure.worktrees import Worktrees
+from session import gpus, timing, torch_checks, torch_inputs
 from session import models as m
-from session import timing, torch_checks, torch_inputs
 from session.conduct import baseline as baseline_mod
 from session.conduct.common import (
     BASELINE_ARM,
@@ -220,9 +220,13 @@ def run_round(
     stop: threading.Event | None = None,
     monitor: RunMonitor | None = None,
     keep_outputs: bool = False,
+    round_id: str | None = None,
 ) -> m.Round:
     """Measure the baseline and variants together, interleaved, until decided; the outputs
-    the checks saved are removed at the end unless `keep_outputs`."""
+    the checks saved are removed at the end unless `keep_outputs`.
+
+    `round_id`: the id the round is recorded under (a Slurm job measures the round its
+    login side numbered; session.cluster), else a new one."""
 
     contract = session.contract
     delta = threshold if threshold is not None else contract.threshold
@@ -243,6 +247,7 @@ def run_round(
         ledger,
         session,
         m.Round(
+            id=round_id or m.new_id(),
             session_id=session.id,
             baseline_id=baseline.id,
             variant_ids=[v.id for v in chosen],
@@ -431,6 +436,13 @@ def _store_fresh(ledger: LedgerLike, loop: RoundLoop) -> None:
 
 def _check_baseline(ledger: LedgerLike, loop: RoundLoop) -> None:
     p = loop.plan
+    mismatch = gpus.baseline_gpu_mismatch(
+        [r for r in ledger.list(m.Run, baseline_id=p.baseline.id) if r.round_id is None],
+        ledger.list(m.Run, round_id=p.rnd.id, arm=BASELINE_ARM),
+    )
+    if mismatch:  # runs of different GPUs are never compared
+        loop.notes.append(mismatch)
+        return
     in_round = {n: list(loop.state.values.get((BASELINE_ARM, n), {}).values()) for n in p.names}
     baseline_check(
         p.rnd,

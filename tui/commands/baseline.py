@@ -59,6 +59,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="no GPU/host sampling (every run's trust stays unknown)",
     )
+    from tui.commands.slurm_opts import add_slurm_options
+
+    add_slurm_options(p)
     p.set_defaults(handler=run)
 
 
@@ -70,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.commands.round_cmd import engine_monitor, interruptible, progress_display
+    from tui.commands.slurm_opts import baseline_job, catch_up, slurm_given
 
     args.threshold = threshold_of(args)
     if args.runs < 2:
@@ -81,12 +85,17 @@ def run(args: argparse.Namespace) -> int:
     args.budget = budget_of(args)
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
+        catch_up(ledger, session)  # finished Slurm jobs no one followed to their end
         try:  # refuse before any telemetry starts
             conduct.check_workloads(session)
         except conduct.BadInput as exc:
             raise UsageError(str(exc)) from None
+        if slurm_given(args):  # one job on one node, followed from here
+            return baseline_job(args, ledger, session)
         with (
-            engine_monitor(ledger, session.id, not args.no_telemetry) as monitor,
+            engine_monitor(
+                ledger, session.id, not args.no_telemetry, session.contract.gpu
+            ) as monitor,
             interruptible() as stop,
             progress_display("baseline") as show,
         ):

@@ -69,6 +69,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--seed", type=number("seed"), metavar="N", help=f"seed of the run order ({within('seed')})"
     )
+    p.add_argument(
+        "--gpus",
+        metavar="A[,B...]",
+        help="GPUs by UUID or index (CUDA_VISIBLE_DEVICES): one for every command, or one per "
+        "command; one command with two GPUs is the A/A check of whether they are interchangeable",
+    )
+    p.add_argument(
+        "--across-gpus",
+        action="store_true",
+        help="pair figures of different GPUs (refused otherwise)",
+    )
     p.add_argument("--export-json", metavar="FILE", help="hyperfine's JSON, plus our verdicts")
     p.add_argument("--export-markdown", metavar="FILE", help="hyperfine's markdown table")
     p.add_argument("--export-csv", metavar="FILE", help="every timed run as CSV (raw samples)")
@@ -80,18 +91,25 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from session import gpus
     from session.conduct import compare as engine
     from session.errors import BadInput
     from tui.cli import UsageError
     from tui.commands.round_cmd import interruptible
+    from tui.display import plain
 
     threshold = threshold_of(args)
     args.budget = budget_of(args)
     shell = None if args.no_shell or args.shell == "none" else args.shell
+    gpu_list = (args.gpus or "").split(",")
+    try:
+        commands = gpus.gpu_commands(args.commands, gpu_list, args.across_gpus)
+    except BadInput as exc:
+        raise UsageError(str(exc)) from None
     with interruptible() as stop:
         try:
             result = engine.compare(
-                args.commands,
+                commands,
                 warmup=args.warmup,
                 min_blocks=args.runs,
                 max_blocks=args.max_runs,
@@ -107,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
         except BadInput as exc:
             raise UsageError(str(exc)) from None
     print_result(result)
+    if len(args.commands) == 1 and len(set(gpu_list)) > 1 and result.relations:
+        rel = result.relations[0]  # the A/A check across two GPUs
+        print(plain(gpus.across_words(gpu_list, rel.verdict.value, rel.ratio, result.threshold)))
     if getattr(args, "ledger", None):  # only when asked: GPUOPT_LEDGER alone stores nothing
         from tui.commands.common import open_ledger
 

@@ -1,4 +1,4 @@
-"""`gpuopt ledger check|backup|path|prune-artifacts|prune-refs`: the health of the ledger
+"""`gpuopt ledger check|backup|merge|path|prune-artifacts|prune-refs`: the health of the ledger
 file, of the correctness artifacts kept beside it, and of the snapshot refs it pinned."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ledger", help="check, back up or locate the ledger file")
+    p = sub.add_parser("ledger", help="check, back up, merge or locate the ledger file")
     lsub = p.add_subparsers(dest="ledger_command", metavar="ACTION", required=True)
     c = lsub.add_parser("check", help="integrity, foreign-key and row check, row counts")
     c.add_argument("--json", action="store_true", help="print JSON")
@@ -20,6 +20,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     b = lsub.add_parser("backup", help="write a consistent copy (VACUUM INTO)")
     b.add_argument("target", metavar="FILE", help="the new file to write (must not exist)")
     b.set_defaults(handler=backup)
+    g = lsub.add_parser(
+        "merge",
+        help="merge other boxes' ledgers into one (rows keep their ids; conflicts reported)",
+        description="Copy every row of each LEDGER that the target lacks into the target "
+        "(the -o file, created when missing, else the ledger in use). Rows keep their ids and "
+        "numbers; a session in several ledgers merges by id; a record two ledgers hold with "
+        "different content is reported as a conflict and the target's is kept. Merging the "
+        "same ledger again changes nothing. The sources are only read. Exit 1 on a conflict.",
+    )
+    g.add_argument("sources", nargs="+", metavar="LEDGER", help="ledger files to merge in")
+    g.add_argument("-o", "--output", metavar="FILE", help="the ledger to merge into")
+    g.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
+    g.add_argument("--json", action="store_true", help="print JSON")
+    g.set_defaults(handler=merge)
     w = lsub.add_parser("path", help="print the ledger path in use")
     w.set_defaults(handler=path)
     a = lsub.add_parser(
@@ -57,7 +71,7 @@ def check(args: argparse.Namespace) -> int:
     import sqlite3
 
     from session.artifacts import artifacts_root, find_artifacts, referenced_paths
-    from session.manage import missing_refs
+    from session.manage import missing_refs, repos_lacking_refs
     from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
@@ -69,9 +83,11 @@ def check(args: argparse.Namespace) -> int:
         except sqlite3.DatabaseError as exc:  # damage the integrity check has named already
             problems.append(f"row check stopped: {exc}")
         unreachable: list[str] = []
+        lacking: list[str] = []
         if not problems:  # a damaged file's rows are not worth following into git
             lost, unreachable = missing_refs(ledger)
             problems += [m.problem() for m in lost]
+            lacking = repos_lacking_refs(lost)
         counts = ledger.counts()
         entries = find_artifacts(ledger.path, referenced_paths(ledger))
         report = {
@@ -81,6 +97,7 @@ def check(args: argparse.Namespace) -> int:
             "newer": ledger.newer,
             "counts": counts,
             "repos_not_checked": unreachable,
+            "repos_lacking_refs": lacking,
             "artifacts": {
                 "root": str(artifacts_root(ledger.path)),
                 "bytes": sum(e.size for e in entries),
@@ -101,6 +118,8 @@ def check(args: argparse.Namespace) -> int:
         for p in problems:  # long enough for a recovery command with two paths in it
             print(f"  {plain(p, 1000)}")
         print("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        for line in lacking:
+            print(f"  {plain(line, 1000)}")
         for repo in unreachable:
             print(f"  snapshot refs not checked in {plain(repo)}: not a repository here")
         print_artifacts(entries, artifacts_root(report["path"]))
@@ -202,6 +221,36 @@ def backup(args: argparse.Namespace) -> int:
         ledger.backup(target)
     print(target)
     return 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from session.merge import merge_ledgers
+    from tui.commands.common import ledger_path, print_json
+    from tui.display import plain
+
+    target = Path(args.output).expanduser() if args.output else ledger_path(args)
+    outcome = merge_ledgers(target, args.sources, dry_run=args.dry_run)
+    if args.json:
+        print_json(
+            {
+                "target": str(outcome.target),
+                "created": outcome.created,
+                "dry_run": outcome.dry_run,
+                "conflicts": outcome.conflicts,
+                "sources": [
+                    {**asdict(r), "conflicts": [str(c) for c in r.conflicts]}
+                    for r in outcome.reports
+                ],
+            }
+        )
+    else:
+        print(f"{plain(outcome.target)}{' (new)' if outcome.created else ''}")
+        for line in outcome.lines():
+            print(plain(line, 1000))
+    return 1 if outcome.conflicts else 0
 
 
 def path(args: argparse.Namespace) -> int:

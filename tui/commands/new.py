@@ -51,6 +51,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--launcher", metavar="PREFIX", help="prefix every run, e.g. 'srun -N1 --gpus=1'"
     )
     p.add_argument("--python", metavar="PATH", help="interpreter for torch workloads")
+    p.add_argument(
+        "--gpu",
+        metavar="UUID|INDEX",
+        help="the GPU to measure on (CUDA_VISIBLE_DEVICES for the workloads; telemetry "
+        "watches it alone); kept in the contract",
+    )
+    for name, example in (("partition", "gpu"), ("gres", "gpu:1"), ("time", "1:00:00"),
+                          ("account", "proj42")):  # fmt: skip
+        p.add_argument(
+            f"--slurm-{name}",
+            metavar=name.upper(),
+            help=f"default sbatch --{name} of --slurm baselines and rounds, e.g. {example}",
+        )
+    p.add_argument(
+        "--slurm-job-dir",
+        metavar="DIR",
+        help="where --slurm jobs keep their folders: storage the compute nodes see "
+        "(default: beside the ledger)",
+    )
     add_threshold(p, "noise band of baselines and verdicts, kept in the contract", "0.02")
     p.add_argument(
         "--isolated",
@@ -120,7 +139,12 @@ def build_session(args: argparse.Namespace) -> object:
         "hooks": m.Hooks(setup=args.setup, prepare=args.prepare, cleanup=args.cleanup),
         "launcher": args.launcher,
         "python": args.python,
+        "gpu": args.gpu,
     }
+    slurm = {k: getattr(args, f"slurm_{k}") for k in ("partition", "gres", "time", "account",
+                                                      "job_dir")}  # fmt: skip
+    if any(slurm.values()):
+        contract_fields["slurm"] = m.SlurmSettings(**slurm)
     if args.timeout is not None:
         contract_fields["timeout_s"] = args.timeout
     threshold = threshold_of(args)

@@ -64,6 +64,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="no GPU/host sampling (every run's trust stays unknown)",
     )
+    from tui.commands.slurm_opts import add_slurm_options
+
+    add_slurm_options(p)
     p.set_defaults(handler=run)
 
 
@@ -126,8 +129,11 @@ def add_threshold(p: argparse.ArgumentParser, what: str, default: str = "the con
 
 
 @contextmanager
-def engine_monitor(ledger: Any, session_id: str, enabled: bool = True) -> Iterator[Any]:
-    """Telemetry for every run (samples to the ledger on a connection of their own).
+def engine_monitor(
+    ledger: Any, session_id: str, enabled: bool = True, gpu: str | None = None
+) -> Iterator[Any]:
+    """Telemetry for every run (samples to the ledger on a connection of their own), of
+    the contract's GPU alone when it names one.
 
     None (no telemetry: every run's trust "unknown") when switched off.
     """
@@ -140,7 +146,7 @@ def engine_monitor(ledger: Any, session_id: str, enabled: bool = True) -> Iterat
     from session.telemetry_access import make_monitor
 
     sink = Ledger.open(ledger.path)
-    monitor = make_monitor(sink.insert_samples, session_id)
+    monitor = make_monitor(sink.insert_samples, session_id, gpu_choice=gpu)
     try:
         status = str(getattr(monitor, "status", "ok"))
         if status != "ok":  # say it once: runs will be judged "unknown", never "clean"
@@ -349,11 +355,13 @@ def run(args: argparse.Namespace) -> int:
     from session.verdicts import shown_verdict
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
+    from tui.commands.slurm_opts import catch_up, round_job, slurm_given
 
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
     check_options(args)
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
+        catch_up(ledger, session)  # finished Slurm jobs no one followed to their end
         names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
         try:  # refuse before any telemetry starts
             conduct.gate_round(ledger, session, args.threshold)
@@ -361,8 +369,12 @@ def run(args: argparse.Namespace) -> int:
             conduct.resolve_variants(ledger, session, variants)
         except (conduct.GateRefused, conduct.BadInput) as exc:
             raise UsageError(str(exc)) from None
+        if slurm_given(args):  # one job on one node, followed from here
+            return round_job(args, ledger, session, names, variants)
         with (
-            engine_monitor(ledger, session.id, not args.no_telemetry) as monitor,
+            engine_monitor(
+                ledger, session.id, not args.no_telemetry, session.contract.gpu
+            ) as monitor,
             interruptible() as stop,
             progress_display("round", names) as show,
         ):

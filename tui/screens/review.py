@@ -54,7 +54,7 @@ class ReviewScreen(Screen[None]):
         with TabbedContent(id="review-tabs", initial="sessions"):
             with TabPane("Sessions", id="sessions"):
                 yield Input(
-                    placeholder="filter: words in title, repository or id (press / )",
+                    placeholder="filter: words in title, repository, machine or id (press / )",
                     id="review-filter",
                 )
                 yield Static("", id="review-sort")
@@ -95,7 +95,7 @@ class ReviewScreen(Screen[None]):
             )
         )
         self.query_one("#review-sessions", DataTable).add_columns(
-            "id", "title", "repository", "created", "var", "rounds", "kept"
+            "id", "title", "repository", "machine", "created", "var", "rounds", "kept"
         )
         self.query_one("#review-rejected", DataTable).add_columns(
             "session", "hypothesis", "mechanism", "reopen when"
@@ -133,7 +133,10 @@ class ReviewScreen(Screen[None]):
         rows = [
             r
             for r in self.rows
-            if all(w in f"{r['id']} {r['title']} {r['repo']}".lower() for w in words)
+            if all(
+                w in f"{r['id']} {r['title']} {r['repo']} {r.get('machines') or ''}".lower()
+                for w in words
+            )
         ]
         rows.sort(key=lambda r: r[key], reverse=self.sort_reverse)
         for r in rows:
@@ -141,6 +144,7 @@ class ReviewScreen(Screen[None]):
                 cell(r["id"][:8]),
                 cell(r["title"], length=r.get("title_length")),
                 cell(r["repo"].rstrip("/").rsplit("/", 1)[-1], 60),
+                cell(r.get("machines") or "—", 40),
                 cell(str(r["created_at"])[:10]),
                 str(r["variants"]),
                 str(r["rounds"]),

@@ -24,8 +24,9 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from session import conduct, dispositions, hypotheses
+from session import dispositions, hypotheses
 from session import models as m
+from session.cluster import jobs
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.edits import EditConflict
 from session.errors import GateRefusal
@@ -972,7 +973,7 @@ class SessionScreen(Screen[None]):
         self._engine_job(
             "baseline",
             session_id,
-            lambda ledger, session, progress, monitor: conduct.record_baseline(
+            lambda ledger, session, progress, monitor: jobs.baseline_where_contracted(
                 ledger,
                 session,
                 runs=runs,
@@ -989,7 +990,7 @@ class SessionScreen(Screen[None]):
         self._engine_job(
             "round",
             session_id,
-            lambda ledger, session, progress, monitor: conduct.run_round(
+            lambda ledger, session, progress, monitor: jobs.round_where_contracted(
                 ledger,
                 session,
                 min_blocks=min_blocks,

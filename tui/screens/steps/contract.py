@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static, TextArea
 
 from session import models as m
+from session.gpus import placement_lines
 from session.read_model import SessionView
 from session.timing import TORCH_KINDS, apply_env, metric_text
 from session.torch_checks import HARNESS_CHECK
@@ -271,6 +272,8 @@ def contract_table(s: m.Session) -> Table:
     if c.hooks.prepare:
         t.add_row("before each run", shown(c.hooks.prepare, LONG_LIMIT))
     t.add_row("threshold", f"±{c.threshold * 100:.1f}%")
+    for label, text in placement_lines(c):  # its GPU and its Slurm settings, when set
+        t.add_row(label, shown(text, LONG_LIMIT))
     return t
 
 
