@@ -37,7 +37,9 @@ def test_a_100mb_output_is_compared_in_bounded_memory(tmp_path: Path) -> None:
     (tmp_path / "big.py").write_text(PROBLEM)
     common = {"mode": "outputs", "kind": "kernelbench", "spec": "big.py", "trials": 2, "seed": 0}
     common["stress"] = False
-    (ref,) = harness.run_jobs([{**common, "name": "ref", "save": str(tmp_path / "ref")}], tmp_path)
+    (ref,) = harness.run_jobs(
+        [{**common, "name": "ref", "save": str(tmp_path / "ref")}], tmp_path, timeout_s=1800
+    )
     assert ref.ok, ref.output_tail
     new_job = {
         **common,
@@ -46,7 +48,7 @@ def test_a_100mb_output_is_compared_in_bounded_memory(tmp_path: Path) -> None:
         "compare_to": str(tmp_path / "ref"),
         "inputs_from": str(tmp_path / "big.py"),
     }
-    (new,) = harness.run_jobs([new_job], tmp_path)
+    (new,) = harness.run_jobs([new_job], tmp_path, timeout_s=1800)  # a loaded 2-core box
     assert new.ok, new.output_tail
     assert new.data["passed"] and new.data["bit_identical"]
     assert new.data["trials"] == 2  # two seeds, one at a time
