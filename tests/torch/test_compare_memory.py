@@ -1,5 +1,5 @@
 """A 100 MB-output problem compared under a stated RSS bound: each side's worker process
-stays within 4.5× one output above its RSS right after `import torch` (its input is small,
+stays within 3× one output above its RSS right after `import torch` (its input is small,
 so this is the comparison's and the capture's own cost: the output, the repeat call's
 output, the memory-mapped reference trial, 256 Ki-element float64 chunks). The old way held
 every trial of both sides plus float64 copies and masks of each: about 70× one output."""
@@ -26,17 +26,20 @@ def get_init_inputs():
 """
 
 OUTPUT_BYTES = 384 * 64 * 1024 * 4  # 100.7 MB
-# Measured on a shared 2-core machine: the saving side 2.1–2.2×, the comparing side 2.5×,
-# but about 4.1–4.3× in one run of three (anonymous memory, cause not found yet; see
-# docs/torch_workloads.md). The bound says what is promised until that is understood.
-BOUND = 4.5
+# Measured on a shared 2-core machine: the saving side 2.1–2.3×, the comparing side 2.4×
+# with the check's timed loop on. It was 4.1–5.5×: glibc raised its mmap threshold after
+# the first large free, and the comparison's 2 MiB chunk temporaries then fragmented the
+# heap by one chunk per chunk compared; a check's process now fixes the threshold at 1 MiB.
+BOUND = 3.0
 
 
 def test_a_100mb_output_is_compared_in_bounded_memory(tmp_path: Path) -> None:
     (tmp_path / "big.py").write_text(PROBLEM)
     common = {"mode": "outputs", "kind": "kernelbench", "spec": "big.py", "trials": 2, "seed": 0}
     common["stress"] = False
-    (ref,) = harness.run_jobs([{**common, "name": "ref", "save": str(tmp_path / "ref")}], tmp_path)
+    (ref,) = harness.run_jobs(
+        [{**common, "name": "ref", "save": str(tmp_path / "ref")}], tmp_path, timeout_s=1800
+    )
     assert ref.ok, ref.output_tail
     new_job = {
         **common,
@@ -45,7 +48,7 @@ def test_a_100mb_output_is_compared_in_bounded_memory(tmp_path: Path) -> None:
         "compare_to": str(tmp_path / "ref"),
         "inputs_from": str(tmp_path / "big.py"),
     }
-    (new,) = harness.run_jobs([new_job], tmp_path)
+    (new,) = harness.run_jobs([new_job], tmp_path, timeout_s=1800)  # a loaded 2-core box
     assert new.ok, new.output_tail
     assert new.data["passed"] and new.data["bit_identical"]
     assert new.data["trials"] == 2  # two seeds, one at a time
