@@ -33,10 +33,15 @@ class SaveSession(Message):
 
 
 class SaveModels(Message):
-    def __init__(self, *items: Any, note: str = "saved") -> None:
+    """Records to save; `reads`: for a preflight answer, by question, the answer as the
+    pane read it (the answer itself where there was none): written field by field onto
+    the newest stored one, refused where it was changed elsewhere meanwhile."""
+
+    def __init__(self, *items: Any, note: str = "saved", reads: dict[Any, Any] | None = None):
         super().__init__()
         self.items = items
         self.note = note
+        self.reads = reads or {}
 
 
 class ReloadView(Message):

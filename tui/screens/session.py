@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from session import dispositions, hypotheses
+from session import dispositions, hypotheses, preflight
 from session import models as m
 from session.cluster import jobs
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
@@ -472,7 +472,7 @@ class SessionScreen(Screen[None]):
         self.save_session(msg.session)
 
     def on_save_models(self, msg: SaveModels) -> None:
-        self.save_models(*msg.items, note=msg.note)
+        self.save_models(*msg.items, note=msg.note, reads=msg.reads)
 
     def on_reload_view(self, _msg: ReloadView) -> None:
         self.reload()
@@ -568,11 +568,25 @@ class SessionScreen(Screen[None]):
         if first:
             self.goto(m.StepName.BASELINE, focus=True)
 
-    def save_models(self, *items: Any, note: str = "saved") -> None:
-        if not self._guard() or not items:
+    def save_models(
+        self, *items: Any, note: str = "saved", reads: dict[Any, Any] | None = None
+    ) -> None:
+        """Save records together; a preflight answer through the session's own door (field
+        by field onto the newest stored answer: one changed elsewhere is refused)."""
+        if not self._guard() or not items or self.view is None:
             return
+        session = self.view.session
         try:
-            self.ledger.put(*items)
+            with self.ledger.write():
+                for item in items:
+                    if isinstance(item, m.PreflightAnswer):
+                        preflight.set_answer(
+                            self.ledger, session, item.question, item.kind, item.text,
+                            evidence_id=item.evidence_id, concern_area=item.concern_area,
+                            read=(reads or {}).get(item.question, item),
+                        )  # fmt: skip
+                    else:
+                        self.ledger.put(item)
         except Exception as exc:
             self.show_error("Nothing was saved", str(exc))
             return

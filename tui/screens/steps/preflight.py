@@ -177,10 +177,13 @@ class PreflightPane(StepPane):
         if not answers:
             self.notify("Nothing changed.", markup=False)
             return
-        stored = {
-            a.question: _answer_key(a)
+        stored_answers = {
+            a.question: a
             for a in self.context.ledger.list(m.PreflightAnswer, session_id=view.session.id)
         }
+        stored = {q: _answer_key(a) for q, a in stored_answers.items()}
+        shown_answers = {a.question: a for a in view.preflight}
+        reads = {a.question: shown_answers.get(a.question, a) for a in answers}
         filled = getattr(self, "filled", {})
         clash = [
             a.question
@@ -193,9 +196,12 @@ class PreflightPane(StepPane):
             def chosen(choice: str | None) -> None:
                 if choice == "reload":
                     self.post_message(ReloadView())
-                elif choice == "merge":
+                elif choice == "merge":  # mine onto the stored ones
+                    onto = {a.question: stored_answers.get(a.question, a) for a in answers}
                     self.post_message(
-                        SaveModels(*answers, note=f"saved {count(len(answers), 'answer')}")
+                        SaveModels(
+                            *answers, note=f"saved {count(len(answers), 'answer')}", reads=onto
+                        )
                     )
 
             changed = [(q.value, " · ".join(x for x in stored.get(q, ()) if x)) for q in clash]
@@ -203,7 +209,9 @@ class PreflightPane(StepPane):
                 ConflictModal("preflight", changed, [a.question.value for a in answers]), chosen
             )
             return
-        self.post_message(SaveModels(*answers, note=f"saved {count(len(answers), 'answer')}"))
+        self.post_message(
+            SaveModels(*answers, note=f"saved {count(len(answers), 'answer')}", reads=reads)
+        )
 
     def action_bottleneck(self) -> None:
         view, ledger = self.view, self.context.ledger
