@@ -71,7 +71,7 @@ def sample(path: Path, upto: m.StepName = m.StepName.RECORD) -> Any:
 
 async def built(pilot: Any, pane: StepPane) -> None:
     """Wait until the pane's body is mounted and drawn from the view, then focus it."""
-    for _ in range(200):
+    for _ in range(6000):  # bounds a failure only (60 s): the mounted body is the event
         if pane.built_body:
             break
         await pilot.pause(0.01)

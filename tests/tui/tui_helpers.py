@@ -27,8 +27,16 @@ def steady_app(path: Path, **kw: Any) -> GpuoptApp:
 
 
 async def settle(pilot: Any, rounds: int = 3) -> None:
+    """A few frames, then until no step pane is still mounting its body (it does so once
+    it is first shown): an event, not a count of frames sized for a quiet machine."""
+    from tui.screens.step_base import StepPane
+
     for _ in range(rounds):
         await pilot.pause()
+    for _ in range(6000):  # bounds a failure only (60 s)
+        if not any(p._building for p in pilot.app.screen.query(StepPane)):
+            break
+        await pilot.pause(0.01)
 
 
 __all__ = ["SID", "sample_ledger", "settle", "steady_app"]
