@@ -187,6 +187,7 @@ def test_a_gate_refusal_carries_every_reason() -> None:
 INTERNAL = {
     "measure.telemetry.backend.BackendUnavailable",  # the panel falls back to host telemetry
     "measure.telemetry.nvml._Lost",  # the GPU went away mid-read: said as a sample's state
+    "ledger.merge._DryRun",  # rolls a dry run's transaction back, caught where raised
 }
 # Run by path as a script of its own (standard library and torch only): nothing of ours.
 RUN_BY_PATH = {"measure.torch_worker"}

@@ -199,7 +199,10 @@ def _lose_terminal() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_ALONE.get(_command_word(words) or ""))
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error (one line, said) or --help: a code, as every path
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     bad = _not_utf8(args)
     if bad:
         return _fail(f"{bad}: not valid UTF-8 text", EXIT_USAGE)

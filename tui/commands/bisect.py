@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from tui.commands.numbers import number, within
 from tui.commands.round_cmd import add_threshold, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module (tests/cli/test_cli_imports.py).
@@ -44,9 +45,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", metavar="CMD", help="correctness check of each commit (skips)")
     p.add_argument("--prepare", metavar="CMD", help="run before every timing run")
     add_threshold(p, "the band a change must clear", f"the contract's, else {DEFAULT_THRESHOLD}")
-    p.add_argument("--min-blocks", type=int, default=10, metavar="N", help="per round (10)")
     p.add_argument(
-        "--max-blocks", type=int, default=40, metavar="N", help="per round, its limit (40)"
+        "--min-blocks",
+        type=number("min-blocks"),
+        default=10,
+        metavar="N",
+        help=f"per round (10; {within('min-blocks')})",
+    )
+    p.add_argument(
+        "--max-blocks",
+        type=number("max-blocks"),
+        default=40,
+        metavar="N",
+        help=f"per round, its limit (40; {within('max-blocks')})",
     )
     p.add_argument(
         "--no-telemetry", action="store_true", help="no GPU telemetry (every run's trust unknown)"
