@@ -81,8 +81,13 @@ def without_secrets(data: SessionExport | dict[str, Any]) -> dict[str, Any]:
 
 
 def to_markdown(data: SessionExport | dict[str, Any]) -> str:
-    """The markdown record, secrets redacted (see without_secrets)."""
-    return markdown.to_markdown(without_secrets(data))
+    """The markdown record, secrets redacted (see without_secrets). The profile section
+    is not part of the JSON form, so it is carried over (redacted too) by hand."""
+    if not isinstance(data, SessionExport):
+        return markdown.to_markdown(without_secrets(data))
+    redacted = SessionExport.model_validate(without_secrets(data))
+    redacted._profile_lines = without_secrets({"lines": data.profile_lines})["lines"]
+    return markdown.to_markdown(redacted)
 
 
 def to_json(data: SessionExport | dict[str, Any]) -> str:
