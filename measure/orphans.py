@@ -343,12 +343,7 @@ def kill_owned(owner: str | None = None, timeout_s: float = 5.0) -> list[int]:
             and (st := _stat(pid)) is not None
             and st[0] not in "ZX"
         ]
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-            except ProcessLookupError:
-                pass
+        killed += _kill_each(found)
         if not found or time.monotonic() > end:
             return killed
         time.sleep(0.01)
@@ -407,12 +402,7 @@ def _kill_recorded(groups: dict[int, int], identities: set[tuple[int, int]]) -> 
             start = groups.get(st[2])
             if (pid, st[4]) in identities or (start is not None and st[4] >= start):
                 found.append(pid)
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-            except ProcessLookupError:
-                pass
+        killed += _kill_each(found)
         if not found or time.monotonic() > end:
             return killed
         time.sleep(0.01)
@@ -518,3 +508,15 @@ def _guard_main(owner: str, record: str | None = None) -> int:
 
 if __name__ == "__main__" and sys.argv[1:2] == ["guard"]:
     raise SystemExit(_guard_main(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))
+
+
+def _kill_each(pids: list[int]) -> list[int]:
+    """SIGKILL each pid; the ones that were still there to kill."""
+    killed = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except ProcessLookupError:
+            pass
+    return killed

@@ -352,9 +352,8 @@ def run(args: argparse.Namespace) -> int:
 
     from session import conduct
     from session import models as m
-    from session.verdicts import shown_verdict
     from tui.cli import UsageError, WorkFailed
-    from tui.commands.common import open_ledger, print_json, session_of
+    from tui.commands.common import open_ledger, session_of
     from tui.commands.slurm_opts import catch_up, round_job, slurm_given
 
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
@@ -394,9 +393,30 @@ def run(args: argparse.Namespace) -> int:
                 return 130
         comparisons = ledger.list(m.Comparison, round_id=rnd.id)
         corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
+    return report_round(args, rnd, comparisons, corrects, names, session)
+
+
+def report_round(
+    args: argparse.Namespace,
+    rnd: Any,
+    comparisons: list[Any],
+    corrects: list[Any],
+    names: dict[str, str],
+    session: Any,
+    extra: dict[str, Any] | None = None,
+) -> int:
+    """A round's table (or JSON, with `extra` keys) and its exit status, for a round run
+    here and one run as a Slurm job alike."""
+    import sys
+
+    from session import models as m
+    from session.verdicts import shown_verdict
+    from tui.commands.common import print_json
+
     if args.json:
         print_json({
             "round": rnd.model_dump(mode="json"),
+            **(extra or {}),
             "comparisons": [
                 {**c.model_dump(mode="json"), "variant": names.get(c.variant_id, c.variant_id),
                  **shown_verdict(c, corrects, rnd).fields()}
@@ -408,7 +428,7 @@ def run(args: argparse.Namespace) -> int:
     if rnd.status is m.RoundStatus.INTERRUPTED:
         print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
         return 130
-    return 0
+    return 1 if rnd.status is m.RoundStatus.FAILED else 0
 
 
 def check_options(args: argparse.Namespace) -> None:

@@ -102,10 +102,8 @@ def round_job(
     import sys
 
     from session import models as m
-    from session.verdicts import shown_verdict
     from tui.cli import WorkFailed
-    from tui.commands.common import print_json
-    from tui.commands.round_cmd import print_round, progress_display
+    from tui.commands.round_cmd import progress_display, report_round
     from tui.display import plain
 
     slurm_given(args)
@@ -120,22 +118,8 @@ def round_job(
         print(f"gpuopt: the job failed: {plain(result.error, 2000)}", file=sys.stderr)
     comparisons = ledger.list(m.Comparison, round_id=rnd.id)
     corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
-    if args.json:
-        print_json({
-            "round": rnd.model_dump(mode="json"),
-            "job": {**result.job.record(), "state": result.state.state if result.state else None},
-            "comparisons": [
-                {**c.model_dump(mode="json"), "variant": names.get(c.variant_id, c.variant_id),
-                 **shown_verdict(c, corrects, rnd).fields()}
-                for c in comparisons
-            ],
-        })  # fmt: skip
-    else:
-        print_round(rnd, comparisons, names, session, corrects)
-    if rnd.status is m.RoundStatus.INTERRUPTED:
-        print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
-        return 130
-    return 1 if rnd.status is m.RoundStatus.FAILED else 0
+    job = {**result.job.record(), "state": result.state.state if result.state else None}
+    return report_round(args, rnd, comparisons, corrects, names, session, {"job": job})
 
 
 def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
