@@ -506,10 +506,6 @@ def _guard_main(owner: str, record: str | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__" and sys.argv[1:2] == ["guard"]:
-    raise SystemExit(_guard_main(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))
-
-
 def _kill_each(pids: list[int]) -> list[int]:
     """SIGKILL each pid; the ones that were still there to kill."""
     killed = []
@@ -520,3 +516,8 @@ def _kill_each(pids: list[int]) -> list[int]:
         except ProcessLookupError:
             pass
     return killed
+
+
+# Last in the file: the guard runs it by path, so all it calls must be defined above.
+if __name__ == "__main__" and sys.argv[1:2] == ["guard"]:
+    raise SystemExit(_guard_main(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))
