@@ -38,6 +38,14 @@ import time
 import traceback
 
 
+def _own_peak_kib() -> int:
+    """Our memory's own high-water (VmHWM), the floor of a forked child's peak; ru_maxrss
+    would add the peak our exec inherited from gpuopt (measure/peak_rss.py says why)."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        hwm = [int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:")]
+    return hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _answer(obj: dict) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -277,7 +285,7 @@ def main(modules: list[str]) -> int:
         return 1
     gc.collect()
     gc.freeze()  # keep the imported objects' pages shared with the children
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    own = _own_peak_kib()
     global SUBREAPER
     SUBREAPER = _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     _answer({"ready": True, "pid": os.getpid(), "maxrss_kib": own, "python": sys.version,

@@ -22,7 +22,6 @@ import json
 import math
 import os
 import re
-import resource
 import select
 import shlex
 import signal
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from measure import orphans
+from measure.peak_rss import own_peak_kib
 from measure.redact import Redactor
 from measure.vocabulary import RunStatus
 
@@ -359,7 +359,7 @@ def run_command(
     out, err = _Tail(), _Tail()
     # Linux counts the parent's resident set in a child's peak RSS (it is recorded when
     # the child execs): a peak not above our own says nothing about the command.
-    parent_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    parent_peak = own_peak_kib()
     started_us = time.time_ns() // 1000
     t0 = time.perf_counter()
     try:

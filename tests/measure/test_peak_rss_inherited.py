@@ -1,0 +1,42 @@
+"""A run's peak RSS is said even when gpuopt was started by a process that once was larger
+than the command (a driver script that loaded a model, a pytest worker late in the suite).
+
+Linux hands a process the high-water mark of the one it was exec'd from, so
+getrusage(RUSAGE_SELF) in gpuopt can be the parent's peak; a child's own peak, from wait4,
+never includes it. Comparing with the former hid every figure (CI saw no
+memory_usage_byte). The real launcher here: a process that peaks at 600 MB, frees it, and
+starts run_command in a child it execs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LAUNCH = """
+import subprocess, sys
+x = bytearray(600_000_000); del x  # this process's peak: 600 MB
+sys.exit(subprocess.run([sys.executable, "-c", sys.argv[1]], cwd=sys.argv[2]).returncode)
+"""
+
+MEASURE = """
+import json, sys
+from measure.runner import run_command
+big = f"{sys.executable} -c 'x = bytearray(300_000_000)'"
+small = f"{sys.executable} -c 'pass'"
+print(json.dumps([run_command(c, ".", shell=None).peak_rss_bytes for c in (big, small)]))
+"""
+
+
+def test_a_runs_peak_is_said_though_gpuopts_parent_was_bigger():
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCH, MEASURE, str(ROOT)],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )  # fmt: skip
+    big, small = json.loads(done.stdout)
+    assert big is not None and big > 300_000_000, done.stdout
+    # a command smaller than gpuopt itself still gets no figure (it would be gpuopt's)
+    assert small is None or small < 300_000_000, done.stdout
