@@ -164,7 +164,25 @@ async def drive(scene: Scene, pilot: Any) -> None:
         await scene.after(pilot)
     await pilot.app.workers.wait_for_complete()
     await _body_built(pilot)
-    await pilot.pause()
+    await _settled(pilot)
+
+
+async def _settled(pilot: Any, timeout_s: float = 20.0) -> None:
+    """Wait until the screen stops changing: some widgets lay out on idle (a table's rows
+    after add_row), which a loaded machine reaches late; a picture taken before shows
+    fields without their rows (CI saw it). Three equal frames in a row, each after the
+    message queue drained, is the event waited on, not a time."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    last, same = None, 0
+    while same < 2 and time.monotonic() < deadline:
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        frame = pilot.app.export_screenshot()
+        same = same + 1 if frame == last else 0
+        last = frame
+        await pilot.pause(0.02)
 
 
 async def _body_built(pilot: Any, timeout_s: float = 10.0) -> None:
@@ -172,8 +190,9 @@ async def _body_built(pilot: Any, timeout_s: float = 10.0) -> None:
     frame, and a picture taken before would show the step without its fields."""
     import time
 
-    screen = pilot.app.screen
-    pane_of = getattr(screen, "pane", None)
+    # the session screen, also beneath a modal (an error, a form) pushed over it
+    panes = [getattr(s, "pane", None) for s in reversed(pilot.app.screen_stack)]
+    pane_of = next((p for p in panes if p is not None), None)
     if pane_of is None:
         return
     deadline = time.monotonic() + timeout_s
