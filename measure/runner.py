@@ -545,7 +545,7 @@ def finish(
     The metric is read from the output as printed; what is kept of the output (and the
     error made from it) has the values of `env`'s secret-looking variables redacted.
     """
-    hide = Redactor(env)
+    hide = _LazyRedactor(env)
     value: float | None = None
     error = ""
     if timed_out:
@@ -580,6 +580,25 @@ def finish(
         error=_one_line(hide(error)),
         containment=containment,
     )
+
+
+class _LazyRedactor:
+    """A Redactor made only when there is text to redact: making one scans the whole
+    environment for secrets (0.5 ms a run), and most runs of a short command print
+    nothing and fail with no error."""
+
+    __slots__ = ("_env", "_redactor")
+
+    def __init__(self, env: Mapping[str, str] | None) -> None:
+        self._env = env
+        self._redactor: Redactor | None = None
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        if self._redactor is None:
+            self._redactor = Redactor(self._env)
+        return self._redactor(text)
 
 
 def run_hook(

@@ -26,7 +26,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from measure.vocabulary import Verdict
 
@@ -181,8 +181,13 @@ def mann_whitney_critical(m: int, n: int, alpha: float) -> int:
 
 def walsh_averages(d: Sequence[float]) -> list[float]:
     """Sorted (d_i + d_j) / 2 for all i <= j."""
+    return list(_walsh(tuple(d)))
+
+
+@lru_cache(maxsize=4)  # a look asks for two intervals of the same blocks
+def _walsh(d: tuple[float, ...]) -> tuple[float, ...]:
     n = len(d)
-    return sorted((d[i] + d[j]) / 2 for i in range(n) for j in range(i, n))
+    return tuple(sorted((d[i] + d[j]) / 2 for i in range(n) for j in range(i, n)))
 
 
 def hodges_lehmann(d: Sequence[float]) -> float:
@@ -199,7 +204,7 @@ def signed_rank_interval(
     n = len(d)
     if n == 0:
         return None
-    w = walsh_averages(d)
+    w = _walsh(tuple(d))
     est = float(statistics.median(w))
     c = signed_rank_critical(n, 1 - confidence)
     if c < 0:

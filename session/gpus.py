@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from session import models as m
 from session.errors import BadInput
+
+if TYPE_CHECKING:  # annotations only: `compare -N` uses this module, and needs no pydantic
+    from session import models as m
 
 __all__ = [
     "VISIBLE",

@@ -1,8 +1,9 @@
 """The `gpuopt` command line.
 
 Each command lives in its own module under `tui/commands/` with `add_parser(sub)` and
-`run(args) -> int`. Command modules import only argparse at module level, so
-`gpuopt --help` starts fast and never imports torch, textual or pydantic.
+`run(args) -> int`. Dispatch is by the command's name (COMMANDS): only the named command's
+module is imported, so `gpuopt --help` imports none of them and never torch, textual or
+pydantic, and a command starts with no other command's imports.
 
 Exit codes: 0 ok, 1 the work failed, 2 bad usage or bad input (one clear line on stderr);
 130 after Ctrl+C, and 128+N after signal N (SIGTERM 143, SIGHUP 129), which take the same
@@ -23,29 +24,63 @@ from typing import Any, NoReturn
 
 from session.errors import BadInput, GpuoptError, WorkFailed
 
-# Order is the order of `gpuopt --help`: the session's own path first.
-COMMAND_MODULES = (
-    "sessions",
-    "session_cmd",
-    "new",
-    "open_cmd",
-    "baseline",
-    "variant",
-    "round_cmd",
-    "job",
-    "compare",
-    "bisect",
-    "hypothesis",
-    "preflight",
-    "evidence",
-    "profile",
-    "dispose",
-    "export",
-    "telemetry",
-    "review",
-    "demo",
-    "ledger_cmd",
+# (command, its module under tui/commands, its line in `gpuopt --help`), in the order of
+# `gpuopt --help`: the session's own path first. The help lists every command from this
+# table alone, and a command's module (with all it imports) is loaded only when that
+# command is named: `gpuopt compare -N` starts without the ledger, pydantic or textual.
+# tests/cli/test_cli_dispatch.py holds each line to the help its module gives.
+COMMANDS = (
+    ("sessions", "sessions", "list the sessions in the ledger"),
+    ("session", "session_cmd", "rename, archive or delete a session"),
+    ("new", "new", "start a session: repository, workloads, metric and correctness check"),
+    ("open", "open_cmd", "open the full-screen app on a session"),
+    (
+        "baseline",
+        "baseline",
+        "snapshot the repository and measure the baseline (reference results)",
+    ),
+    ("variant", "variant", "add or list variants (one factor each)"),
+    (
+        "round",
+        "round_cmd",
+        "run an interleaved round: baseline and variants, paired statistics, verdicts",
+    ),
+    ("job", "job", "the Slurm jobs of --slurm baselines and rounds: list, follow again, cancel"),
+    ("compare", "compare", "compare commands (hyperfine's first look, interleaved and paired)"),
+    ("bisect", "bisect", "find the commit that moved the metric (paired rounds, no false steps)"),
+    ("hypothesis", "hypothesis", "write, edit, list hypotheses; change their status"),
+    (
+        "preflight",
+        "preflight",
+        "show or answer the preflight: six questions, checklist, bottleneck class",
+    ),
+    ("evidence", "evidence", "attach evidence (notes, files, profiles) to a session"),
+    (
+        "profile",
+        "profile",
+        "profile an arm's workloads: operators, launches, intermediates, roofline class",
+    ),
+    (
+        "dispose",
+        "dispose",
+        "record the disposition of a variant (keep, guard, reject, ...) through its gates",
+    ),
+    ("export", "export", "write a session's decision record (markdown or JSON)"),
+    (
+        "telemetry",
+        "telemetry",
+        "live view of GPU clocks, power, temperature, throttle reasons and host load",
+    ),
+    (
+        "review",
+        "review",
+        "browse a ledger read-only: sessions, rounds, variants, rejected hypotheses",
+    ),
+    ("demo", "demo", "try gpuopt on a small PyTorch softmax repository it creates"),
+    ("ledger", "ledger_cmd", "check, back up, merge or locate the ledger file"),
 )
+COMMAND_MODULES = tuple(module for _, module, _ in COMMANDS)
+_MODULE_OF = {name: module for name, module, _ in COMMANDS}
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -62,11 +97,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-# Commands whose start-up is part of what they measure get a parser of their own alone:
-# building every command's parser costs more than `gpuopt compare -N` may spend starting.
-_ALONE = {"compare": "compare"}
-
-
 def _command_word(argv: Sequence[str]) -> str | None:
     """The command named in argv (after the global options), or None."""
     words = iter(argv)
@@ -81,7 +111,32 @@ def _command_word(argv: Sequence[str]) -> str | None:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command line; `only`: just that command module's parser (see _ALONE)."""
+    """The whole command line, every command's module loaded; `only`: that command
+    module's parser alone (what `main` builds for a command it is given)."""
+    parser, sub = _top_parser()
+    for name in (only,) if only else COMMAND_MODULES:
+        module = importlib.import_module(f"tui.commands.{name}")
+        module.add_parser(sub)
+    _accept_ledger_everywhere(parser)
+    return parser
+
+
+def _help_parser() -> argparse.ArgumentParser:
+    """The command line as `gpuopt --help` shows it, from COMMANDS: no module loaded (a
+    word that names no command is refused by it as by the whole one)."""
+    parser, sub = _top_parser()
+    for name, _module, text in COMMANDS:
+        sub.add_parser(name, help=text)
+    return parser
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser `main` uses for argv: the named command's alone, else the help's."""
+    module = _MODULE_OF.get(_command_word(argv) or "")
+    return build_parser(module) if module else _help_parser()
+
+
+def _top_parser() -> tuple[argparse.ArgumentParser, Any]:
     parser = _Parser(
         prog="gpuopt",
         description=(
@@ -98,11 +153,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version="gpuopt 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in (only,) if only else COMMAND_MODULES:
-        module = importlib.import_module(f"tui.commands.{name}")
-        module.add_parser(sub)
-    _accept_ledger_everywhere(parser)
-    return parser
+    return parser, sub
 
 
 def _accept_ledger_everywhere(parser: argparse.ArgumentParser) -> None:
@@ -198,7 +249,7 @@ def _lose_terminal() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(_ALONE.get(_command_word(words) or ""))
+    parser = parser_for(words)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # a usage error (one line, said) or --help: a code, as every path

@@ -12,6 +12,8 @@ read at its looks only. Nothing is stored unless `store` is called
 
 from __future__ import annotations
 
+import csv
+import io
 import random
 import shlex
 import statistics
@@ -23,9 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from measure import schedule, sequential
+from measure.runner import run_command, run_hook, shell_cost_s
 from measure.stats import paired_log_ratios
 from measure.vocabulary import RunStatus, Verdict
+from session.conduct.undecided import undecided_words
 from session.errors import BadInput, ConductError
+from session.verdicts import change_words, confidence_text
 
 __all__ = [
     "CommandStats",
@@ -105,8 +110,6 @@ class Relation:
 
     def words(self, reference: str) -> str:
         """ "B ran 1.42 ± 0.03 × faster than A (99.8% CI …): FASTER" in hyperfine's manner."""
-        from session.verdicts import change_words, confidence_text
-
         if self.ratio is None:
             return f"{self.command}: no paired values ({self.note or 'every run failed'})"
         faster = self.ratio < 1
@@ -220,8 +223,6 @@ def compare(
     run: Runner | None = None,
 ) -> CompareResult:
     """Measure `commands` interleaved until every one is decided against the first."""
-    from measure.runner import run_command, run_hook, shell_cost_s
-
     if len(commands) < 2:
         raise BadInput("compare needs at least two commands")
     if not 0 < threshold < 1:
@@ -334,8 +335,6 @@ def _relations(
     design: sequential.Design,
     final: bool = False,
 ) -> tuple[list[Relation], bool]:
-    from session.conduct.undecided import undecided_words
-
     out = []
     settled: list[bool] = []
     ref = per_block[0]
@@ -363,8 +362,6 @@ def _relations(
 
 
 def _words(r: Relation) -> str:
-    from session.verdicts import change_words
-
     return change_words(r.verdict, r.ratio, r.threshold)
 
 
@@ -377,9 +374,6 @@ SAMPLE_COLUMNS = (
 def samples_csv(result: CompareResult) -> str:
     """Every timed run of a comparison as CSV, in the order they ran (warm-ups excluded,
     failed runs included with their status): `gpuopt compare --export-csv`."""
-    import csv
-    import io
-
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(SAMPLE_COLUMNS)
@@ -404,8 +398,6 @@ def samples_csv(result: CompareResult) -> str:
 def _relative(r: Relation) -> str:
     """The paired ratio with its interval, labelled: "1.03 (1.01–1.05, 99.8% CI)" where
     hyperfine prints a ratio of means ± σ."""
-    from session.verdicts import confidence_text
-
     if r.ratio is None:
         return "—"
     if r.ci_low is None or r.ci_high is None:
@@ -454,6 +446,8 @@ def store(ledger: Any, result: CompareResult, title: str | None = None) -> Any:
     variant's source), and one round holds the runs and the comparisons. There is no git
     snapshot (git's null id), and the baseline is the reference's median in this round,
     not a judged baseline. One transaction: all of it or nothing. Returns the session."""
+    # Here, not at the head: only `compare --ledger` stores, and the models (pydantic)
+    # and host facts would be start-up time every `compare -N` pays (budget: 0.3 s).
     import os
     import platform
     import socket

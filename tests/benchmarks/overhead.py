@@ -17,10 +17,14 @@ monitor's run_started + run_finished, as a round makes it: NVML if present, and 
 and the ledger write of the run's record, committed once per block of `--block` runs (a
 commit per run, as before, is printed beside it).
 
-Last, the cost per run of whole calls on `true`, side by side: `gpuopt compare -N true true`
+Then the cost per run of whole calls on `true`, side by side: `gpuopt compare -N true true`
 (interleaved blocks, statistics at every look; with and without --ledger) against
 `hyperfine -N true true`, each timed at two run counts; the slope between them is the cost
 per run with the start-up of either tool taken out.
+
+Last, issue 21's figures: a `gpuopt round`'s cost per run on `true` (start to start, from
+the ledger) beside `hyperfine -N true`, interleaved, and `compare -N`'s time to its first
+run (tests.benchmarks.compare_vs_hyperfine measures both the same way).
 
 Not a pytest module. On a shared machine the figures move with the load (printed).
 """
@@ -152,6 +156,21 @@ def per_run_cost(have_hf: bool, low: int = 20, high: int = 220, repeat: int = 3)
             print(f"  {label:<42} per run {ms(each)}{rel}")
 
 
+def round_and_startup(have_hf: bool, runs: int, repeats: int = 3) -> None:
+    """Issue 21's two figures: a round's cost per run on `true` beside `hyperfine -N true`
+    (interleaved repeats), and `gpuopt compare -N`'s time to its first run."""
+    from tests.benchmarks import compare_vs_hyperfine as cvh
+
+    print(f"\n== a round on `true` beside hyperfine -N ({runs} runs, {repeats} repeats)")
+    with tempfile.TemporaryDirectory() as tmp:
+        if have_hf:
+            for line in cvh.per_run_cost(Path(tmp), runs, repeats).splitlines():
+                print(f"  {line}")
+        else:
+            starts = [cvh.compare_startup_s(Path(tmp)) for _ in range(repeats)]
+            print(f"  compare -N start-up: {statistics.median(starts):.2f} s (target <= 0.3 s)")
+
+
 def ms(x: float) -> str:
     return f"{x * 1000:8.3f} ms"
 
@@ -162,6 +181,7 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--chunk", type=int, default=10, help="runs per arm per turn")
     ap.add_argument("--block", type=int, default=2, help="runs per block (one commit each)")
+    ap.add_argument("--round-runs", type=int, default=200, help="runs of a round on true")
     args = ap.parse_args()
     have_hf = shutil.which("hyperfine") is not None
     print(f"load average before: {os.getloadavg()}   cpus: {os.cpu_count()}")
@@ -204,6 +224,7 @@ def main() -> int:
             )
     handoff_and_ledger(args.runs * 5, args.block)
     per_run_cost(have_hf)
+    round_and_startup(have_hf, args.round_runs)
     print(f"\nload average after: {os.getloadavg()}")
     print("target: <= 2 ms added per run against the fair reference, <= 1 % on 'sleep 0.1'")
     return 0

@@ -4,12 +4,25 @@ with interleaved blocks, paired statistics and the round's stopping rule."""
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
 
+from rich.text import Text
+
+from session import gpus
+from session.conduct import compare as engine
+from session.conduct.compare import CompareResult
+from session.errors import BadInput
 from tui.commands.numbers import number, within
-from tui.commands.round_cmd import add_threshold, budget_of, threshold_of
+from tui.commands.round_cmd import add_threshold, budget_of, interruptible, threshold_of
+from tui.display import console as make_console
+from tui.display import plain
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# the engine (tests/cli/test_cli_imports.py). The handler imports what it uses.
+# Imported at the head: the CLI loads this module only for `gpuopt compare` (tui/cli.py
+# dispatches by name). The ledger is not: it is opened only with --ledger, and its
+# import (sqlite, pydantic models) would be start-up every other `compare -N` pays.
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -87,17 +100,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-    import sys
-    from pathlib import Path
-
-    from session import gpus
-    from session.conduct import compare as engine
-    from session.errors import BadInput
-    from tui.cli import UsageError
-    from tui.commands.round_cmd import interruptible
-    from tui.display import plain
-
     threshold = threshold_of(args)
     args.budget = budget_of(args)
     shell = None if args.no_shell or args.shell == "none" else args.shell
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         commands = gpus.gpu_commands(args.commands, gpu_list, args.across_gpus)
     except BadInput as exc:
-        raise UsageError(str(exc)) from None
+        raise BadInput(str(exc)) from None
     with interruptible() as stop:
         try:
             result = engine.compare(
@@ -123,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
                 stop=stop,
             )
         except BadInput as exc:
-            raise UsageError(str(exc)) from None
+            raise BadInput(str(exc)) from None
     print_result(result)
     if len(args.commands) == 1 and len(set(gpu_list)) > 1 and result.relations:
         rel = result.relations[0]  # the A/A check across two GPUs
@@ -153,16 +155,8 @@ def _t(seconds: float | None) -> str:
     return f"{seconds:.3f} s"
 
 
-def print_result(result: object) -> None:
-    import statistics
-
-    from rich.text import Text
-
-    from session.conduct.compare import CompareResult
-    from tui.display import console as make_console
-    from tui.display import plain
-
-    r: CompareResult = result  # type: ignore[assignment]
+def print_result(result: CompareResult) -> None:
+    r = result
     console = make_console(highlight=False, soft_wrap=True)
     for k, c in enumerate(r.commands, 1):
         user = statistics.fmean(c.user) if c.user else None
