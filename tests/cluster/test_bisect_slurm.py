@@ -102,3 +102,50 @@ def test_bisect_through_slurm_finds_the_local_commit_and_imports_each_run_once(
             assert imported_offset(led, j["uuid"]) == path.stat().st_size
     assert journaled == sum(s["runs"] for s in steps) > 0
     assert run_git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_step_job_cancelled_while_pending_interrupts_and_resume_measures_it_again(
+    tmp_path: Path, slurm: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first step's job is held (PENDING) and scancelled: the bisection ends
+    # INTERRUPTED with that step said so; resuming measures it as a new job, and the
+    # answer is the commit of the step.
+    import threading
+
+    from cluster_setup import query, wait_for
+
+    from measure import slurm as slurm_commands
+    from session.bisect import conduct
+    from session.cluster.bisect_jobs import SlurmSteps
+
+    monkeypatch.setenv("GPUOPT_WORKTREES", str(tmp_path / "wt"))
+    repo = _history(tmp_path)
+    ledger = tmp_path / "l.db"
+    spec = conduct.spec_of_command(WORKLOAD)
+    said: list[str] = []
+    with Ledger.open(ledger) as led:
+        rec = conduct.plan(repo, "HEAD~7", "HEAD", spec, threshold=0.05, max_blocks=80)
+        held = SlurmSteps(led, ["--hold"], telemetry=False, say=said.append)
+        out: list[object] = []
+        worker = threading.Thread(target=lambda: out.append(conduct.start(led, rec, stepper=held)))
+        worker.start()
+        rows = wait_for("the step's job", lambda: query(
+            ledger, "SELECT value FROM meta WHERE key LIKE 'slurm-job:%'"))  # fmt: skip
+        job_id = json.loads(rows[0][0])["job_id"]
+        wait_for("PENDING said", lambda: any("PENDING" in s for s in said))
+        slurm_commands.cancel(job_id)
+        worker.join(timeout=120)
+        assert not worker.is_alive()
+    first = _record(ledger)
+    assert first["status"] == "interrupted"
+    (step,) = first["steps"]
+    assert step["side"] == "interrupted" and f"Slurm job {job_id} ended CANCELLED" in step["reason"]
+
+    with Ledger.open(ledger) as led:
+        again = SlurmSteps(led, [], telemetry=False)
+        done = conduct.resume(led, rec.id, stepper=again)
+    assert done.status.value == "completed"
+    assert [c["candidates"] for c in (done.answer or {})["changes"]] == [[STEP_AT]]
+    assert job_id not in {j.job_id for j in again.followed}  # measured by a new job
+    numbers = [s.number for s in done.steps]
+    assert numbers[0] == 1 and numbers == list(range(1, len(numbers) + 1))
