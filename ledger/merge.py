@@ -8,6 +8,9 @@ a row the target holds with different content is a conflict: reported, never ove
 Nothing is renumbered: a round keeps its number, and two rounds of one session that carry
 the same number (a session continued on two boxes) are both kept and reported.
 
+Bisections (m003_bisections) merge by their id like the rest: the same bisection finished
+on one box and left running on another is a conflict, reported, the target's kept.
+
 Telemetry batches have a local integer id that nothing refers to: a batch is the same
 batch when its run, its times, its count and its samples are the same.
 
@@ -32,12 +35,14 @@ __all__ = ["MERGE_ORDER", "Conflict", "MergeReport", "merge_into"]
 MERGE_ORDER = (
     "sessions", "baselines", "hypotheses", "hypothesis_events", "variants", "evidence",
     "preflight", "checklist", "rounds", "runs", "hooks", "audits", "correctness",
-    "comparisons", "residuals", "dispositions",
+    "comparisons", "residuals", "dispositions", "bisections",
 )  # fmt: skip
 
 _MODELS: dict[str, type[BaseModel]] = {t.name: cls for cls, t in TABLES.items()}
 _KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in TABLES.values()}
 _KEYS["checklist"] = ("session_id", "number")
+# A bisection names its session without a foreign key (m003_bisections): keyed by its id.
+_KEYS["bisections"] = ("id",)
 _TELEMETRY_MATCH = (
     "SELECT 1 FROM telemetry_batches WHERE session_id IS ? AND run_id IS ? AND t_first = ? "
     "AND t_last = ? AND n = ? AND samples = ? LIMIT 1"
@@ -114,6 +119,8 @@ def _validated_columns(table: str, row: dict[str, Any]) -> dict[str, Any]:
 def _merge_table(
     source: Ledger, target: sqlite3.Connection, table: str, report: MergeReport
 ) -> None:
+    if not _columns(source._c.conn, table):  # an older gpuopt's ledger: no such table
+        return
     keys = _KEYS[table]
     where = " AND ".join(f"{k} = ?" for k in keys)
     target_columns = set(_columns(target, table))

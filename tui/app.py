@@ -33,6 +33,15 @@ class TelemetryTick(Message):
         self.sample = sample
 
 
+class JobTelemetry(Message):
+    """A Slurm job's samples from its node, and its state (session.cluster.job_telemetry)."""
+
+    def __init__(self, samples: list[m.TelemetrySample], where: str) -> None:
+        super().__init__()
+        self.samples = samples
+        self.where = where
+
+
 class FeedReady(Message):
     def __init__(self, note: str, name: str) -> None:
         super().__init__()
@@ -76,6 +85,7 @@ class GpuoptApp(App[None]):
         self.exported: str | None = None
         self.telemetry_history: deque[m.TelemetrySample] = deque(maxlen=64)
         self.telemetry_note = ""
+        self.telemetry_where = ""  # a Slurm job's line: while set, the panel shows its node
         self.gpu_name = ""
         self._busy = False
         self.telemetry_panels: set[Any] = set()
@@ -138,8 +148,8 @@ class GpuoptApp(App[None]):
 
     def _sink(self, rows: list[Any]) -> None:
         """Samples go to the ledger only while a baseline or round runs (sampler thread)."""
-        if not self._busy or self.readonly or not rows:
-            return
+        if not self._busy or self.readonly or not rows or self.telemetry_where:
+            return  # (a Slurm job's samples are its node's, imported from its journal)
         if self._sink_ledger is None:
             self._sink_ledger = Ledger.open(self.ledger_path)
         self._sink_ledger.insert_samples(rows)
@@ -175,9 +185,28 @@ class GpuoptApp(App[None]):
             panel.gpu_name = msg.name
 
     def on_telemetry_tick(self, msg: TelemetryTick) -> None:
+        if self.telemetry_where:  # a job measures on its node: this box's GPU is not it
+            return
         self.telemetry_history.append(msg.sample)
         for panel in self._panels():
             panel.push(msg.sample)
+
+    def job_telemetry(self, samples: list[m.TelemetrySample], where: str) -> None:
+        """From the thread that follows a Slurm job: its node's samples and state."""
+        self.post_message(JobTelemetry(samples, where))
+
+    def on_job_telemetry(self, msg: JobTelemetry) -> None:
+        if not self._busy:  # the job's work is over: this box's sampler again
+            return
+        if not self.telemetry_where:  # the first line of a job: its samples only, from now
+            self.telemetry_history.clear()
+            for panel in self._panels():
+                panel.samples.clear()
+        self.telemetry_where = msg.where
+        self.telemetry_history.extend(msg.samples)
+        for panel in self._panels():
+            panel.where = msg.where
+            panel.push_many(msg.samples)
 
     def _panels(self) -> Iterable[Any]:
         """The panels on the screen in front (registered by the panels themselves: a DOM
@@ -190,6 +219,10 @@ class GpuoptApp(App[None]):
 
     def set_busy(self, busy: bool) -> None:
         self._busy = busy
+        if not busy and self.telemetry_where:
+            self.telemetry_where = ""
+            for panel in self._panels():
+                panel.where = ""
         if not busy and self.monitor is not None:
             self.monitor.flush()
 

@@ -42,6 +42,8 @@ from session.ledger_port import LedgerLike
 __all__ = ["plan", "resume", "spec_of_command", "spec_of_session", "start"]
 
 Say = Callable[[str], None] | None  # a finished step's lines; live: a block's status
+# Measures a step elsewhere (a Slurm job: session.cluster.bisect_jobs) instead of here.
+Stepper = Callable[[Bisection, Search, Probe, Callable[[], bool], Say], Step]
 
 
 def spec_of_command(
@@ -151,11 +153,12 @@ def start(
     stop: threading.Event | None = None,
     live: Say = None,
     monitor: RunMonitor | None = None,
+    stepper: Stepper | None = None,
 ) -> Bisection:
     """Store a planned bisection and run it until it answers or is stopped."""
     saved = store.Saved(rec, None)
     store.save(ledger, saved)
-    return _go_on(ledger, saved, progress, stop, live, monitor)
+    return _go_on(ledger, saved, progress, stop, live, monitor, stepper)
 
 
 def resume(
@@ -166,6 +169,7 @@ def resume(
     stop: threading.Event | None = None,
     live: Say = None,
     monitor: RunMonitor | None = None,
+    stepper: Stepper | None = None,
 ) -> Bisection:
     """Go on with a stopped bisection from its last finished step (the same answer as an
     uninterrupted one: the search is rebuilt from the stored steps)."""
@@ -178,7 +182,7 @@ def resume(
             f"bisection {saved.record.id} is running in process {owner.get('pid')}: stop it "
             "(Ctrl+C there) before resuming it here"
         )
-    return _go_on(ledger, saved, progress, stop, live, monitor)
+    return _go_on(ledger, saved, progress, stop, live, monitor, stepper)
 
 
 def _go_on(
@@ -188,6 +192,7 @@ def _go_on(
     stop: threading.Event | None,
     live: Say = None,
     monitor: RunMonitor | None = None,
+    stepper: Stepper | None = None,
 ) -> Bisection:
     rec = saved.record
     state = replay(len(rec.commits), (s for s in rec.steps))
@@ -200,7 +205,10 @@ def _go_on(
         with Worktrees(rec.repo) as wts:
             trees = _Trees(wts, rec, monitor or NullMonitor())
             while (probe := state.next_probe()) is not None and not stopped():
-                step = _step(rec, state, probe, trees, stopped, live)
+                if stepper is not None:
+                    step = stepper(rec, state, probe, stopped, live)
+                else:
+                    step = _step(rec, state, probe, trees, stopped, live)
                 rec.steps.append(step)
                 state.record(step)
                 rec.answer = state.answer().to_dict()
@@ -209,6 +217,8 @@ def _go_on(
                     for line in words.step_lines(rec, step, state):
                         progress(line)
                 trees.keep_only(_ends(state))
+                if step.side is Side.INTERRUPTED:  # a job ended before its step did
+                    break
     except BaseException as exc:
         interrupted = isinstance(exc, KeyboardInterrupt)
         rec.status = Status.INTERRUPTED if interrupted else Status.FAILED

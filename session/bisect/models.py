@@ -133,6 +133,7 @@ class Bisection(Model):
     answer: dict[str, Any] | None = None  # session.bisect.search.Answer, as stored
     error: str = ""
     owner: dict[str, Any] = Field(default_factory=dict)  # pid, started, host of its runner
+    slurm: list[str] | None = None  # sbatch's options: each step is a Slurm job (on resume too)
     created_at: datetime = Field(default_factory=m.utcnow)
     updated_at: datetime = Field(default_factory=m.utcnow)
 

@@ -28,6 +28,7 @@ from measure import slurm
 from measure.journal import read_from
 from session import conduct
 from session import models as m
+from session.cluster.job_telemetry import JobFeed, TelemetryFn
 from session.cluster.node import JOB_SPEC, JOURNAL, SEED
 from session.conduct.common import Progress, ProgressFn, say
 from session.conduct.recovery import open_round
@@ -85,6 +86,7 @@ class FollowResult:
     notes: list[str] = field(default_factory=list)
     # The records the journal named while followed, by model: {"Baseline": [id, ...]}.
     records: dict[str, list[str]] = field(default_factory=dict)
+    feed: JobFeed | None = None  # the telemetry panel's feed, when followed for one
 
     def last(self, model: str) -> str | None:
         ids = self.records.get(model) or []
@@ -238,11 +240,15 @@ def follow_job(
     progress: ProgressFn = None,
     stop: threading.Event | None = None,
     on_state: Callable[[slurm.JobState], None] | None = None,
+    on_telemetry: TelemetryFn | None = None,
 ) -> FollowResult:
     """Import the job's journal as it grows until the job is over, then close what it
     left open. `stop` (the person's Ctrl+C): the job is asked to stop after its current
-    run (its batch process gets SIGTERM; a pending job is cancelled)."""
+    run (its batch process gets SIGTERM; a pending job is cancelled). `on_telemetry`: the
+    node's samples to show and the job's state, as they come (job_telemetry's rule)."""
     result = FollowResult(job, None, None)
+    if on_telemetry is not None:
+        result.feed = JobFeed(job.job_id, on_telemetry)
     offset = imported_offset(ledger, job.uuid)
     asked_at = 0.0
     stopping = False
@@ -288,10 +294,14 @@ def _ask_state(
         return False
     if result.notes and result.notes[-1].startswith("Slurm did not answer"):
         result.notes.pop()
-    if state is not None and state != result.state:
-        say(progress, Progress("job", state.words()))
-        if on_state is not None:
+    if state != result.state:
+        if state is not None:
+            say(progress, Progress("job", state.words()))
+        if state is not None and on_state is not None:
             on_state(state)
+        if result.feed is not None:
+            last = result.state
+            result.feed.on_state(state if state is not None else last and _gone(last))
     if state is None:
         result.state = None if result.state is None else _gone(result.state)
     else:
@@ -321,6 +331,8 @@ def _step(
     report = import_entries(ledger, job.uuid, entries)
     result.imported += report.added
     for entry, _ in entries:
+        if result.feed is not None:
+            result.feed.on_entry(entry)
         kind = entry.get("kind")
         if kind == "row":
             ids = result.records.setdefault(str(entry.get("model")), [])
@@ -438,6 +450,7 @@ def round_where_contracted(
     """A round here, or as a Slurm job when the contract keeps Slurm settings (what the
     app calls: its progress and stop work the same either way)."""
     if session.contract.slurm is None:
+        options.pop("on_telemetry", None)  # the local sampler feeds the panel itself
         return conduct.run_round(ledger, session, monitor=monitor, **options)
     result = _as_contracted_job(ledger, session, "round", options)
     if result.round is None:
@@ -450,6 +463,7 @@ def baseline_where_contracted(
 ) -> m.Baseline:
     """A baseline here, or as a Slurm job when the contract keeps Slurm settings."""
     if session.contract.slurm is None:
+        options.pop("on_telemetry", None)  # the local sampler feeds the panel itself
         return conduct.record_baseline(ledger, session, monitor=monitor, **options)
     result = _as_contracted_job(ledger, session, "baseline", options)
     found = result.last("Baseline")
@@ -463,9 +477,10 @@ def _as_contracted_job(
     ledger: Ledger, session: m.Session, kind: str, options: dict[str, Any]
 ) -> FollowResult:
     progress, stop = options.pop("progress", None), options.pop("stop", None)
+    on_telemetry = options.pop("on_telemetry", None)
     settings = session.contract.slurm
     job = submit_job(ledger, session, kind, options, job_options(settings), settings=settings)
-    return follow_job(ledger, job, progress=progress, stop=stop)
+    return follow_job(ledger, job, progress=progress, stop=stop, on_telemetry=on_telemetry)
 
 
 def catch_up(ledger: Ledger, session: m.Session) -> list[FollowResult]:

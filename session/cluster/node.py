@@ -98,14 +98,12 @@ def run_job(job_dir: Path) -> int:
     local = Path(tempfile.mkdtemp(prefix=f"gpuopt-job-{spec['uuid'][:8]}-"))
     status, error = "failed", ""
     try:
-        _copy_seed(job_dir / SEED, local / "ledger.db")
-        with Ledger.open(local / "ledger.db") as scratch:
-            if spec.get("round_id"):  # the login side's placeholder: this job records it
-                forget_round(scratch, spec["round_id"])
-            job = {"job": spec["uuid"], "job_id": place["slurm_job"], "node": place["node"]}
-            ledger = JournalingLedger(scratch, journal, place, job)
-            session = scratch.resolve_session(spec["session_id"])
-            status = _measure(ledger, session, spec, stop, journal)
+        if spec["kind"] == "bisect-step":  # its record travels in the spec: no ledger
+            from session.cluster.bisect_node import measure_step
+
+            status = measure_step(spec, stop, journal, progress_entry)
+        else:
+            status = _seeded(job_dir, local, spec, place, stop, journal)
     except KeyboardInterrupt:
         status = "interrupted"
     except Exception as exc:  # said in the journal: the login side shows it
@@ -115,6 +113,25 @@ def run_job(job_dir: Path) -> int:
         journal.close()
         shutil.rmtree(local, ignore_errors=True)
     return 0 if status in ("completed", "interrupted") else 1
+
+
+def _seeded(
+    job_dir: Path,
+    local: Path,
+    spec: dict[str, Any],
+    place: dict[str, str],
+    stop: threading.Event,
+    journal: JournalWriter,
+) -> str:
+    """A baseline or round: measured against a local copy of the ledger's seed."""
+    _copy_seed(job_dir / SEED, local / "ledger.db")
+    with Ledger.open(local / "ledger.db") as scratch:
+        if spec.get("round_id"):  # the login side's placeholder: this job records it
+            forget_round(scratch, spec["round_id"])
+        job = {"job": spec["uuid"], "job_id": place["slurm_job"], "node": place["node"]}
+        ledger = JournalingLedger(scratch, journal, place, job)
+        session = scratch.resolve_session(spec["session_id"])
+        return _measure(ledger, session, spec, stop, journal)
 
 
 def _measure(

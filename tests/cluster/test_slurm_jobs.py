@@ -200,3 +200,35 @@ def test_a_round_past_its_time_limit_ends_interrupted_with_its_runs(
     runs = _round_runs(ledger, job["round_id"])
     assert len(runs) >= 3 and set(runs) == _journal_runs(job)
     assert query(ledger, "SELECT COUNT(*) FROM rounds WHERE status = 'running'") == [(0,)]
+
+
+def test_a_jobs_node_samples_and_state_reach_the_telemetry_feed(slurm, make_repo, tmp_path) -> None:
+    # What the app's panel is given while the round runs as a job: the job's state and
+    # the samples its node journaled (this box has no GPU: the node's host readings).
+    import socket
+
+    from session import models as m
+    from session.cluster import jobs
+    from session.ledger_access import Ledger
+
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.05)
+    fed: list[tuple[list[Any], str]] = []
+    with Ledger.open(ledger) as led:
+        session = led.resolve_session(sid)
+        session.contract.slurm = m.SlurmSettings(partition="debug")
+        led.put(session)
+        rnd = jobs.round_where_contracted(
+            led, session, min_blocks=6, max_blocks=6, seed=3,
+            on_telemetry=lambda samples, words: fed.append((samples, words)),
+        )  # fmt: skip
+        assert rnd.status is m.RoundStatus.COMPLETED
+        job_id = rnd.summary["slurm"]["job_id"]
+        stored = led.samples(session_id=sid)
+    node = socket.gethostname().split(".")[0]
+    words = [w for _, w in fed]
+    assert any(w.startswith(f"Slurm job {job_id} RUNNING on {node}") for w in words), words
+    shown = [s for samples, _ in fed for s in samples]
+    assert shown, words  # the node's samples came while the job ran
+    assert all(s.cpu_percent is not None for s in shown)  # each tick with the host's readings
+    assert {s.t_us for s in shown} <= {s.t_us for s in stored}  # the journal's, imported
+    assert words[-1].startswith(f"Slurm job {job_id} COMPLETED") or words[-1].endswith("ended")

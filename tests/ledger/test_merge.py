@@ -217,3 +217,55 @@ def test_two_boxes_naming_different_variants_alike_is_a_conflict(tmp_path: Path)
     assert "another variant of the target has the same session_id, name" in str(conflict)
     with Ledger.open(team, readonly=True) as led:
         assert [v.id for v in led.list(m.Variant)] == [mine.id]
+
+
+def _bisection(repo: str, status: str = "completed") -> object:
+    from session.bisect.models import Bisection, Commit, Spec, Status
+
+    return Bisection(
+        repo=repo, good="v1", bad="v2",
+        commits=[Commit(sha=COMMIT, subject="good"), Commit(sha="f" * 40, subject="bad")],
+        spec=Spec(workload="w", command="true"), threshold=0.05, status=Status(status),
+    )  # fmt: skip
+
+
+def test_bisections_merge_by_id_twice_is_a_no_op_and_a_true_conflict_is_reported(
+    tmp_path: Path,
+) -> None:
+    from session.bisect import store
+    from session.bisect.models import Status
+
+    a, b, team = tmp_path / "a.db", tmp_path / "b.db", tmp_path / "team.db"
+    _box_a(a)
+    shared = store.Saved(_bisection("/srv/repo", "running"), None)
+    with Ledger.open(a) as led:
+        store.save(led, shared)
+    with Ledger.open(a, readonly=True) as led:
+        led.backup(b)
+    mine = store.Saved(_bisection("/home/b/repo"), None)
+    with Ledger.open(b) as led:
+        store.save(led, mine)
+        # box B finished the bisection box A had left running: the same row, other content
+        again = store.load(led, shared.record.id)
+        again.record = again.record.model_copy(update={"status": Status.COMPLETED})
+        store.save(led, again)
+
+    first = merge_ledgers(team, [a, b])
+    assert first.reports[0].added.get("bisections") == 1
+    assert first.reports[1].added.get("bisections") == 1  # B's own, kept with its id
+    (conflict,) = first.reports[1].conflicts
+    assert conflict.table == "bisections" and conflict.key == (shared.record.id,)
+    assert "status" in conflict.fields
+    with Ledger.open(team, readonly=True) as led:
+        found = {r.id: r.status.value for r in store.list_all(led)}
+    # the target's (A's, merged first) record was kept, never overwritten
+    assert found == {shared.record.id: "running", mine.record.id: "completed"}
+    before = _counts(team)
+
+    twice = merge_ledgers(team, [a, b])
+    assert not any(r.changed for r in twice.reports)
+    assert twice.reports[0].same.get("bisections") == 1
+    assert twice.conflicts == 1
+    assert _counts(team) == before
+    with Ledger.open(team, readonly=True) as led:
+        assert len(store.list_all(led)) == 2

@@ -11,6 +11,7 @@ from typing import Any
 
 from tui.commands.numbers import number, within
 from tui.commands.round_cmd import add_threshold, threshold_of
+from tui.commands.slurm_opts import add_slurm_options
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module (tests/cli/test_cli_imports.py).
 
@@ -73,6 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="-- COMMAND",
         help="the command to time in each commit's checkout (instead of a session)",
     )
+    add_slurm_options(p)
     p.set_defaults(handler=run)
 
 
@@ -89,11 +91,14 @@ def run(args: argparse.Namespace) -> int:
             if args.resume:
                 if args.good or args.bad or args.command:
                     raise UsageError("--resume takes no --good, --bad or command")
-                say(f"resuming bisection {store.load(ledger, args.resume).record.id}")
-                with telemetry(not args.no_telemetry) as monitor:
+                found = store.load(ledger, args.resume).record
+                say(f"resuming bisection {found.id}")
+                stepper = slurm_steps(args, ledger, stop, found.slurm)
+                with telemetry(not args.no_telemetry and stepper is None) as monitor:
                     rec = conduct.resume(
-                        ledger, args.resume, progress=say, stop=stop, live=live(), monitor=monitor
-                    )
+                        ledger, args.resume, progress=say, stop=stop, live=live(), monitor=monitor,
+                        stepper=stepper,
+                    )  # fmt: skip
             else:
                 rec = _start(args, ledger, stop)
         _finish(args, rec)
@@ -172,9 +177,43 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
         )
     except BadInput as exc:
         raise UsageError(str(exc)) from None
-    with telemetry(not args.no_telemetry) as monitor:  # once what was asked can be done
+    stepper = slurm_steps(args, ledger, stop, None)
+    if stepper is not None:
+        rec.slurm = stepper.sbatch
+    # Once what was asked can be done; with --slurm, telemetry is the node's.
+    with telemetry(not args.no_telemetry and stepper is None) as monitor:
         say(f"bisecting {args.good}..{args.bad} in {repo} at ±{threshold * 100:.3g}%")
-        return conduct.start(ledger, rec, progress=say, stop=stop, live=live(), monitor=monitor)
+        return conduct.start(
+            ledger, rec, progress=say, stop=stop, live=live(), monitor=monitor, stepper=stepper
+        )
+
+
+def slurm_steps(args: argparse.Namespace, ledger: Any, stop: Any, stored: Any) -> Any:
+    """--slurm (or a bisection stored as one): each step a Slurm job; else None. The
+    sbatch options: those given now, else those stored, else the session's contract's."""
+    from tui.commands.slurm_opts import slurm_given
+
+    if not slurm_given(args) and stored is None:
+        return None
+    from session import models as m
+    from session.cluster import jobs
+    from session.cluster.bisect_jobs import SlurmSteps
+
+    settings = None
+    if args.session:
+        settings = ledger.resolve_session(args.session).contract.slurm
+    given = jobs.job_options(
+        settings, partition=args.partition, gres=args.gres, time=args.time, account=args.account
+    ) + list(args.sbatch_arg)
+    sbatch = given if args.slurm or stored is None else list(stored)
+    base = None
+    if isinstance(settings, m.SlurmSettings) and settings.job_dir:
+        from pathlib import Path
+
+        base = Path(settings.job_dir).expanduser()
+    return SlurmSteps(
+        ledger, sbatch, job_base=base, telemetry=not args.no_telemetry, say=say, stop=stop
+    )
 
 
 def live() -> Any:

@@ -204,6 +204,7 @@ class SessionScreen(Screen[None]):
         panel.gpu_name = getattr(app, "gpu_name", "")
         panel.set_note(getattr(app, "telemetry_note", ""))
         panel.push_many(list(getattr(app, "telemetry_history", [])))
+        panel.where = getattr(app, "telemetry_where", "")
         # The step in front is known only once the view is read: show no pane before it,
         # so that the first frame builds one step's body, not two.
         try:
@@ -992,6 +993,7 @@ class SessionScreen(Screen[None]):
                 session,
                 runs=runs,
                 warmup=warmup,
+                on_telemetry=getattr(self.app, "job_telemetry", None),
                 progress=progress,
                 stop=self.stop_event,
                 monitor=monitor,
@@ -1013,6 +1015,7 @@ class SessionScreen(Screen[None]):
                 stop=self.stop_event,
                 monitor=monitor,
                 seed=getattr(self.app, "seed", None),
+                on_telemetry=getattr(self.app, "job_telemetry", None),
             ),
             lambda r: f"Round {r.number} {r.status.value} after {r.blocks} blocks.",
         )

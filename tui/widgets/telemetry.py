@@ -83,6 +83,7 @@ class TelemetryPanel(Widget):
     note: reactive[str] = reactive("")
     trust: reactive[str] = reactive("")
     compact: reactive[bool] = reactive(False)
+    where: reactive[str] = reactive("")  # a Slurm job's state and node, while it measures
 
     HISTORY = 48
 
@@ -135,6 +136,9 @@ class TelemetryPanel(Widget):
         if self.compact:
             return self._render_compact(t, has_gpu)
         sw = max(width - 13, 4)  # label 5 + value 7 + gap
+        if self.where:
+            for line in textwrap.wrap(self.where, max(width, 8))[:2]:
+                t.append(line + "\n", style="bold cyan")
         if self.gpu_name:
             t.append(self.gpu_name[:width] + "\n", style="bold")
         if has_gpu:
