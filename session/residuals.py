@@ -25,8 +25,8 @@ from session import models as m
 from session.concerns import record_suggestions
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.gates import latest_comparisons, latest_correctness
-from session.profile import latest_profiles
-from session.profile_check import mechanism
+from session.profile.check import mechanism
+from session.profile.run import latest_profiles
 from session.verdicts import shown_verdict
 
 R = m.ResidualClass
