@@ -55,15 +55,6 @@ SHORT: dict[m.ResidualClass, str] = {
     R.OPPOSITE_SIGN: "it moved the wrong way: keep it as evidence",
 }
 
-# What the status of the hypothesis would usually become; the person decides.
-SUGGESTED_STATUS: dict[m.ResidualClass, m.HypothesisStatus] = {
-    R.AS_PREDICTED: m.HypothesisStatus.SUPPORTED,
-    R.NOTHING_MOVED: m.HypothesisStatus.WEAKENED,
-    R.MECHANISM_ONLY: m.HypothesisStatus.WEAKENED,
-    R.METRIC_ONLY: m.HypothesisStatus.WEAKENED,
-    R.OPPOSITE_SIGN: m.HypothesisStatus.WEAKENED,
-}
-
 AUDIT_FIELDS = {
     "kernel_launches": "kernel launches",
     "operator_count": "operators",

@@ -28,6 +28,30 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 # The measurement vocabulary is measure's, spelled once there; re-exported as ours.
 from measure.vocabulary import RunStatus, Trust, Verdict
 
+# The closed sets, spelled in session.models.enums; re-exported as this module's names.
+from session.models.enums import (
+    Direction as Direction,
+    MetricSource as MetricSource,
+    WorkloadKind as WorkloadKind,
+    WorkloadScope as WorkloadScope,
+    HypothesisStatus as HypothesisStatus,
+    Confidence as Confidence,
+    DispositionChoice as DispositionChoice,
+    OptimizationClass as OptimizationClass,
+    ResidualClass as ResidualClass,
+    RoundStatus as RoundStatus,
+    Reproducibility as Reproducibility,
+    VariantKind as VariantKind,
+    StepName as StepName,
+    StepState as StepState,
+    PreflightQuestion as PreflightQuestion,
+    PreflightAnswerKind as PreflightAnswerKind,
+    BottleneckClass as BottleneckClass,
+    ConcernArea as ConcernArea,
+    EvidenceKind as EvidenceKind,
+    HookKind as HookKind,
+)
+
 
 def new_id() -> str:
     """A short random id: 12 hex digits, unique enough for one ledger."""
@@ -74,168 +98,6 @@ class Model(BaseModel):
 
 
 _MISSING: Any = object()
-
-
-# ---------------------------------------------------------------------------- enums
-
-
-class Direction(StrEnum):
-    LOWER = "lower"
-    HIGHER = "higher"
-
-
-class MetricSource(StrEnum):
-    WALL = "wall"
-    REGEX = "regex"
-    JSON = "json"
-
-
-class WorkloadKind(StrEnum):
-    COMMAND = "command"
-    TORCH = "torch"
-    KERNELBENCH = "kernelbench"
-
-
-class WorkloadScope(StrEnum):
-    ISOLATED = "isolated"
-    END_TO_END = "end_to_end"
-
-
-class HypothesisStatus(StrEnum):
-    PROPOSED = "proposed"
-    SUPPORTED = "supported"
-    WEAKENED = "weakened"
-    REJECTED = "rejected"
-    REOPENABLE = "reopenable"
-
-
-class Confidence(StrEnum):
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-
-
-class DispositionChoice(StrEnum):
-    KEEP_DEFAULT = "keep-default"
-    KEEP_GUARDED = "keep-guarded"
-    KEEP_LOCAL = "keep-local"
-    REJECT = "reject"
-    NEED_EVIDENCE = "need-evidence"
-
-
-class OptimizationClass(StrEnum):
-    """C1 bit-identical; C2 reordered arithmetic, same precision; C3 changed precision or
-    approximate math; C4 changed semantics at boundaries, special values, determinism or
-    aliasing; NA no floating-point effect."""
-
-    C1 = "C1"
-    C2 = "C2"
-    C3 = "C3"
-    C4 = "C4"
-    NA = "NA"
-
-
-class ResidualClass(StrEnum):
-    AS_PREDICTED = "as_predicted"  # metric and mechanism moved as predicted
-    NOTHING_MOVED = "nothing_moved"  # mechanism wrong, or the change never reached the machine
-    MECHANISM_ONLY = "mechanism_only"  # a compensating cost or a downstream bottleneck
-    METRIC_ONLY = "metric_only"  # a confounder; write a new mechanism
-    OPPOSITE_SIGN = "opposite_sign"  # keep as evidence and investigate
-
-
-class RoundStatus(StrEnum):
-    RUNNING = "running"
-    COMPLETED = "completed"
-    INTERRUPTED = "interrupted"
-    FAILED = "failed"
-
-
-class Reproducibility(StrEnum):
-    REPRODUCIBLE = "reproducible"
-    NOT_REPRODUCIBLE = "not_reproducible"  # drifting or failing runs: blocks a round
-    TOO_NOISY = "too_noisy"  # undecided at its band: a round may go on at a wider one
-    UNJUDGED = "unjudged"
-
-
-class VariantKind(StrEnum):
-    CHANGE = "change"
-    PROBE = "probe"
-
-
-class StepName(StrEnum):
-    CONTRACT = "contract"
-    BASELINE = "baseline"
-    PREFLIGHT = "preflight"
-    HYPOTHESES = "hypotheses"
-    ROUND = "round"
-    RESULTS = "results"
-    DISPOSITION = "disposition"
-    RECORD = "record"
-
-
-class StepState(StrEnum):
-    NOT_STARTED = "not_started"
-    IN_PROGRESS = "in_progress"
-    DONE = "done"
-    BLOCKED = "blocked"
-
-
-class PreflightQuestion(StrEnum):
-    LIFETIME = "lifetime"
-    BACKING = "backing"
-    RESIDENCY = "residency"
-    IDENTITY = "identity"
-    MUTATION = "mutation"
-    SCHEDULE = "schedule"
-
-
-class PreflightAnswerKind(StrEnum):
-    MEASURED = "measured"
-    HANDED_OFF = "handed_off"
-    NOT_APPLICABLE = "not_applicable"
-    UNKNOWN = "unknown"
-
-
-class BottleneckClass(StrEnum):
-    LAUNCH_BOUND = "launch-bound"
-    BANDWIDTH_BOUND = "bandwidth-bound"
-    COMPUTE_BOUND = "compute-bound"
-    LATENCY_BOUND = "latency-bound"
-    HOST_BOUND = "host-bound"
-    CAPACITY_BOUND = "capacity-bound"
-    UNKNOWN = "unknown"
-
-
-class ConcernArea(StrEnum):
-    PERFORMANCE_EVIDENCE = "performance_evidence"
-    NUMERICAL_SAFETY = "numerical_safety"
-    FUSION_AND_LAYOUT = "fusion_and_layout"
-    LIFETIME_AND_ALLOCATION = "lifetime_and_allocation"
-    VIRTUAL_MEMORY = "virtual_memory"
-    TIERING_AND_MIGRATION = "tiering_and_migration"
-    STATE_REUSE = "state_reuse"
-    PERSISTENT_STATE = "persistent_state"
-    MEMORY_SCHEDULING = "memory_scheduling"
-    KERNEL_EXECUTION = "kernel_execution"
-    COMPILER_AND_RUNTIME = "compiler_and_runtime"
-    REDUCTIONS_AND_SCANS = "reductions_and_scans"
-    TRAINING_PATH = "training_path"
-    VALIDATION = "validation"
-
-
-class EvidenceKind(StrEnum):
-    NOTE = "note"
-    MEASUREMENT = "measurement"
-    FILE = "file"
-    NCU_CSV = "ncu_csv"
-    TORCH_PROFILE = "torch_profile"
-
-
-class HookKind(StrEnum):
-    SETUP = "setup"
-    PREPARE = "prepare"
-    CLEANUP = "cleanup"
-    CHECK = "check"
 
 
 # ---------------------------------------------------------------------------- helpers
