@@ -27,29 +27,67 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 # The measurement vocabulary is measure's, spelled once there; re-exported as ours.
 from measure.vocabulary import RunStatus, Trust, Verdict
+from session.models.enums import (
+    BottleneckClass as BottleneckClass,
+)
+from session.models.enums import (
+    ConcernArea as ConcernArea,
+)
+from session.models.enums import (
+    Confidence as Confidence,
+)
 
 # The closed sets, spelled in session.models.enums; re-exported as this module's names.
 from session.models.enums import (
     Direction as Direction,
-    MetricSource as MetricSource,
-    WorkloadKind as WorkloadKind,
-    WorkloadScope as WorkloadScope,
-    HypothesisStatus as HypothesisStatus,
-    Confidence as Confidence,
+)
+from session.models.enums import (
     DispositionChoice as DispositionChoice,
-    OptimizationClass as OptimizationClass,
-    ResidualClass as ResidualClass,
-    RoundStatus as RoundStatus,
-    Reproducibility as Reproducibility,
-    VariantKind as VariantKind,
-    StepName as StepName,
-    StepState as StepState,
-    PreflightQuestion as PreflightQuestion,
-    PreflightAnswerKind as PreflightAnswerKind,
-    BottleneckClass as BottleneckClass,
-    ConcernArea as ConcernArea,
+)
+from session.models.enums import (
     EvidenceKind as EvidenceKind,
+)
+from session.models.enums import (
     HookKind as HookKind,
+)
+from session.models.enums import (
+    HypothesisStatus as HypothesisStatus,
+)
+from session.models.enums import (
+    MetricSource as MetricSource,
+)
+from session.models.enums import (
+    OptimizationClass as OptimizationClass,
+)
+from session.models.enums import (
+    PreflightAnswerKind as PreflightAnswerKind,
+)
+from session.models.enums import (
+    PreflightQuestion as PreflightQuestion,
+)
+from session.models.enums import (
+    Reproducibility as Reproducibility,
+)
+from session.models.enums import (
+    ResidualClass as ResidualClass,
+)
+from session.models.enums import (
+    RoundStatus as RoundStatus,
+)
+from session.models.enums import (
+    StepName as StepName,
+)
+from session.models.enums import (
+    StepState as StepState,
+)
+from session.models.enums import (
+    VariantKind as VariantKind,
+)
+from session.models.enums import (
+    WorkloadKind as WorkloadKind,
+)
+from session.models.enums import (
+    WorkloadScope as WorkloadScope,
 )
 
 
