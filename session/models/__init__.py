@@ -60,6 +60,9 @@ from session.models.enums import (
     OptimizationClass as OptimizationClass,
 )
 from session.models.enums import (
+    Outcome as Outcome,
+)
+from session.models.enums import (
     PreflightAnswerKind as PreflightAnswerKind,
 )
 from session.models.enums import (
@@ -399,15 +402,45 @@ class Baseline(Model):
     reproducibility: Reproducibility = Reproducibility.UNJUDGED
     reproducibility_detail: str = ""
     threshold: float | None = None  # the band it was judged at (None: the contract's)
+    outcome: Outcome | None = None  # the split-half outcome it was judged with (None: not)
     reset_procedure: str = ""
     created_at: datetime = Field(default_factory=utcnow)
     # While it is being measured: the process doing it (host, pid, start time), so the
     # next start can close a baseline whose process is gone. None once it has ended.
     measured_by: dict[str, Any] | None = None
 
+    @model_validator(mode="after")
+    def _judged_has_an_outcome(self) -> Baseline:
+        # A judged baseline built without its outcome (a test's, a hand-made one) gets the
+        # one its reproducibility means at the least; the conduct and m004 store the exact one.
+        # An outcome that no longer fits a reproducibility set after it is replaced the same way.
+        r = self.reproducibility
+        if r is Reproducibility.UNJUDGED:
+            return self
+        if self.outcome is None or self.outcome not in _FITS[r]:
+            self.__dict__["outcome"] = _FITS[r][0]
+        return self
+
     @model_serializer(mode="wrap")
     def _rows_older_versions_read(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _omit_when_none(handler(self), ("threshold", "measured_by"))
+        return _omit_when_none(handler(self), ("threshold", "measured_by", "outcome"))
+
+    def judged_outcome(self) -> Outcome | None:
+        """The stored outcome; None when not judged. One that does not fit the stored
+        reproducibility (a copy updated without validation) reads as the least that does."""
+        r = self.reproducibility
+        if r is Reproducibility.UNJUDGED:
+            return None
+        return self.outcome if self.outcome in _FITS[r] else _FITS[r][0]
+
+
+_FITS: dict[Reproducibility, tuple[Outcome, ...]] = {  # the least outcome first
+    Reproducibility.REPRODUCIBLE: (Outcome.REPRODUCIBLE,),
+    Reproducibility.TOO_NOISY: (Outcome.TOO_NOISY, Outcome.TOO_FEW),
+    Reproducibility.NOT_REPRODUCIBLE: (
+        Outcome.DRIFTING, Outcome.DRIFT_CAUSED, Outcome.FAILING, Outcome.NOT_POSITIVE,
+    ),
+}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- method

@@ -76,6 +76,28 @@ class RoundStatus(StrEnum):
     FAILED = "failed"
 
 
+class Outcome(StrEnum):
+    """A baseline's split-half outcome, in words (the value is what people read); stored
+    with the baseline (its `outcome`), beside the coarser `Reproducibility` a gate reads."""
+
+    REPRODUCIBLE = "reproducible"
+    DRIFTING = "drifting"  # no cause named: a warning, rounds go on paired
+    DRIFT_CAUSED = "drifting, with a cause the telemetry names"
+    TOO_NOISY = "too noisy for this band"
+    TOO_FEW = "too few runs"  # undecided because the halves are too short to compare
+    FAILING = "failing runs"  # some runs gave no value: repair the workload
+    NOT_POSITIVE = "zero or negative figures"  # a ratio to them is undefined: another metric
+
+    @property
+    def warns(self) -> bool:
+        """A round may go on, said with a warning."""
+        return self in (Outcome.TOO_NOISY, Outcome.TOO_FEW, Outcome.DRIFTING)
+
+    @property
+    def blocks_round(self) -> bool:
+        return self in (Outcome.DRIFT_CAUSED, Outcome.FAILING, Outcome.NOT_POSITIVE)
+
+
 class Reproducibility(StrEnum):
     REPRODUCIBLE = "reproducible"
     NOT_REPRODUCIBLE = "not_reproducible"  # drifting or failing runs: blocks a round
