@@ -7,6 +7,7 @@ Telemetry samples are plain columns: they are many, and read as series.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -263,8 +264,70 @@ def m003_bisections(db: Database) -> None:
     db.execute("CREATE INDEX idx_bisections_session ON bisections(session_id)")
 
 
+# The words a baseline's detail began with for each outcome, before the outcome was stored
+# (the values of session.models.Outcome, as they stood then): read once, by m004, to give
+# older rows theirs.
+_OLD_WORDS = (
+    "drifting, with a cause the telemetry names",
+    "failing runs",
+    "zero or negative figures",
+)
+
+
+_REPRODUCIBILITY = {
+    "reproducible": "reproducible",
+    "too noisy for this band": "too_noisy",
+    "too few runs": "too_noisy",
+}
+
+
+def _outcome_from_words(reproducibility: str, detail: str) -> str | None:
+    if reproducibility == "unjudged":
+        return None
+    if reproducibility == "reproducible":
+        return "reproducible"
+    if reproducibility == "too_noisy":
+        return "too few runs" if detail.startswith("too few") else "too noisy for this band"
+    if detail.startswith("too noisy"):
+        return "too noisy for this band"
+    for words in _OLD_WORDS:
+        if detail.startswith(words):
+            return words
+    return "drifting"
+
+
+def m004_baseline_outcome(db: Database) -> None:
+    """A baseline's outcome and band as columns (and its outcome in its row's data), so no
+    reader rebuilds them from the words of its detail; older rows get theirs from those
+    words here, once."""
+    db.execute("ALTER TABLE baselines ADD COLUMN outcome TEXT")
+    db.execute("ALTER TABLE baselines ADD COLUMN band REAL")
+    rows = db.execute("SELECT id, data FROM baselines").fetchall()
+    for bid, data in rows:
+        row = json.loads(data)
+        outcome = _outcome_from_words(
+            str(row.get("reproducibility", "unjudged")), str(row.get("reproducibility_detail", ""))
+        )
+        if outcome is not None:
+            row["outcome"] = outcome
+            # the coarse word follows the outcome: a row from before TOO_NOISY was stored
+            # said not_reproducible for a too-noisy baseline
+            row["reproducibility"] = _REPRODUCIBILITY.get(outcome, "not_reproducible")
+        db.execute(
+            "UPDATE baselines SET outcome = ?, band = ?, reproducibility = ?, data = ? "
+            "WHERE id = ?",
+            [
+                outcome,
+                row.get("threshold"),
+                row.get("reproducibility", "unjudged"),
+                json.dumps(row),
+                bid,
+            ],
+        )
+
+
 # In order; a test checks that these names are the ones the migration set applies.
-MIGRATIONS = [m001_initial, m002_row_versions, m003_bisections]
+MIGRATIONS = [m001_initial, m002_row_versions, m003_bisections, m004_baseline_outcome]
 KNOWN_MIGRATIONS = frozenset(f.__name__ for f in MIGRATIONS)
 
 

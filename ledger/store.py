@@ -65,6 +65,8 @@ TABLES: dict[type[BaseModel], _Table] = {
             "snapshot_commit": b.snapshot.commit,
             "snapshot_ref": b.snapshot.ref,
             "reproducibility": b.reproducibility.value,
+            "outcome": b.outcome.value if b.outcome is not None else None,
+            "band": b.threshold,
             "created_at": _iso(b.created_at),
         },
     ),

@@ -35,6 +35,17 @@ DESCRIPTIONS: dict[m.DispositionChoice, str] = {
     m.DispositionChoice.NEED_EVIDENCE: "need more evidence",
 }
 
+# What a confirmed residual read says of the variant's hypothesis (session.residuals reads
+# the class; the status it suggests is the disposition's rule, so it lives here). What the
+# status of the hypothesis would usually become; the person decides.
+SUGGESTED_STATUS: dict[m.ResidualClass, m.HypothesisStatus] = {
+    m.ResidualClass.AS_PREDICTED: m.HypothesisStatus.SUPPORTED,
+    m.ResidualClass.NOTHING_MOVED: m.HypothesisStatus.WEAKENED,
+    m.ResidualClass.MECHANISM_ONLY: m.HypothesisStatus.WEAKENED,
+    m.ResidualClass.METRIC_ONLY: m.HypothesisStatus.WEAKENED,
+    m.ResidualClass.OPPOSITE_SIGN: m.HypothesisStatus.WEAKENED,
+}
+
 __all__ = [
     "CLASS_DESCRIPTIONS",
     "DESCRIPTIONS",
@@ -159,7 +170,7 @@ class StatusSuggestion:
 
 def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
     """What a keep or a reject says of the variant's hypothesis. The residual read for the
-    variant decides, as the method says (`session.residuals.SUGGESTED_STATUS`), except
+    variant decides, as the method says (`SUGGESTED_STATUS`), except
     for a hypothesis that predicted no direction (a control) and saw nothing move: it is
     supported only where its latest round said SAME, and offered nothing after an
     INCONCLUSIVE one (its falsifier is any other verdict). A rejected variant whose check
@@ -168,9 +179,6 @@ def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
     residual: kept → supported, rejected → weakened. Supported raises the confidence a
     step, weakened lowers it, rejected makes it low. None when there is no hypothesis, the
     choice waits for evidence, or the hypothesis already says so."""
-    # lazy: session.residuals imports this module at its head (a cycle)
-    from session.residuals import SUGGESTED_STATUS
-
     variant = ledger.find(m.Variant, d.variant_id)
     if variant is None or not variant.hypothesis_id:
         return None

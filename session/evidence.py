@@ -570,7 +570,7 @@ def add_profile(
     variant_id: str | None = None,
     hypothesis_id: str | None = None,
 ) -> m.Evidence:
-    """A profile pass's result (session.profile.summarize), stored whole: its tables are
+    """A profile pass's result (session.profile.run.summarize), stored whole: its tables are
     already summaries, and the trace it points at stays beside the ledger."""
     return _record(
         ledger,

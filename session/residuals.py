@@ -25,8 +25,8 @@ from session import models as m
 from session.concerns import record_suggestions
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.gates import latest_comparisons, latest_correctness
-from session.profile import latest_profiles
-from session.profile_check import mechanism
+from session.profile.check import mechanism
+from session.profile.run import latest_profiles
 from session.verdicts import shown_verdict
 
 R = m.ResidualClass
@@ -53,15 +53,6 @@ SHORT: dict[m.ResidualClass, str] = {
     R.MECHANISM_ONLY: "the mechanism moved, the metric did not: a cost elsewhere",
     R.METRIC_ONLY: "the metric moved without the mechanism: look for a confounder",
     R.OPPOSITE_SIGN: "it moved the wrong way: keep it as evidence",
-}
-
-# What the status of the hypothesis would usually become; the person decides.
-SUGGESTED_STATUS: dict[m.ResidualClass, m.HypothesisStatus] = {
-    R.AS_PREDICTED: m.HypothesisStatus.SUPPORTED,
-    R.NOTHING_MOVED: m.HypothesisStatus.WEAKENED,
-    R.MECHANISM_ONLY: m.HypothesisStatus.WEAKENED,
-    R.METRIC_ONLY: m.HypothesisStatus.WEAKENED,
-    R.OPPOSITE_SIGN: m.HypothesisStatus.WEAKENED,
 }
 
 AUDIT_FIELDS = {

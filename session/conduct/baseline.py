@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,6 +59,7 @@ from session.conduct.common import (
 from session.conduct.executor import Executor, ProcessExecutor
 from session.drift_cause import Cause, telemetry_cause
 from session.ledger_port import LedgerLike
+from session.models import Outcome
 from session.repository import ledger_inside_problem
 from session.timing import failure_text
 
@@ -102,27 +102,6 @@ DEFAULT_MAX_RUNS = 30
 LOOK_CONFIDENCE = 0.99  # each look's interval; a handful of looks keep the total honest
 LOOKS_GROW = 1.25  # the next look once the runs have grown by a quarter
 _NO_VALUE = (m.RunStatus.FAILED, m.RunStatus.TIMEOUT, m.RunStatus.NO_METRIC)
-
-
-class Outcome(StrEnum):
-    """A split-half check's outcome, in words (the value is what people read)."""
-
-    REPRODUCIBLE = "reproducible"
-    DRIFTING = "drifting"  # no cause named: a warning, rounds go on paired
-    DRIFT_CAUSED = "drifting, with a cause the telemetry names"
-    TOO_NOISY = "too noisy for this band"
-    TOO_FEW = "too few runs"  # undecided because the halves are too short to compare
-    FAILING = "failing runs"  # some runs gave no value: repair the workload
-    NOT_POSITIVE = "zero or negative figures"  # a ratio to them is undefined: another metric
-
-    @property
-    def warns(self) -> bool:
-        """A round may go on, said with a warning."""
-        return self in (Outcome.TOO_NOISY, Outcome.TOO_FEW, Outcome.DRIFTING)
-
-    @property
-    def blocks_round(self) -> bool:
-        return self in (Outcome.DRIFT_CAUSED, Outcome.FAILING, Outcome.NOT_POSITIVE)
 
 
 @dataclass(frozen=True)
@@ -533,23 +512,10 @@ def repair_words(outcome: Outcome) -> str:
 
 
 def stored_outcome(baseline: m.Baseline) -> Outcome | None:
-    """The outcome the baseline was recorded with, from its stored fields alone (no runs
-    read): for a list of sessions. Rows from before TOO_NOISY was stored read as the
-    blocking outcome their detail begins with."""
-    r = baseline.reproducibility
-    if r is m.Reproducibility.UNJUDGED:
-        return None
-    if r is m.Reproducibility.REPRODUCIBLE:
-        return Outcome.REPRODUCIBLE
-    detail = baseline.reproducibility_detail
-    if r is m.Reproducibility.TOO_NOISY:
-        return Outcome.TOO_FEW if detail.startswith("too few") else Outcome.TOO_NOISY
-    if detail.startswith("too noisy"):
-        return Outcome.TOO_NOISY
-    for o in (Outcome.DRIFT_CAUSED, Outcome.FAILING, Outcome.NOT_POSITIVE):
-        if detail.startswith(o.value):
-            return o
-    return Outcome.DRIFTING
+    """The outcome the baseline was recorded with, a stored value (no runs read, no words
+    parsed): for a list of sessions. Rows from before it was stored were given theirs by
+    the ledger's migration m004_baseline_outcome, once."""
+    return baseline.judged_outcome()
 
 
 def baseline_words(baseline: m.Baseline, contract_threshold: float) -> str:
@@ -759,6 +725,7 @@ def _record(
             Outcome.TOO_NOISY: m.Reproducibility.TOO_NOISY,
             Outcome.TOO_FEW: m.Reproducibility.TOO_NOISY,  # undecided, as too noisy: warns
         }.get(outcome, m.Reproducibility.NOT_REPRODUCIBLE)
+        baseline.outcome = outcome
         baseline.threshold = threshold
         baseline.reproducibility_detail = "; ".join([_detail(judged, threshold), *executor.notes])
     baseline.measured_by = None

@@ -3,7 +3,7 @@
 The hook for richer evidence: `RENDERERS` maps an evidence kind to a function returning
 markdown lines for one row; a kind without one gets only its generic row, plus the top
 kernels when its summary has them. The profiles of `gpuopt profile` have their own section
-(`profile_lines`, from session.profile_record, gathered with the model), right after.
+(`profile_lines`, from session.profile.record, gathered with the model), right after.
 """
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ class SessionExport(Row):
     residuals: list[dict[str, Any]] = Field(default_factory=list)
     dispositions: list[DispositionRow] = Field(default_factory=list)
     measurement_plan: list[PlanItem] = Field(default_factory=list)
-    # The profile section, as markdown lines from session.profile_record (gpuopt profile);
+    # The profile section, as markdown lines from session.profile.record (gpuopt profile);
     # rendered beside the evidence. Not part of the JSON: the evidence rows carry the data.
     _profile_lines: list[str] = PrivateAttr(default_factory=list)
 
@@ -452,9 +452,9 @@ def _baseline_outcome(view: SessionView, baseline_id: str | None) -> str:
 
 
 def _profile_section(ledger: Any, session: m.Session, folder: Any = None) -> list[str]:
-    """The profile section of `gpuopt profile` (session.profile_record)."""
-    # lazy: profile_record -> profile_text -> session.record -> this module (a cycle)
-    from session.profile_record import record_markdown
+    """The profile section of `gpuopt profile` (session.profile.record)."""
+    # lazy: profile.record -> profile.text -> session.record -> this module (a cycle)
+    from session.profile.record import record_markdown
 
     return record_markdown(ledger, session, folder=folder)
 

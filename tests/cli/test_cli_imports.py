@@ -128,6 +128,6 @@ def test_the_migration_names_are_the_ones_applied(tmp_path: Path) -> None:
             "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", [MIGRATION_SET]
         ).fetchall()
         triggers = ledger.db.conn.execute("PRAGMA recursive_triggers").fetchone()[0]
-    expected = {"m001_initial", "m002_row_versions", "m003_bisections"}
+    expected = {"m001_initial", "m002_row_versions", "m003_bisections", "m004_baseline_outcome"}
     assert {r[0] for r in rows} == KNOWN_MIGRATIONS == expected
     assert triggers == 1

@@ -6,7 +6,8 @@ from method_factory import make_session, open_ledger
 
 from session import evidence as ev
 from session import models as m
-from session.profile import PROFILE_SOURCE, latest_profiles
+from session.profile.base import PROFILE_SOURCE
+from session.profile.run import latest_profiles
 
 
 def test_profile_evidence_is_described_and_found(tmp_path):
@@ -29,7 +30,7 @@ def test_profile_evidence_is_described_and_found(tmp_path):
 
 
 def test_shell_workloads_say_what_is_missing(tmp_path, monkeypatch):
-    from session.profile import shell_advice
+    from session.profile.run import shell_advice
 
     monkeypatch.setenv("PATH", str(tmp_path))  # neither nsys nor ncu here
     w = m.Workload(name="bench", command="python bench.py")

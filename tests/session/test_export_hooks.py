@@ -1,6 +1,6 @@
 """The record's evidence hooks: each evidence row rendered generically (kind and summary),
 a kind's own renderer when one is registered, and the profile section of `gpuopt profile`
-(session.profile_record) placed right after the evidence."""
+(session.profile.record) placed right after the evidence."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from test_broken_export import build_broken_session
 
-import session.profile_record
+import session.profile.record
 from ledger import Ledger
 from session import models as m
 from session.record import gather, to_markdown
@@ -21,7 +21,7 @@ def test_evidence_rows_and_the_profile_section(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        session.profile_record, "record_markdown",
+        session.profile.record, "record_markdown",
         lambda ledger, s, folder=None: ["## Profiles", "", "profile of the baseline"],
     )  # fmt: skip
     monkeypatch.setitem(RENDERERS, "measurement", lambda e: [f"measured {e['title']}"])

@@ -61,6 +61,7 @@ def test_a_drift_with_a_named_cause_blocks_with_the_same_words(ledger):
     s = make_session(ledger)
     b = make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
     b.reproducibility_detail = "drifting, with a cause the telemetry names at ±2%; w: drifting"
+    b.outcome = m.Outcome.DRIFT_CAUSED  # stored as a value, as the conduct does
     ledger.put(b)
     states = _states(ledger, s)
     want = conduct.outcome_words(conduct.Outcome.DRIFT_CAUSED, s.contract.threshold)
@@ -124,6 +125,7 @@ def test_too_few_runs_warn_with_the_runs_to_record(ledger):
     s = make_session(ledger)
     b = _noisy(ledger, s)
     b.reproducibility_detail = "too few runs to judge at ±2%"
+    b.outcome = m.Outcome.TOO_FEW  # stored as a value, as the conduct does
     ledger.put(b)
     st = _states(ledger, s)[m.StepName.BASELINE]
     assert st.state is S.DONE and "too few runs to judge at ±2%" in st.reason

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from measure.profiling import roofline
-from session.profile_check import compare
-from session.profile_text import fact_lines, roofline_lines, shared_rows
+from session.profile.check import compare
+from session.profile.text import fact_lines, roofline_lines, shared_rows
 
 
 def _summary(**more: Any) -> dict[str, Any]:

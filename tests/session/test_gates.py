@@ -59,6 +59,7 @@ def test_round_refused_when_baseline_drifts_for_a_named_cause(ledger):
     s = make_session(ledger)
     b = make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE)
     b.reproducibility_detail = "drifting, with a cause the telemetry names at ±2%; split-half"
+    b.outcome = m.Outcome.DRIFT_CAUSED  # stored as a value, as the conduct does
     ledger.put(b)
     reason = check_round_allowed(ledger, s)[0]
     assert "not reproducible: drifting, with a cause" in reason and "split-half" in reason

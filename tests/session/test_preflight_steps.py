@@ -111,6 +111,7 @@ def test_step_states_follow_the_ledger(ledger):
     s = make_session(ledger, sid="5e5510000009")
     b = make_baseline(ledger, s, m.Reproducibility.NOT_REPRODUCIBLE, bid="ba5e11000009")
     b.reproducibility_detail = "drifting, with a cause the telemetry names at ±2%"
+    b.outcome = m.Outcome.DRIFT_CAUSED  # stored as a value, as the conduct does
     ledger.put(b)
     st = _states(ledger, s)
     assert st["contract"][0] is S.DONE

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from session.profile_check import estimate
+from session.profile.check import estimate
 
 SUMMARY = {
     "ops_by_name": [

@@ -13,8 +13,8 @@ import pytest
 from method_factory import make_baseline, make_comparison, make_round, open_ledger
 
 from session import models as m
-from session import profile as prof
 from session.hypotheses import add_hypothesis
+from session.profile import run as prof
 from session.residuals import suggest_residual
 from tui.demo.flow import demo_session
 from tui.demo.repo import create_repo
@@ -113,7 +113,7 @@ def test_the_residual_uses_the_measured_movement(profiled):
 def test_the_record_section_and_the_hypothesis_estimates(profiled, tmp_path):
     import importlib.util
 
-    from session.profile_record import estimate_lines, record_markdown
+    from session.profile.record import estimate_lines, record_markdown
 
     ledger, s, _, _, _ = profiled
     md = "\n".join(record_markdown(ledger, s, folder=tmp_path))

@@ -3,7 +3,7 @@ step 13× the round's figure under load carried no warning before)."""
 
 from __future__ import annotations
 
-from session.profile_text import fact_lines
+from session.profile.text import fact_lines
 
 
 def _summary(**more: object) -> dict[str, object]:
@@ -30,7 +30,7 @@ def _pairs(n: int) -> list[dict[str, object]]:
 
 
 def test_the_pair_count_said_is_the_pairs_listed() -> None:
-    from session.profile_text import pair_rows
+    from session.profile.text import pair_rows
 
     s = _summary(pairs=_pairs(6), pair_count=6)
     [line] = [x for x in fact_lines(s) if "write/read pair" in x]

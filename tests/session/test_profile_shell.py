@@ -10,7 +10,7 @@ from method_factory import make_baseline, open_ledger
 
 from session import evidence as ev
 from session import models as m
-from session.profile import profile_arm
+from session.profile.run import profile_arm
 
 DATA = Path(__file__).parent / "data"
 NSYS = """#!/bin/sh

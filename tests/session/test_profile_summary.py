@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from session.profile import summarize
-from session.profile_text import fact_lines, roofline_lines
+from session.profile.run import summarize
+from session.profile.text import fact_lines, roofline_lines
 
 GPU_DATA = {
     "device": "cuda:0", "device_name": "NVIDIA H200", "dtype": "bfloat16", "step_ms": 2.0,

@@ -11,7 +11,7 @@ import pytest
 
 from measure import harness
 from session import models as m
-from session.profile import traces_dir
+from session.profile.base import traces_dir
 
 
 def test_a_relative_ledger_puts_traces_beside_it(

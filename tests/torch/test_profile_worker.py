@@ -12,9 +12,9 @@ import pytest
 from profile_problems import write_all
 
 from measure import harness
-from session.profile import summarize
-from session.profile_check import check_predictions, compare, estimate
-from session.profile_text import fact_lines, shared_rows
+from session.profile.check import check_predictions, compare, estimate
+from session.profile.run import summarize
+from session.profile.text import fact_lines, shared_rows
 
 pytest.importorskip("torch")
 

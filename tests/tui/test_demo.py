@@ -199,8 +199,8 @@ def test_each_demo_branch_suggests_its_own_hypothesis(tmp_path: Path) -> None:
     """Whatever order the branches are picked in, the form's hypothesis follows the ref."""
     from session.demo_flow import HYPOTHESES, VARIANTS
     from session.hypotheses import hypothesis_for_ref
+    from session.refs import list_refs
     from tui.demo.start import start_session
-    from tui.widgets.refs import list_refs
 
     repo = create_repo(tmp_path / "demo")
     with Ledger.open(tmp_path / "l.db") as ledger:

@@ -60,7 +60,9 @@ async def test_baseline_progress_shows_one_counter_and_an_eta(tmp_path: Path) ->
     ledger.close()
 
 
-def _noisy_baseline(ledger: object, outcome: m.Reproducibility, detail: str) -> None:
+def _noisy_baseline(
+    ledger: object, outcome: m.Reproducibility, detail: str, judged: m.Outcome | None = None
+) -> None:
     """A later baseline of the sample session, with runs 8% apart from one another."""
     import random
     from datetime import timedelta
@@ -73,6 +75,7 @@ def _noisy_baseline(ledger: object, outcome: m.Reproducibility, detail: str) -> 
             "id": "ba5e00000002",
             "reproducibility": outcome,
             "reproducibility_detail": detail,
+            "outcome": judged,  # None: the least outcome its reproducibility means
             "threshold": 0.02,
             "created_at": first.created_at + timedelta(minutes=1),
         }
@@ -144,7 +147,10 @@ async def test_a_drift_with_a_named_cause_says_what_to_repair(tmp_path: Path) ->
     ledger = sample(tmp_path / "l.db", m.StepName.BASELINE)
     caused = conduct.Outcome.DRIFT_CAUSED.value
     _noisy_baseline(
-        ledger, m.Reproducibility.NOT_REPRODUCIBLE, f"{caused} at ±2%; softmax: drifting"
+        ledger,
+        m.Reproducibility.NOT_REPRODUCIBLE,
+        f"{caused} at ±2%; softmax: drifting",
+        m.Outcome.DRIFT_CAUSED,
     )
     app = PaneApp(BaselinePane, ledger)
     async with app.run_test(size=(120, 40)) as pilot:

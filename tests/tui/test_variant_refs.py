@@ -13,12 +13,12 @@ from tui_helpers import settle, steady_app
 
 from ledger import Ledger
 from session import models as m
+from session.refs import list_refs
 from tui.demo.repo import BRANCHES, create_repo
 from tui.demo.start import start_session
 from tui.screens.modals import FormModal
 from tui.screens.session import SessionScreen
 from tui.widgets.form import Field
-from tui.widgets.refs import list_refs
 
 
 def test_refs_carry_their_subject_and_a_diff_stat_against_the_baseline(tmp_path: Path) -> None:

@@ -233,7 +233,7 @@ def add(args: argparse.Namespace) -> int:
 
     from session.concerns import LABELS, suggest_for
     from session.hypotheses import add_hypothesis
-    from session.profile_record import estimate_lines, hypothesis_text
+    from session.profile.record import estimate_lines, hypothesis_text
     from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:

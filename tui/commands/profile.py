@@ -58,9 +58,9 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from session import profile as prof
-    from session import profile_text as text
-    from session.profile_check import check_predictions, compare
+    from session.profile import run as prof
+    from session.profile import text
+    from session.profile.check import check_predictions, compare
     from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain

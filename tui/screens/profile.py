@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from session import profile_text as text
+from session.profile import text
 from tui.display import plain
 from tui.widgets.roofline import RooflineChart
 

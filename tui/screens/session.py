@@ -41,6 +41,7 @@ from session.read_model import (
     residual_suggestion,
 )
 from session.record_files import default_export_dir, export_record, record_markdown
+from session.refs import SAME_TREE, list_refs
 from session.residuals import SHORT as RESIDUAL_WORDS
 from session.steps import LABELS as STEP_TITLES
 from session.variant_add import add_variant
@@ -79,7 +80,6 @@ from tui.widgets.form import Field
 from tui.widgets.glossary import glossary
 from tui.widgets.palette import PaletteCommand, ScreenCommands
 from tui.widgets.rail import StepRail
-from tui.widgets.refs import SAME_TREE, list_refs
 from tui.widgets.telemetry import TelemetryPanel
 
 # One pane per step, in the order of the method.

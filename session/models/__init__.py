@@ -27,6 +27,71 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 # The measurement vocabulary is measure's, spelled once there; re-exported as ours.
 from measure.vocabulary import RunStatus, Trust, Verdict
+from session.models.enums import (
+    BottleneckClass as BottleneckClass,
+)
+from session.models.enums import (
+    ConcernArea as ConcernArea,
+)
+from session.models.enums import (
+    Confidence as Confidence,
+)
+
+# The closed sets, spelled in session.models.enums; re-exported as this module's names.
+from session.models.enums import (
+    Direction as Direction,
+)
+from session.models.enums import (
+    DispositionChoice as DispositionChoice,
+)
+from session.models.enums import (
+    EvidenceKind as EvidenceKind,
+)
+from session.models.enums import (
+    HookKind as HookKind,
+)
+from session.models.enums import (
+    HypothesisStatus as HypothesisStatus,
+)
+from session.models.enums import (
+    MetricSource as MetricSource,
+)
+from session.models.enums import (
+    OptimizationClass as OptimizationClass,
+)
+from session.models.enums import (
+    Outcome as Outcome,
+)
+from session.models.enums import (
+    PreflightAnswerKind as PreflightAnswerKind,
+)
+from session.models.enums import (
+    PreflightQuestion as PreflightQuestion,
+)
+from session.models.enums import (
+    Reproducibility as Reproducibility,
+)
+from session.models.enums import (
+    ResidualClass as ResidualClass,
+)
+from session.models.enums import (
+    RoundStatus as RoundStatus,
+)
+from session.models.enums import (
+    StepName as StepName,
+)
+from session.models.enums import (
+    StepState as StepState,
+)
+from session.models.enums import (
+    VariantKind as VariantKind,
+)
+from session.models.enums import (
+    WorkloadKind as WorkloadKind,
+)
+from session.models.enums import (
+    WorkloadScope as WorkloadScope,
+)
 
 
 def new_id() -> str:
@@ -74,168 +139,6 @@ class Model(BaseModel):
 
 
 _MISSING: Any = object()
-
-
-# ---------------------------------------------------------------------------- enums
-
-
-class Direction(StrEnum):
-    LOWER = "lower"
-    HIGHER = "higher"
-
-
-class MetricSource(StrEnum):
-    WALL = "wall"
-    REGEX = "regex"
-    JSON = "json"
-
-
-class WorkloadKind(StrEnum):
-    COMMAND = "command"
-    TORCH = "torch"
-    KERNELBENCH = "kernelbench"
-
-
-class WorkloadScope(StrEnum):
-    ISOLATED = "isolated"
-    END_TO_END = "end_to_end"
-
-
-class HypothesisStatus(StrEnum):
-    PROPOSED = "proposed"
-    SUPPORTED = "supported"
-    WEAKENED = "weakened"
-    REJECTED = "rejected"
-    REOPENABLE = "reopenable"
-
-
-class Confidence(StrEnum):
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-
-
-class DispositionChoice(StrEnum):
-    KEEP_DEFAULT = "keep-default"
-    KEEP_GUARDED = "keep-guarded"
-    KEEP_LOCAL = "keep-local"
-    REJECT = "reject"
-    NEED_EVIDENCE = "need-evidence"
-
-
-class OptimizationClass(StrEnum):
-    """C1 bit-identical; C2 reordered arithmetic, same precision; C3 changed precision or
-    approximate math; C4 changed semantics at boundaries, special values, determinism or
-    aliasing; NA no floating-point effect."""
-
-    C1 = "C1"
-    C2 = "C2"
-    C3 = "C3"
-    C4 = "C4"
-    NA = "NA"
-
-
-class ResidualClass(StrEnum):
-    AS_PREDICTED = "as_predicted"  # metric and mechanism moved as predicted
-    NOTHING_MOVED = "nothing_moved"  # mechanism wrong, or the change never reached the machine
-    MECHANISM_ONLY = "mechanism_only"  # a compensating cost or a downstream bottleneck
-    METRIC_ONLY = "metric_only"  # a confounder; write a new mechanism
-    OPPOSITE_SIGN = "opposite_sign"  # keep as evidence and investigate
-
-
-class RoundStatus(StrEnum):
-    RUNNING = "running"
-    COMPLETED = "completed"
-    INTERRUPTED = "interrupted"
-    FAILED = "failed"
-
-
-class Reproducibility(StrEnum):
-    REPRODUCIBLE = "reproducible"
-    NOT_REPRODUCIBLE = "not_reproducible"  # drifting or failing runs: blocks a round
-    TOO_NOISY = "too_noisy"  # undecided at its band: a round may go on at a wider one
-    UNJUDGED = "unjudged"
-
-
-class VariantKind(StrEnum):
-    CHANGE = "change"
-    PROBE = "probe"
-
-
-class StepName(StrEnum):
-    CONTRACT = "contract"
-    BASELINE = "baseline"
-    PREFLIGHT = "preflight"
-    HYPOTHESES = "hypotheses"
-    ROUND = "round"
-    RESULTS = "results"
-    DISPOSITION = "disposition"
-    RECORD = "record"
-
-
-class StepState(StrEnum):
-    NOT_STARTED = "not_started"
-    IN_PROGRESS = "in_progress"
-    DONE = "done"
-    BLOCKED = "blocked"
-
-
-class PreflightQuestion(StrEnum):
-    LIFETIME = "lifetime"
-    BACKING = "backing"
-    RESIDENCY = "residency"
-    IDENTITY = "identity"
-    MUTATION = "mutation"
-    SCHEDULE = "schedule"
-
-
-class PreflightAnswerKind(StrEnum):
-    MEASURED = "measured"
-    HANDED_OFF = "handed_off"
-    NOT_APPLICABLE = "not_applicable"
-    UNKNOWN = "unknown"
-
-
-class BottleneckClass(StrEnum):
-    LAUNCH_BOUND = "launch-bound"
-    BANDWIDTH_BOUND = "bandwidth-bound"
-    COMPUTE_BOUND = "compute-bound"
-    LATENCY_BOUND = "latency-bound"
-    HOST_BOUND = "host-bound"
-    CAPACITY_BOUND = "capacity-bound"
-    UNKNOWN = "unknown"
-
-
-class ConcernArea(StrEnum):
-    PERFORMANCE_EVIDENCE = "performance_evidence"
-    NUMERICAL_SAFETY = "numerical_safety"
-    FUSION_AND_LAYOUT = "fusion_and_layout"
-    LIFETIME_AND_ALLOCATION = "lifetime_and_allocation"
-    VIRTUAL_MEMORY = "virtual_memory"
-    TIERING_AND_MIGRATION = "tiering_and_migration"
-    STATE_REUSE = "state_reuse"
-    PERSISTENT_STATE = "persistent_state"
-    MEMORY_SCHEDULING = "memory_scheduling"
-    KERNEL_EXECUTION = "kernel_execution"
-    COMPILER_AND_RUNTIME = "compiler_and_runtime"
-    REDUCTIONS_AND_SCANS = "reductions_and_scans"
-    TRAINING_PATH = "training_path"
-    VALIDATION = "validation"
-
-
-class EvidenceKind(StrEnum):
-    NOTE = "note"
-    MEASUREMENT = "measurement"
-    FILE = "file"
-    NCU_CSV = "ncu_csv"
-    TORCH_PROFILE = "torch_profile"
-
-
-class HookKind(StrEnum):
-    SETUP = "setup"
-    PREPARE = "prepare"
-    CLEANUP = "cleanup"
-    CHECK = "check"
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -499,15 +402,45 @@ class Baseline(Model):
     reproducibility: Reproducibility = Reproducibility.UNJUDGED
     reproducibility_detail: str = ""
     threshold: float | None = None  # the band it was judged at (None: the contract's)
+    outcome: Outcome | None = None  # the split-half outcome it was judged with (None: not)
     reset_procedure: str = ""
     created_at: datetime = Field(default_factory=utcnow)
     # While it is being measured: the process doing it (host, pid, start time), so the
     # next start can close a baseline whose process is gone. None once it has ended.
     measured_by: dict[str, Any] | None = None
 
+    @model_validator(mode="after")
+    def _judged_has_an_outcome(self) -> Baseline:
+        # A judged baseline built without its outcome (a test's, a hand-made one) gets the
+        # one its reproducibility means at the least; the conduct and m004 store the exact one.
+        # An outcome that no longer fits a reproducibility set after it is replaced the same way.
+        r = self.reproducibility
+        if r is Reproducibility.UNJUDGED:
+            return self
+        if self.outcome is None or self.outcome not in _FITS[r]:
+            self.__dict__["outcome"] = _FITS[r][0]
+        return self
+
     @model_serializer(mode="wrap")
     def _rows_older_versions_read(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _omit_when_none(handler(self), ("threshold", "measured_by"))
+        return _omit_when_none(handler(self), ("threshold", "measured_by", "outcome"))
+
+    def judged_outcome(self) -> Outcome | None:
+        """The stored outcome; None when not judged. One that does not fit the stored
+        reproducibility (a copy updated without validation) reads as the least that does."""
+        r = self.reproducibility
+        if r is Reproducibility.UNJUDGED:
+            return None
+        return self.outcome if self.outcome in _FITS[r] else _FITS[r][0]
+
+
+_FITS: dict[Reproducibility, tuple[Outcome, ...]] = {  # the least outcome first
+    Reproducibility.REPRODUCIBLE: (Outcome.REPRODUCIBLE,),
+    Reproducibility.TOO_NOISY: (Outcome.TOO_NOISY, Outcome.TOO_FEW),
+    Reproducibility.NOT_REPRODUCIBLE: (
+        Outcome.DRIFTING, Outcome.DRIFT_CAUSED, Outcome.FAILING, Outcome.NOT_POSITIVE,
+    ),
+}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- method

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from session import models as m
-from session.profile import BASELINE, latest_profiles
-from session.profile_check import Estimate, check_predictions, compare, estimate
-from session.profile_text import profile_markdown, roofline_series
+from session.profile.base import BASELINE
+from session.profile.check import Estimate, check_predictions, compare, estimate
+from session.profile.run import latest_profiles
+from session.profile.text import profile_markdown, roofline_series
 
 
 def hypothesis_text(h: m.Hypothesis) -> str:

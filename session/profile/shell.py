@@ -1,7 +1,7 @@
 """Shell workloads under Nsight: `nsys profile` with `nsys stats` for the kernel and memory
 summaries, and `ncu --csv --page raw` on the first kernels with their throughput metrics,
 imported as the same evidence a torch workload's profile gives (kernel table, launches,
-dominant kernel). Run only when the tools are on PATH; otherwise session.profile.shell_advice
+dominant kernel). Run only when the tools are on PATH; otherwise session.profile.run.shell_advice
 says what is missing."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from measure.runner import run_command
 from session import evidence
 from session import models as m
 from session.evidence import EvidenceError, parse_ncu_csv
-from session.profile import PROFILE_SOURCE, ProfileRun, slug, traces_dir
+from session.profile.base import PROFILE_SOURCE, ProfileRun, slug, traces_dir
 
 
 def _run(session: m.Session, w: m.Workload, command: str, tree: Path) -> str:

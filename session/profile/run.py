@@ -11,10 +11,8 @@ the ledger, in `<ledger>.artifacts/<session>/profiles/`. torch is never imported
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,32 +21,18 @@ from measure.profiling import ceilings, nsys, roofline
 from measure.worktrees import worktree
 from session import evidence
 from session import models as m
-from session.artifacts import artifacts_root
-from session.errors import BadInput
+from session.profile.base import (
+    BASELINE,
+    PROFILE_SOURCE,
+    ProfileError,
+    ProfileRun,
+    slug,
+    traces_dir,
+)
+from session.profile.shell import profile_shell
 
-PROFILE_SOURCE = "gpuopt profile"
-BASELINE = "baseline"
 DEFAULT_STEPS = 3
 _TORCH_KINDS = (m.WorkloadKind.TORCH, m.WorkloadKind.KERNELBENCH)
-
-
-class ProfileError(BadInput, ValueError):
-    """A profile that cannot be taken (no baseline, no such variant or workload), one line."""
-
-
-@dataclass
-class ProfileRun:
-    workload: str
-    arm: str  # "baseline" or the variant's id
-    evidence: m.Evidence | None = None
-    error: str = ""
-    output_tail: str = ""
-
-
-def traces_dir(ledger: Any, session: m.Session) -> Path:
-    """Where a session's traces go: beside the ledger, with the check's artifacts."""
-    # resolved here, in gpuopt's own directory: a relative --ledger means a path from it
-    return artifacts_root(ledger.path).resolve() / session.id / "profiles"
 
 
 def open_hint(trace: str | Path) -> str:
@@ -81,10 +65,6 @@ def profiled_workloads(session: m.Session, name: str | None = None) -> list[m.Wo
             known = ", ".join(w.name for w in session.contract.workloads)
             raise ProfileError(f"no workload {name!r} in the contract (it has: {known})")
     return every
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:60] or "workload"
 
 
 def summarize(data: dict[str, Any], arm: str, workload: str) -> dict[str, Any]:
@@ -227,9 +207,6 @@ def profile_arm(
                 progress=progress,
             )  # fmt: skip
         if nsight:
-            # lazy: session.profile_shell imports this module at its head (a cycle)
-            from session.profile_shell import profile_shell
-
             if progress:
                 progress(f"profiling {', '.join(w.name for w in others)} under Nsight")
             runs += profile_shell(ledger, session, key, Path(tree), others, variant=variant)
