@@ -141,7 +141,7 @@ class InputFeed:
 
     def next(self) -> None:
         if self.w.make_inputs is None:
-            return  # a factory's one set: said in the options
+            return  # a factory without tensor inputs: said in the options
         self.w.inputs = []  # the last set is freed first: its memory is what must not repeat
         held: list[Any] = []
         t0 = _perf()
@@ -541,9 +541,11 @@ def time_workload(
         "inputs": (
             "fresh per call from the reference's get_inputs()"
             if feed.fresh and reference is not None
+            else "fresh per call from the factory (called again with a new seed)"
+            if feed.fresh and not w.problem_file
             else "fresh per call from this file's get_inputs() (no reference given)"
             if feed.fresh
-            else "the factory's one set, the same every call"
+            else "the factory's one set, the same every call (it returned no tensor inputs)"
         ),
         "inputs_ms_per_call": round(feed.made_ms / max(1, feed.k), 4),
         "rechecked_calls": recheck.calls if recheck is not None else 0,

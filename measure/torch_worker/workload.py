@@ -145,7 +145,7 @@ def _load_callable(
         made = {"fn": made, "inputs": []}
     if not isinstance(made, dict) or not callable(made.get("fn")):
         raise WorkloadError(f"{spec} must return a dict with a callable 'fn' and 'inputs'")
-    inputs = list(made.get("inputs") or [])
+    inputs = _grad_inputs(list(made.get("inputs") or []), training, made)
     params_raw = made.get("params") or {}
     if isinstance(params_raw, torch.nn.Module):
         params: dict[str, Any] = dict(params_raw.named_parameters())
@@ -153,17 +153,6 @@ def _load_callable(
         params = dict(params_raw)
     else:
         params = {str(i): p for i, p in enumerate(params_raw)}
-    if (
-        training
-        and not params
-        and not any(isinstance(x, torch.Tensor) and x.requires_grad for x in inputs)
-    ):
-        inputs = [
-            x.detach().requires_grad_(True)
-            if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex())
-            else x
-            for x in inputs
-        ]
     if not training:
         for p in params.values():
             if isinstance(p, torch.Tensor) and p.is_leaf:
@@ -180,7 +169,37 @@ def _load_callable(
         spec,
     )
     w.module = params_raw if isinstance(params_raw, torch.nn.Module) else None
+    if any(isinstance(x, torch.Tensor) for x in inputs):
+
+        def make_inputs(k: int, on_device: bool = False) -> list[Any]:
+            """Another set from the factory, called again with seed k (its fn is not used):
+            each timed call gets inputs no earlier call saw, as from get_inputs()."""
+            _seed_all(k)
+            again = factory(**({**kwargs, "seed": k} if "seed" in kwargs else kwargs))
+            _fresh_host_rng()
+            more = again.get("inputs") if isinstance(again, dict) else None
+            return _grad_inputs(list(more or []), training, again)
+
+        w.make_inputs = make_inputs
     return w
+
+
+def _grad_inputs(inputs: list[Any], training: bool, made: Any) -> list[Any]:
+    """On a training path without parameters, floating inputs get gradients (what is then
+    compared); as they came otherwise."""
+    params = made.get("params") if isinstance(made, dict) else None
+    if (
+        not training
+        or params
+        or any(isinstance(x, torch.Tensor) and x.requires_grad for x in inputs)
+    ):
+        return inputs
+    return [
+        x.detach().requires_grad_(True)
+        if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex())
+        else x
+        for x in inputs
+    ]
 
 
 def _load_kernelbench(
