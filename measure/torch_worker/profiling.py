@@ -111,8 +111,13 @@ def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
             return out
 
     with FlopCounterMode(display=False) as counter, Traffic():
-        step(w, training, seed)
+        outs = step(w, training, seed)
     _sync(w.device)
+    # What any implementation must move at least: read its inputs, write its outputs (the
+    # roofline floor's bytes; the per-op sum above is what this one moves, unfused).
+    io = _tensor_list(w.inputs) + _tensor_list(outs)
+    io_bytes = sum(_numel(t) * t.element_size() for t in io)
+    del outs
     counted = counter.get_flop_counts().get("Global", {})
     for packet, flops in counted.items():
         name = "aten::" + getattr(packet, "__name__", str(packet)).split(".")[-1]
@@ -127,11 +132,13 @@ def work_and_traffic(w: Workload, training: bool, seed: int) -> dict[str, Any]:
         "flops": int(sum(r["flops"] for r in rows)),
         "flops_by_kind": by_kind,
         "bytes": int(sum(r["bytes"] for r in rows)),
+        "io_bytes": int(io_bytes),
         "by_op": rows[:PROFILE_ROWS],
         "source": "torch.utils.flop_counter for matmul/convolution/attention; normalisations and "
         "softmax from their formulas (per element: softmax 5, layer norm 5 + 2 with its affine "
         "parameters, batch norm 4, rms norm 4); element counts for the rest; bytes: inputs "
-        "and outputs of every op that is not a view, at the dispatcher",
+        "and outputs of every op that is not a view, at the dispatcher; io_bytes: the step's own "
+        "inputs and outputs (what any implementation moves)",
     }
 
 
