@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import sys
 from typing import Any
 
@@ -57,26 +58,36 @@ _INJECT_SALT = 31337
 
 
 def stress_inputs(inputs: list[Any], kind: str, seed: int) -> list[Any]:
-    """A stress trial's inputs: scaled ×100 or ×1e-3, zeros, or NaN, +Inf, -Inf injected."""
+    """A stress trial's inputs: scaled ×100 or ×1e-3, zeros, or NaN, +Inf, -Inf injected.
+
+    The trial's inputs are its own (made for it): each is changed in place where it can be
+    (contiguous, a leaf, its storage no other input's), so a stress trial holds one input,
+    not two; three positions are drawn without a permutation of them all (that was an int64
+    tensor of twice a float32 input's size)."""
+    floats = [x for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    storages = [x.untyped_storage().data_ptr() for x in floats if x.numel()]
+    in_place = len(set(storages)) == len(storages)
     out: list[Any] = []
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor) or not x.is_floating_point():
             out.append(x)
             continue
         with torch.no_grad():
+            own = in_place and x.is_contiguous() and x.grad_fn is None
+            y = x.detach() if own else x.detach().clone().contiguous()
             if kind == "x100":
-                y = x * 100
+                y.mul_(100)
             elif kind == "x1e-3":
-                y = x * 1e-3
+                y.mul_(1e-3)
             elif kind == "zeros":
-                y = torch.zeros_like(x)
+                y.zero_()
             elif kind == "nan_inf":
-                y = x.detach().clone().contiguous()
                 flat = y.view(-1)
                 # float8 formats without an Inf would turn it into NaN: leave them as they are
                 if flat.numel() and x.element_size() > 1:
-                    gen = torch.Generator().manual_seed(seed + _INJECT_SALT + i)
-                    idx = torch.randperm(flat.numel(), generator=gen)[:3].to(flat.device)
+                    draw = random.Random(seed + _INJECT_SALT + i)
+                    picks = draw.sample(range(flat.numel()), min(3, flat.numel()))
+                    idx = torch.tensor(picks, dtype=torch.long, device=flat.device)
                     special = torch.tensor([math.nan, math.inf, -math.inf], dtype=flat.dtype)
                     flat[idx] = special[: idx.numel()].to(flat.device)
             else:

@@ -289,9 +289,12 @@ class Recheck:
             poison_freed(sizes, self.ref.device)
         self._digest = stream_digest(inputs)
 
-    def after(self, i: int, inputs: list[Any], outs: dict[str, Any], order: str) -> None:
+    def after(
+        self, i: int, inputs: list[Any], outs: dict[str, Any], order: str, release: bool = False
+    ) -> None:
         """After timed call i (`outs` is emptied): the checks, and the reference now if it
-        did not run first."""
+        did not run first. With `release` (the next call gets a new set) `inputs` is emptied
+        once both sides ran, so the comparison holds two outputs, not the inputs besides."""
         self.calls += 1
         if self._ref_parked is None:
             order = "candidate first"
@@ -313,6 +316,8 @@ class Recheck:
                 ref_out = parked.load()
                 new = _cpu_view(outs)
                 outs.clear()
+            if release:
+                inputs.clear()
             self._compare(label, ref_out, new, meta)
             del ref_out, new
         finally:
@@ -458,7 +463,7 @@ def timed_loop(
         refuse_new_threads(_JOB_THREADS, "its construction or a call")
         if checked and recheck is not None:
             order = "reference first" if first else "candidate first"
-            recheck.after(i, w.inputs, outs, order)  # empties outs
+            recheck.after(i, w.inputs, outs, order, release=feed.fresh)  # empties outs
         del outs
         samples.append(ms)
         walls.append(wall)

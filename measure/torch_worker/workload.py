@@ -295,8 +295,11 @@ def load_reference(
     reinit: bool,
 ) -> Workload:
     """The reference, in the candidate's process: what the baseline's file runs, built with
-    the same seed (and re-initialised alike), for the re-check of timed calls."""
-    return _load_kernelbench(inputs_from, root, device, dtype, seed, training, None, reinit)
+    the same seed (and re-initialised alike), for the re-check of timed calls. It holds no
+    inputs of its own: each re-check hands it the timed call's (memory: one input set)."""
+    ref = _load_kernelbench(inputs_from, root, device, dtype, seed, training, None, reinit)
+    ref.inputs = []
+    return ref
 
 
 def _exec_file(path: str, prefix: str, label: str) -> Any:
