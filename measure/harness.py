@@ -1,8 +1,9 @@
 """Commands for torch workloads, and the passes that run the worker outside timing.
 
-`workload_command` gives the engine the shell command of one timed replicate: the worker
-(`measure/torch_worker.py`, run by path with the contract's interpreter) times the workload
-in-process and prints one JSON line whose `gpuopt_value` is the median of its samples (ms).
+`workload_command` gives the engine the shell command of one timed replicate: the worker (the
+package `measure/torch_worker/`, its `__main__.py` run by path with the contract's interpreter)
+times the workload in-process and prints one JSON line whose `gpuopt_value` is the median of
+its samples (ms).
 
 `audit` and `capture` run the worker in a subprocess for the audit pass (kernels, operators,
 allocations, peak) and the correctness pass (outputs and gradients over seeded trials, with
@@ -27,7 +28,7 @@ from measure import orphans
 from measure.errors import BadInput
 from measure.redact import Redactor
 
-WORKER = Path(__file__).resolve().with_name("torch_worker.py")
+WORKER = Path(__file__).resolve().with_name("torch_worker") / "__main__.py"
 METRIC_KEY = "gpuopt_value"
 # The baseline's checkout, for a variant's timed replicate (the worker reads it: inputs
 # from the reference's KernelBench file, timed calls re-checked against its model).

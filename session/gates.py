@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from session import check_words
 from session import models as m
 from session.errors import GateRefusal
 from session.ledger_port import LedgerLike
@@ -203,6 +204,8 @@ class VariantFacts:
     comparisons: list[m.Comparison]
     correctness: list[m.CorrectnessResult]
     workloads: dict[str, m.Workload]
+    # workload -> the roofline floor of the baseline's profile (session.check_words)
+    floors: dict[str, check_words.Floor] = field(default_factory=dict)
 
     def scope_of(self, workload: str) -> m.WorkloadScope | None:
         w = self.workloads.get(workload)
@@ -217,6 +220,7 @@ def variant_facts(ledger: LedgerLike, session: m.Session, variant: m.Variant) ->
         comparisons=comps,
         correctness=latest_correctness(ledger, variant),
         workloads={w.name: w for w in session.contract.workloads},
+        floors=check_words.baseline_floors(ledger, session.id),
     )
 
 
@@ -255,8 +259,17 @@ def _faster(facts: VariantFacts, session: m.Session) -> list[str]:
     slower = sorted(c.workload for c in facts.comparisons if c.verdict is m.Verdict.SLOWER)
     if slower:
         out.append(f"SLOWER on {', '.join(slower)}: a default must not cost the target metric")
+    impossible = {
+        c.workload: words
+        for c in facts.comparisons
+        if c.verdict is m.Verdict.FASTER
+        and (words := check_words.floor_words(c.ratio, facts.floors.get(c.workload)))
+    }
+    out += [f"{w}: {words}" for w, words in sorted(impossible.items())]
     faster_scopes = {
-        facts.scope_of(c.workload) for c in facts.comparisons if c.verdict is m.Verdict.FASTER
+        facts.scope_of(c.workload)
+        for c in facts.comparisons
+        if c.verdict is m.Verdict.FASTER and c.workload not in impossible
     }
     scopes = {w.scope for w in session.contract.workloads}
     metric = metric_legend(session.contract)

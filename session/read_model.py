@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from session import check_words
 from session import models as m
 from session.gates import check_disposition
 from session.residuals import confirm_residual as confirm_residual_class
@@ -40,6 +41,8 @@ class SessionView:
     # rows of this session that do not read back as their model (ledger.store.UnreadableRow):
     # named on the screen, left out of every list above
     unreadable: list[Any] = field(default_factory=list)
+    # workload -> its roofline floor, from the baseline's newest profile (session.check_words)
+    floors: dict[str, check_words.Floor] = field(default_factory=dict)
     # the session as read, with its row version: a save writes only over this version
     session_read: Any = None
 
@@ -122,6 +125,7 @@ def _load_view(ledger: Any, session_id: str) -> SessionView:
     if view.baseline is not None:
         view.baseline_runs = baseline_run_count(ledger, view.baseline.id)
     view.steps = step_states(ledger, session)
+    view.floors = check_words.baseline_floors(ledger, sid)
     return view
 
 

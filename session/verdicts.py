@@ -10,7 +10,10 @@ can show FASTER for a variant whose correctness check failed:
   correctness row of the session: only the comparison's variant and workload, made before
   its round ended (the latest one of each), count. With ``round`` an untrusted round
   (baseline not reproduced, too few blocks) marks the verdict untrusted, as quarantined
-  runs of the comparison do.
+  runs of the comparison do. With ``floor`` (the workload's roofline floor from the
+  baseline's profile, ``session.check_words.roofline_floor``) a FASTER time below it reads
+  INCONCLUSIVE with the words "faster than this machine can compute it: check the
+  candidate"; keep-default refuses it too (``session.gates``).
 - ``verdict_for(view, comparison)``: the same, from a ``session.read_model.SessionView``
   (or anything with ``rounds`` and ``correctness``).
 - ``ShownVerdict``: ``word`` ("BROKEN", "FASTER", …), ``speed`` (the statistics'
@@ -106,6 +109,7 @@ class ShownVerdict:
     confidence: float | None = None  # of the interval that decided (shown beside it)
     note: str = ""  # "at float16": a precision change the contract's tolerance allowed
     caution: str = ""  # over 10× faster: have a second look (session.check_words)
+    below_floor: bool = False  # FASTER than the roofline floor allows: shown INCONCLUSIVE
 
     @property
     def broken(self) -> bool:
@@ -146,6 +150,7 @@ def shown_verdict(
     comparison: m.Comparison,
     checks: Iterable[m.CorrectnessResult] = (),
     round: m.Round | None = None,
+    floor: check_words.Floor | None = None,
 ) -> ShownVerdict:
     relevant = _relevant_checks(comparison, checks, round)
     failed = [c for c in relevant if not c.passed]
@@ -169,6 +174,10 @@ def shown_verdict(
         why.append(f"{comparison.untrusted_runs} run(s) quarantined")
     why = [w for w in why if w]
     threshold = round.threshold if round is not None else None
+    words = change_words(Verdict(word), comparison.ratio, threshold)
+    impossible = check_words.floor_words(comparison.ratio, floor) if word == "FASTER" else ""
+    if impossible:  # below what the machine can do: not a speedup, never FASTER
+        word, words = Verdict.INCONCLUSIVE.value, impossible
     return ShownVerdict(
         word=word,
         speed=speed,
@@ -176,10 +185,11 @@ def shown_verdict(
         trusted=not why,
         failure=failure,
         untrusted_why="; ".join(why),
-        words=change_words(Verdict(word), comparison.ratio, threshold),
+        words=words,
         confidence=interval_confidence(comparison),
         note=check_words.precision_note(relevant),
         caution=check_words.second_look(comparison.ratio) if word == "FASTER" else "",
+        below_floor=bool(impossible),
     )
 
 
@@ -243,9 +253,11 @@ def _finite(x: float | None) -> bool:
 
 
 def verdict_for(view: Any, comparison: m.Comparison) -> ShownVerdict:
-    """`shown_verdict` with the checks and the round of a SessionView."""
+    """`shown_verdict` with the checks, the round and the workload's roofline floor (from
+    the baseline's profile, when the view has one) of a SessionView."""
     rnd = next((r for r in view.rounds if r.id == comparison.round_id), None)
-    return shown_verdict(comparison, view.correctness, rnd)
+    floor = (getattr(view, "floors", None) or {}).get(comparison.workload)
+    return shown_verdict(comparison, view.correctness, rnd, floor)
 
 
 def round_untrusted(rnd: m.Round) -> str:

@@ -198,7 +198,7 @@ def _core_exceptions() -> dict[str, type]:
     for top in ("session", "measure", "ledger"):
         package = importlib.import_module(top)
         for info in pkgutil.walk_packages(package.__path__, top + "."):
-            if info.name in RUN_BY_PATH:
+            if any(info.name == r or info.name.startswith(r + ".") for r in RUN_BY_PATH):
                 continue
             module = importlib.import_module(info.name)
             for value in vars(module).values():

@@ -515,7 +515,8 @@ def _round_row(
     trust = reads.trust.get(r.id, {})
     rows = []
     for c in view.comparisons.get(r.id, []):
-        shown = vd.shown_verdict(c, view.correctness, r)
+        floor = getattr(view, "floors", {}).get(c.workload)
+        shown = vd.shown_verdict(c, view.correctness, r, floor)
         rows.append(
             ComparisonRow(
                 variant=names.get(c.variant_id, c.variant_id),

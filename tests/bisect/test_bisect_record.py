@@ -128,7 +128,7 @@ def test_a_sessions_torch_workload_is_timed_by_the_worker_one_process_per_run() 
         ),
     )
     spec = spec_of_session(session, "model")
-    assert "torch_worker.py" in spec.command and "time" in spec.command
+    assert "torch_worker/__main__.py" in spec.command and "time" in spec.command
     assert spec.metric_source == "json" and spec.unit == "ms" and not spec.higher
     shell = spec_of_session(session, "shell")
     assert shell.command == "sleep 1" and shell.metric_source == "wall"

@@ -3,21 +3,15 @@ per element, 5-8× under)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+from types import SimpleNamespace
 
 import torch
 
-from measure import harness
-
 
 def _worker():
-    spec = importlib.util.spec_from_file_location("gpuopt_worker_flops", harness.WORKER)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    from measure.torch_worker import profiling, workload
+
+    return SimpleNamespace(Workload=workload.Workload, work_and_traffic=profiling.work_and_traffic)
 
 
 def _flops(tw, fn, x) -> dict:

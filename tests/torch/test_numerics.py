@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
 
-from measure import harness, numerics
+from measure import numerics
 from session import models as m
 
 
 @pytest.fixture(scope="module")
 def worker():
-    spec = importlib.util.spec_from_file_location("gpuopt_torch_worker", harness.WORKER)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from measure.torch_worker import audit, base, compare, workload
+
+    return SimpleNamespace(**{**vars(base), **vars(workload), **vars(audit), **vars(compare)})
 
 
 def one(worker, ref, new, exact=False):
@@ -163,7 +161,9 @@ def test_cpu_step_peak_comes_from_the_profiler_not_the_process(worker, monkeypat
     w = worker.Workload(
         lambda x: (x * 2).sum(), [torch.ones(8)], {}, {}, None, torch.device("cpu"), None, "t"
     )
-    monkeypatch.setattr(worker, "_vmhwm_reset", lambda: False)
+    from measure.torch_worker import audit
+
+    monkeypatch.setattr(audit, "_vmhwm_reset", lambda: False)
     refused = worker.audit_workload(w, False, 0)
     # The process's VmHWM (torch and all) needs clear_refs; without it there is none...
     assert refused["process_peak_bytes"] is None

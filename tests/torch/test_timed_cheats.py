@@ -94,3 +94,41 @@ def test_a_degenerate_reference_is_warned_of(tmp_path: Path) -> None:
     words = " ".join(new.data["warnings"])
     assert "output out[0] is nearly constant: a check on it proves little" in words
     assert "output out[1] does not change with the seed" in words
+
+
+FACTORY = """
+import os
+import torch
+
+def bench(device, seed):
+    # The factory's fn keeps a log of what it was called on, and caches by input object
+    # (the cheat a factory's one set of inputs would let through).
+    cache = {}
+    log = open(os.environ["CALL_LOG"], "a")
+
+    def fn(x):
+        log.write(f"{id(x)} {x.data_ptr()} {float(x.sum())!r}\\n")
+        log.flush()
+        if id(x) not in cache:
+            cache[id(x)] = x.exp()
+        return cache[id(x)]
+
+    g = torch.Generator().manual_seed(seed)
+    return {"fn": fn, "inputs": [torch.randn(4096, generator=g)]}
+"""
+
+
+def test_a_torch_factory_is_timed_on_fresh_inputs_too(tmp_path: Path) -> None:
+    """A `torch:MODULE:CALLABLE` workload gets a new input set per timed call, as the
+    get_inputs path does: the factory is called again (another seed) outside the timer."""
+    (tmp_path / "fac.py").write_text(FACTORY)
+    log = tmp_path / "calls.log"
+    command, _, _ = harness.workload_command("torch", "fac:bench")
+    r = harness.run_worker(command, tmp_path, env={**QUICK, "CALL_LOG": str(log)}, timeout_s=300)
+    assert r.ok, r.output_tail
+    assert r.data["inputs"] == "fresh per call from the factory (called again with a new seed)"
+    calls = [line.split() for line in log.read_text().splitlines()]
+    assert len(calls) >= r.data["samples"] >= 5
+    # no call saw an object or a content that an earlier call saw
+    assert len({c[2] for c in calls}) == len(calls), calls
+    assert len({c[0] for c in calls}) == len(calls) or len({c[1] for c in calls}) == len(calls)
