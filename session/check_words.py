@@ -92,7 +92,7 @@ class Floor:
 
 
 def roofline_floor(summary: Mapping[str, Any] | None) -> Floor | None:
-    """The floor of a profile summary (`session.profile.summarize`'s, the baseline's): None
+    """The floor of a profile summary (`session.profile.run.summarize`'s, the baseline's): None
     where the profile lacks a step time, ceilings, or both FLOPs and input/output bytes."""
     if not summary:
         return None
@@ -123,7 +123,7 @@ def roofline_floor(summary: Mapping[str, Any] | None) -> Floor | None:
 def baseline_floors(ledger: Any, session_id: str) -> dict[str, Floor]:
     """Per workload, the roofline floor of the baseline's newest profile (where it has the
     FLOPs or bytes and the ceilings): a variant's time below it cannot read FASTER."""
-    from session.profile import latest_profiles  # the ledger side only when asked
+    from session.profile.run import latest_profiles  # the ledger side only when asked
 
     found = {}
     for workload, ev in latest_profiles(ledger, session_id, "baseline").items():

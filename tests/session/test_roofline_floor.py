@@ -17,7 +17,7 @@ from session import check_words
 from session import evidence as ev
 from session import models as m
 from session.gates import check_disposition
-from session.profile import summarize
+from session.profile.run import summarize
 from session.read_model import load_view
 from session.verdicts import shown_verdict, verdict_for
 
