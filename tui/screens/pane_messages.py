@@ -75,18 +75,10 @@ class StartBaseline(Message):
 
 
 class StartRound(Message):
-    def __init__(
-        self,
-        min_blocks: int,
-        max_blocks: int,
-        threshold: float | None = None,
-        budget_s: float | None = None,
-    ) -> None:
+    def __init__(self, min_blocks: int, max_blocks: int) -> None:
         super().__init__()
         self.min_blocks = min_blocks
         self.max_blocks = max_blocks
-        self.threshold = threshold  # None: the contract's
-        self.budget_s = budget_s  # None: no time budget
 
 
 class StopWork(Message):
