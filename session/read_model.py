@@ -151,6 +151,45 @@ def values_per_workload(ledger: Any, baseline_id: str) -> dict[str, int]:
     return {r["workload"]: r["n"] for r in rows}
 
 
+# ---------------------------------------------------------------------------- rows a screen lists
+
+
+def session_rows(ledger: Any) -> list[dict[str, Any]]:
+    """Every session's listing row (id, title, repo, counts), as the picker shows them."""
+    return list(ledger.session_rows())
+
+
+def stored_session(ledger: Any, session_id: str) -> m.Session | None:
+    """The session row as stored now (None: gone)."""
+    found: m.Session | None = ledger.get(m.Session, session_id)
+    return found
+
+
+def evidence_of(ledger: Any, session_id: str, hypothesis_id: str | None = None) -> list[m.Evidence]:
+    """A session's evidence, oldest first (only one hypothesis's when given)."""
+    rows = ledger.list(m.Evidence, session_id=session_id, order_by="created_at, rowid")
+    return [e for e in rows if hypothesis_id is None or e.hypothesis_id == hypothesis_id]
+
+
+def stored_preflight(ledger: Any, session_id: str) -> dict[m.PreflightQuestion, m.PreflightAnswer]:
+    """The preflight answers as stored now (newer than a view's, when written elsewhere)."""
+    return {a.question: a for a in ledger.list(m.PreflightAnswer, session_id=session_id)}
+
+
+def rejected_hypotheses(ledger: Any) -> list[m.Hypothesis]:
+    """Every session's rejected hypotheses, newest first (the review's list)."""
+    return list(
+        ledger.list(
+            m.Hypothesis, status=m.HypothesisStatus.REJECTED, order_by="created_at DESC, rowid DESC"
+        )
+    )
+
+
+def check_sessions(ledger: Any) -> None:
+    """Read every session row once, so a bad one is named (ledger.unreadable), not fatal."""
+    ledger.list(m.Session)
+
+
 def kept_per_session(ledger: Any) -> dict[str, int]:
     """Per session id, how many of its dispositions keep a variant (any of the keep kinds)."""
     rows = ledger.query(

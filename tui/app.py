@@ -18,8 +18,7 @@ from textual.message import Message
 from textual.screen import Screen
 
 from session import models as m
-from session.ledger_access import Ledger
-from session.telemetry_access import NullMonitor, make_monitor
+from session.api import Ledger, NullMonitor, make_monitor
 from tui.keymap import KeymapError, load_keymap
 from tui.screens.modals import QuitModal
 from tui.screens.picker import PickerScreen

@@ -43,9 +43,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run_add(args: argparse.Namespace) -> int:
     import sys
 
-    from session import conduct, torch_inputs
-    from session.variant_add import add_variant
+    from session.variant_add import add_variant, variant_warnings
     from tui.commands.common import open_ledger, print_json, session_of
+    from tui.display import plain
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
@@ -54,29 +54,13 @@ def run_add(args: argparse.Namespace) -> int:
             ledger, session, args.name, ref=args.ref, patch=args.patch,
             hypothesis_id=args.hypothesis, probe=args.probe,
         )  # fmt: skip
-        missing = conduct.missing_uncommitted(ledger, session, variant)
-        own_inputs = torch_inputs.variant_add_warnings(ledger, session, variant)
-    for note in own_inputs:
-        from tui.display import plain
-
-        print(f"gpuopt: warning: {plain(note)}", file=sys.stderr)
-    if missing:
-        from tui.display import plain
-
-        shown = ", ".join(plain(p) for p in missing[:5]) + (
-            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        )
-        print(
-            f"gpuopt: warning: the baseline includes uncommitted changes to {shown} that "
-            f"{plain(args.ref)} does not have; the round would measure their absence too. "
-            "Commit them on that branch, or make the variant with --patch (it starts from "
-            "the baseline)",
-            file=sys.stderr,
-        )
+        warnings = variant_warnings(ledger, session, variant)  # the session layer's words
+    for w in warnings:
+        print(f"gpuopt: {w.severity}: {plain(w.words())}", file=sys.stderr)
     if args.json:
         print_json(variant.model_dump(mode="json"))
         return 0
-    from tui.display import LONG_LIMIT, plain
+    from tui.display import LONG_LIMIT
 
     kind = "probe" if variant.probe else "change"
     print(f"variant {plain(variant.name)} ({plain(variant.id)}, {kind}) at "
@@ -84,14 +68,6 @@ def run_add(args: argparse.Namespace) -> int:
     print(f"diff against the baseline snapshot: {variant.files_changed} file(s)")
     for line in plain(variant.diff_stat, LONG_LIMIT, multiline=True).splitlines():
         print(f"  {line}")
-    if variant.files_changed == 0:
-        print("gpuopt: note: this variant is identical to the baseline snapshot", file=sys.stderr)
-    elif conduct.many_files(variant):
-        print(
-            f"gpuopt: warning: {variant.files_changed} files changed; one factor should look "
-            "like one (split it into several variants?)",
-            file=sys.stderr,
-        )
     return 0
 
 

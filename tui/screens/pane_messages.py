@@ -75,10 +75,18 @@ class StartBaseline(Message):
 
 
 class StartRound(Message):
-    def __init__(self, min_blocks: int, max_blocks: int) -> None:
+    def __init__(
+        self,
+        min_blocks: int,
+        max_blocks: int,
+        threshold: float | None = None,
+        budget_s: float | None = None,
+    ) -> None:
         super().__init__()
         self.min_blocks = min_blocks
         self.max_blocks = max_blocks
+        self.threshold = threshold  # None: the contract's
+        self.budget_s = budget_s  # None: no time budget
 
 
 class StopWork(Message):

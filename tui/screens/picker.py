@@ -11,9 +11,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from session import models as m
-from session.errors import GpuoptError
-from session.manage import DeleteReport, archive_session, delete_session, rename_session
+from session.api import DeleteReport, GpuoptError, Session
+from session.read_model import session_rows
 from tui.display import cell, home_short, plain
 from tui.keymap import bindings_help
 from tui.screens.modals import ConfirmModal, ErrorModal, FormModal, HelpModal
@@ -131,7 +130,7 @@ class PickerScreen(Screen[None]):
         sid = row["id"]
 
         def submit(vals: dict[str, Any]) -> str:
-            return str(rename_session(app.ledger, sid, vals["title"]).title)
+            return str(Session(app.ledger, sid).rename(vals["title"]).value.title)
 
         def renamed(title: str | None) -> None:
             if title is not None:
@@ -146,11 +145,12 @@ class PickerScreen(Screen[None]):
         if row is None or not self._writable():
             return
         app: Any = self.app
-        session = app.ledger.get(m.Session, row["id"])
+        api = Session(app.ledger, row["id"])
+        session = api.stored()
         back = bool(getattr(session, "archived", False))
 
         def archive() -> str:
-            archive_session(app.ledger, row["id"], archived=not back)
+            api.archive(archived=not back)
             if back:
                 return "Brought back from the archive."
             return "Archived: kept whole, listed apart (A again brings it back)."
@@ -166,7 +166,9 @@ class PickerScreen(Screen[None]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._managed("deleted", lambda: deleted_words(delete_session(app.ledger, sid)))
+                self._managed(
+                    "deleted", lambda: deleted_words(Session(app.ledger, sid).delete().value)
+                )
 
         self.app.push_screen(
             ConfirmModal(
@@ -202,7 +204,7 @@ class PickerScreen(Screen[None]):
         app: Any = self.app
         t = self.query_one(DataTable)
         t.clear()
-        rows = app.ledger.session_rows()
+        rows = session_rows(app.ledger)
         self._rows = rows
         title_w, repo_w = fit_widths(self.app.size.width)
         for r in rows:

@@ -17,11 +17,19 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
 from session import models as m
+from session.api import LedgerError
 from session.bisect import store as bisection_store
 from session.conduct import baseline_words  # the one wording of a baseline's outcome
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
-from session.ledger_access import LedgerError
-from session.read_model import SessionView, kept_per_session, load_view
+from session.read_model import (
+    SessionView,
+    check_sessions,
+    kept_per_session,
+    load_view,
+    rejected_hypotheses,
+    session_rows,
+    stored_session,
+)
 from session.record import SessionExport, gather
 from session.record_files import default_export_dir, export_record
 from session.timing import error_tail, metric_legend
@@ -105,18 +113,16 @@ class ReviewScreen(Screen[None]):
 
     def load(self) -> None:
         led = self.ledger
-        self.rows = led.session_rows()
+        self.rows = session_rows(led)
         kept = kept_per_session(led)
         for r in self.rows:
             r["kept"] = kept.get(r["id"], 0)
-        led.list(m.Session)  # validates each session row: a bad one is named, not fatal
+        check_sessions(led)  # validates each session row: a bad one is named, not fatal
         self.fill_sessions()
         titles = {r["id"]: r["title"] for r in self.rows}
         t = self.query_one("#review-rejected", DataTable)
         t.clear()
-        for h in led.list(
-            m.Hypothesis, status=m.HypothesisStatus.REJECTED, order_by="created_at DESC, rowid DESC"
-        ):
+        for h in rejected_hypotheses(led):
             t.add_row(  # a foreign ledger's text: shown literally, never read as markup
                 cell(titles.get(h.session_id, h.session_id)[:24]),
                 cell(h.title),
@@ -269,9 +275,12 @@ class ReviewScreen(Screen[None]):
         if sid is None:
             return
         try:
-            session = self.ledger.get(m.Session, sid)
+            session = stored_session(self.ledger, sid)
         except LedgerError as exc:
             self.notify(plain(exc, 1000), severity="warning", markup=False)
+            return
+        if session is None:
+            self.notify(f"No session {plain(sid, 40)} any more.", severity="warning", markup=False)
             return
         target = getattr(self.app, "export_dir", None) or default_export_dir()
         try:

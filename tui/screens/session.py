@@ -24,27 +24,32 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Static
 from textual.worker import Worker, WorkerState
 
-from session import dispositions, hypotheses, preflight
+from session import hypotheses
 from session import models as m
-from session.cluster import jobs
+from session.api import (
+    ENGINE_ERRORS,
+    ConflictError,
+    Ledger,
+    LedgerError,
+    PreflightEdit,
+    Result,
+    Session,
+)
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.edits import EditConflict
 from session.errors import GateRefusal
 from session.gates import in_form
-from session.ledger_access import ENGINE_ERRORS, ConflictError, Ledger, LedgerError
 from session.read_model import (
     STEP_ORDER,
     SessionView,
-    confirm_residual,
     disposition_gates,
     load_view,
     residual_suggestion,
 )
-from session.record_files import default_export_dir, export_record, record_markdown
+from session.record_files import default_export_dir
 from session.refs import SAME_TREE, list_refs
 from session.residuals import SHORT as RESIDUAL_WORDS
 from session.steps import LABELS as STEP_TITLES
-from session.variant_add import add_variant
 from tui.display import plain, shown
 from tui.keymap import bindings_help, shown_key
 from tui.screens.modals import ConfirmModal, ConflictModal, ErrorModal, FormModal, HelpModal
@@ -190,6 +195,11 @@ class SessionScreen(Screen[None]):
     @property
     def ledger(self) -> Any:
         return self.app.ledger  # type: ignore[attr-defined]
+
+    @property
+    def api(self) -> Session:
+        """The session API: the one door through which this screen changes the session."""
+        return Session(self.ledger, self.session_id)
 
     def pane(self, step: m.StepName | None = None) -> StepPane:
         return self.query_one(f"#step-{(step or self.current).value}", StepPane)
@@ -493,7 +503,7 @@ class SessionScreen(Screen[None]):
         self.start_baseline(msg.runs, msg.warmup)
 
     def on_start_round(self, msg: StartRound) -> None:
-        self.start_round(msg.min_blocks, msg.max_blocks)
+        self.start_round(msg.min_blocks, msg.max_blocks, msg.threshold, msg.budget_s)
 
     def on_stop_work(self, _msg: StopWork) -> None:
         self.stop_work()
@@ -531,10 +541,7 @@ class SessionScreen(Screen[None]):
             return
         read = self.view.session_read if self.view is not None else None
         try:
-            if read is None:
-                self.ledger.put(session)
-            else:
-                self.ledger.put_if_unchanged(session, read)
+            self.api.save(session, read)
         except ConflictError as exc:
             self.show_conflict(exc, session, edited)
             return
@@ -577,17 +584,18 @@ class SessionScreen(Screen[None]):
         if not self._guard() or not items or self.view is None:
             return
         session = self.view.session
+        answers = [i for i in items if isinstance(i, m.PreflightAnswer)]
+        edits = [
+            PreflightEdit(a.question, a.kind, a.text, a.evidence_id, a.concern_area)
+            for a in answers
+        ]
+        read = {a.question: (reads or {}).get(a.question, a) for a in answers}
         try:
-            with self.ledger.write():
-                for item in items:
-                    if isinstance(item, m.PreflightAnswer):
-                        preflight.set_answer(
-                            self.ledger, session, item.question, item.kind, item.text,
-                            evidence_id=item.evidence_id, concern_area=item.concern_area,
-                            read=(reads or {}).get(item.question, item),
-                        )  # fmt: skip
-                    else:
-                        self.ledger.put(item)
+            if edits:
+                self.api.answer_preflight(session, edits, read)
+            rest = [i for i in items if not isinstance(i, m.PreflightAnswer)]
+            if rest:
+                self.api.put(*rest)
         except Exception as exc:
             self.show_error("Nothing was saved", str(exc))
             return
@@ -598,7 +606,7 @@ class SessionScreen(Screen[None]):
         if not self._guard() or self.view is None:
             return None
         try:
-            h, similar = hypotheses.add_hypothesis(self.ledger, self.view.session, **vals)
+            h, similar = self.api.add_hypothesis(self.view.session, **vals).value
         except ENGINE_ERRORS as exc:
             self.show_error("Hypothesis not saved", str(exc))
             return None
@@ -622,7 +630,7 @@ class SessionScreen(Screen[None]):
             self.notify("Nothing changed.", markup=False)
             return
         try:
-            new = hypotheses.edit_hypothesis(self.ledger, h, "edited in the app", **edited)
+            new = self.api.edit_hypothesis(h, "edited in the app", **edited).value
         except EditConflict as exc:
             stored = exc.current
             assert isinstance(stored, m.Hypothesis)
@@ -655,8 +663,7 @@ class SessionScreen(Screen[None]):
         ]
 
         def submit(vals: dict[str, Any]) -> str:
-            hypotheses.set_status(
-                self.ledger,
+            self.api.set_hypothesis_status(
                 h,
                 m.HypothesisStatus(vals["status"]),
                 vals["why"],
@@ -717,7 +724,7 @@ class SessionScreen(Screen[None]):
             ),
         ]
 
-        def submit(vals: dict[str, Any]) -> m.Variant:
+        def submit(vals: dict[str, Any]) -> Result[m.Variant]:
             patch_file = vals["patch"].strip()
             ref = vals["ref"].strip() or vals["ref_pick"]
             if not ref and not patch_file:
@@ -729,8 +736,7 @@ class SessionScreen(Screen[None]):
             )
             how: dict[str, Any] = {"patch": patch_file} if patch_file else {"ref": ref}
             # the race-safe path: a variant not recorded leaves no snapshot ref behind
-            return add_variant(
-                self.ledger,
+            return self.api.add_variant(
                 view.session,
                 name,
                 hypothesis_id=vals["hypothesis_id"] or None,
@@ -773,7 +779,7 @@ class SessionScreen(Screen[None]):
                 note=note,
                 on_choice=follow_ref,
             ),
-            lambda r: self._after(r, f"variant {getattr(r, 'name', '')} added"),
+            self._variant_added,
         )
 
     def ask_residual(self) -> None:
@@ -804,9 +810,9 @@ class SessionScreen(Screen[None]):
             if not vals["residual"]:
                 raise ValueError("choose a residual class")
             v = next(x for x in view.variants if x.id == vals["variant"])
-            return confirm_residual(
-                self.ledger, view, v, m.ResidualClass(vals["residual"]), vals["note"]
-            )
+            return self.api.confirm_residual(
+                view, v, m.ResidualClass(vals["residual"]), vals["note"]
+            ).value
 
         self.app.push_screen(
             FormModal("Confirm the residual", fields, submit),
@@ -865,9 +871,9 @@ class SessionScreen(Screen[None]):
                 "reopen_when": vals["reopen_when"],
             }
             try:
-                return dispositions.dispose(
-                    self.ledger, view.session, v, m.DispositionChoice(vals["choice"]), **kw
-                )
+                return self.api.decide(
+                    view.session, v, m.DispositionChoice(vals["choice"]), **kw
+                ).value
             except GateRefusal as exc:  # the gate's words, naming this form's fields
                 raise GateRefusal([in_form(r, FORM_LABELS) for r in exc.reasons]) from None
 
@@ -894,6 +900,20 @@ class SessionScreen(Screen[None]):
             lambda r: self._after(r, f"decision recorded for {v.name}"),
         )
 
+    def _variant_added(self, result: Result[m.Variant] | None) -> None:
+        """The variant's warnings (the CLI's own, from the session layer), then the note."""
+        if result is None:
+            return
+        self._after(result, f"variant {result.value.name} added")
+        for w in result.warnings:
+            self.notify(
+                plain(w.words(), 1000),
+                title=w.severity,
+                severity="warning" if w.severity == "warning" else "information",
+                markup=False,
+                timeout=12,
+            )
+
     def _after(self, result: Any, note: str) -> None:
         if result is None:
             return
@@ -907,7 +927,7 @@ class SessionScreen(Screen[None]):
             return ""
         if self._record_md is None:
             try:
-                self._record_md = record_markdown(self.ledger, self.view.session)
+                self._record_md = self.api.record(self.view.session)
             except Exception as exc:
                 self._record_md = f"The record could not be built: {exc}"
         return self._record_md
@@ -917,7 +937,7 @@ class SessionScreen(Screen[None]):
             return
         target = getattr(self.app, "export_dir", None) or default_export_dir()
         try:
-            path = export_record(self.ledger, self.view.session, target)
+            path = self.api.export(self.view.session, target).value
         except OSError as exc:
             self.show_error("Export failed", str(exc))
             return
@@ -935,14 +955,20 @@ class SessionScreen(Screen[None]):
         self._begin("baseline")
         self._baseline_worker(self.view.session.id, runs, warmup)
 
-    def start_round(self, min_blocks: int, max_blocks: int) -> None:
+    def start_round(
+        self,
+        min_blocks: int,
+        max_blocks: int,
+        threshold: float | None = None,
+        budget_s: float | None = None,
+    ) -> None:
         if not self._guard() or self.view is None:
             return
         if self.busy:
             self.notify(f"A {self.busy} is already running.", severity="warning")
             return
         self._begin("round")
-        self._round_worker(self.view.session.id, min_blocks, max_blocks)
+        self._round_worker(self.view.session.id, min_blocks, max_blocks, threshold, budget_s)
 
     def _begin(self, kind: str) -> None:
         self.busy = kind
@@ -972,10 +998,10 @@ class SessionScreen(Screen[None]):
         """In a worker thread: run one engine call on a ledger connection of its own and
         report its end (or its error in words) as a message; widgets are never touched."""
         with Ledger.open(self.app.ledger_path) as ledger:  # type: ignore[attr-defined]
-            session = ledger.get(m.Session, session_id)
+            session = Session(ledger, session_id).stored()
             monitor = self.app.make_monitor(ledger, session_id)  # type: ignore[attr-defined]
             try:
-                result = call(ledger, session, self._progress(kind), monitor)
+                result = call(ledger, session, self._progress(kind), monitor).value
             except ENGINE_ERRORS as exc:
                 self.post_message(
                     EngineDone(kind, "", error=str(getattr(exc, "reason", "") or exc))
@@ -988,8 +1014,7 @@ class SessionScreen(Screen[None]):
         self._engine_job(
             "baseline",
             session_id,
-            lambda ledger, session, progress, monitor: jobs.baseline_where_contracted(
-                ledger,
+            lambda ledger, session, progress, monitor: Session(ledger, session_id).record_baseline(
                 session,
                 runs=runs,
                 warmup=warmup,
@@ -1002,15 +1027,23 @@ class SessionScreen(Screen[None]):
         )
 
     @work(thread=True, exit_on_error=False, group="engine", name="round")
-    def _round_worker(self, session_id: str, min_blocks: int, max_blocks: int) -> None:
+    def _round_worker(
+        self,
+        session_id: str,
+        min_blocks: int,
+        max_blocks: int,
+        threshold: float | None = None,
+        budget_s: float | None = None,
+    ) -> None:
         self._engine_job(
             "round",
             session_id,
-            lambda ledger, session, progress, monitor: jobs.round_where_contracted(
-                ledger,
+            lambda ledger, session, progress, monitor: Session(ledger, session_id).run_round(
                 session,
                 min_blocks=min_blocks,
                 max_blocks=max_blocks,
+                threshold=threshold,
+                budget_s=budget_s,
                 progress=progress,
                 stop=self.stop_event,
                 monitor=monitor,

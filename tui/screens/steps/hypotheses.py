@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 
 from session import models as m
+from session.api import Session
 from session.evidence import describe
 from session.hypotheses import similar_rejected
 from session.read_model import SessionView
@@ -134,7 +135,7 @@ class HypothesesPane(StepPane):
         h = self.selected()
         ledger = self.context.ledger
         found = (
-            [e for e in ledger.list(m.Evidence, session_id=h.session_id) if e.hypothesis_id == h.id]
+            Session(ledger, h.session_id).evidence(h.id)
             if h is not None and ledger is not None
             else []
         )

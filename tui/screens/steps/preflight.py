@@ -10,6 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
 from session import models as m
+from session.api import Session
 from session.concerns import LABELS as CONCERN_LABELS
 from session.evidence import describe
 from session.preflight import (
@@ -18,11 +19,7 @@ from session.preflight import (
     KIND_LABELS,
     QUESTIONS,
     PreflightView,
-    checklist,
-    set_bottleneck,
-    set_checklist,
 )
-from session.preflight import view as preflight_view
 from session.read_model import SessionView
 from tui.display import plain, shown
 from tui.screens.modals import ConflictModal, FormModal
@@ -107,14 +104,12 @@ class PreflightPane(StepPane):
         if view is None:
             return
         ledger = self.context.ledger
-        pv = preflight_view(ledger, view.session) if ledger is not None else None
+        api = Session(ledger, view.session.id) if ledger is not None else None
+        pv = api.preflight(view.session) if api is not None else None
         self.query_one("#preflight-summary", Static).update(summary_text(pv))
         evidence = (
-            [
-                (shown(describe(e), 60, brief=True), e.id)
-                for e in ledger.list(m.Evidence, session_id=view.session.id)
-            ]
-            if ledger is not None
+            [(shown(describe(e), 60, brief=True), e.id) for e in api.evidence()]
+            if api is not None
             else []
         )
         for question in QUESTIONS:
@@ -177,10 +172,7 @@ class PreflightPane(StepPane):
         if not answers:
             self.notify("Nothing changed.", markup=False)
             return
-        stored_answers = {
-            a.question: a
-            for a in self.context.ledger.list(m.PreflightAnswer, session_id=view.session.id)
-        }
+        stored_answers = Session(self.context.ledger, view.session.id).preflight_answers()
         stored = {q: _answer_key(a) for q, a in stored_answers.items()}
         shown_answers = {a.question: a for a in view.preflight}
         reads = {a.question: shown_answers.get(a.question, a) for a in answers}
@@ -217,7 +209,8 @@ class PreflightPane(StepPane):
         view, ledger = self.view, self.context.ledger
         if view is None or ledger is None or self.readonly:
             return
-        fresh = ledger.get(m.Session, view.session.id) or view.session
+        api = Session(ledger, view.session.id)
+        fresh = api.stored() or view.session
         fields = [
             Field(
                 "bottleneck",
@@ -233,7 +226,7 @@ class PreflightPane(StepPane):
         ]
 
         def submit(vals: dict[str, str]) -> m.Session:
-            return set_bottleneck(ledger, view.session, vals["bottleneck"], vals["evidence"])
+            return api.set_bottleneck(view.session, vals["bottleneck"], vals["evidence"]).value
 
         self.app.push_screen(
             FormModal("The bottleneck", fields, submit), lambda r: self._saved(r, "bottleneck set")
@@ -243,7 +236,8 @@ class PreflightPane(StepPane):
         view, ledger = self.view, self.context.ledger
         if view is None or ledger is None or self.readonly:
             return
-        items = {c.number: c for c in checklist(ledger, view.session)}
+        api = Session(ledger, view.session.id)
+        items = {c.number: c for c in api.checklist(view.session)}
         boxes = [(f"item{n}", f"{n:>2}. {text}", items[n].done) for n, text in CHECKLIST.items()]
 
         def submit(vals: dict[str, object]) -> int:
@@ -251,7 +245,7 @@ class PreflightPane(StepPane):
             for n in CHECKLIST:
                 done = bool(vals.get(f"item{n}"))
                 if done != items[n].done:
-                    set_checklist(ledger, view.session, n, done)
+                    api.set_checklist(view.session, n, done)
                     changed += 1
             return changed
 

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 
 from session import conduct
 from session import models as m
+from session.api import Session, round_problem
 from session.guidance import ROUND_GUIDANCE, untrusted_round
 from session.read_model import SessionView
 from session.timing import error_tail, metric_legend
@@ -40,6 +41,13 @@ class RoundPane(StepPane):
             "s", "stop", "stop", tooltip="Stop the round after the current run", id="round.stop"
         ),
         Binding(
+            "t",
+            "advised_threshold",
+            "advised band",
+            tooltip="Fill in the threshold the too-noisy baseline advises",
+            id="round.advised_threshold",
+        ),
+        Binding(
             "g",
             "rebaseline",
             "baseline again",
@@ -57,6 +65,8 @@ class RoundPane(StepPane):
         with Horizontal(classes="row", id="round-settings"):
             yield Field("min_blocks", "Min blocks", "10")
             yield Field("max_blocks", "Max blocks", "30")
+            yield Field("threshold", "Threshold (blank: contract's)", placeholder="e.g. 0.05")
+            yield Field("budget", "Budget s (blank: none)", placeholder="e.g. 600")
         with Vertical(id="round-progress", classes="progress-box"):
             yield Static("", id="round-status")
             yield ProgressBar(total=30, show_eta=False, id="round-bar")
@@ -86,6 +96,13 @@ class RoundPane(StepPane):
             moved = rnd.baseline_reproduced is False
             key = self.own_key("round.rebaseline" if moved else "round.run")
             return untrusted_round(rnd.number, why, baseline_moved=moved, keys=f"press {key}")
+        fit = self.advised() if not self.readonly else None
+        if fit is not None:
+            key = self.own_key("round.advised_threshold")
+            return (
+                f"the baseline is too noisy for its band; press {key} to use the band it "
+                f"supports (threshold {fit:.3g}), then r to run a round."
+            )
         return "press r to run a round with these variants."
 
     def refresh_body(self, view: SessionView | None) -> None:
@@ -152,24 +169,67 @@ class RoundPane(StepPane):
             return
         self.post_message(AskVariant())
 
-    def _blocks(self) -> tuple[int, int] | None:
+    def _settings(self) -> tuple[int, int, float | None, float | None] | None:
+        """Min and max blocks, threshold and budget as typed, refused by the session's own
+        rule (`session.api.round_problem`: the block minimum comes from the design)."""
         f = {x.field_name: x for x in self.query(Field)}
+        for x in f.values():
+            x.set_error("")
         try:
             lo, hi = int(f["min_blocks"].value), int(f["max_blocks"].value)
-            if lo < 6 or hi < lo:
-                raise ValueError
         except ValueError:
-            f["max_blocks"].set_error("whole numbers, 6 ≤ min ≤ max: fewer blocks can never decide")
+            f["max_blocks"].set_error("min and max blocks are whole numbers")
             return None
-        f["max_blocks"].set_error("")
-        return lo, hi
+        try:
+            thr = float(f["threshold"].value) if f["threshold"].value.strip() else None
+            budget = float(f["budget"].value) if f["budget"].value.strip() else None
+        except ValueError:
+            f["threshold"].set_error("threshold and budget are numbers (e.g. 0.05, 600)")
+            return None
+        why = round_problem(lo, hi, thr, budget)
+        if why:
+            target = "max_blocks" if why.startswith("blocks") else "threshold"
+            f[target].set_error(why)
+            return None
+        return lo, hi, thr, budget
+
+    def _blocks(self) -> tuple[int, int] | None:
+        got = self._settings()
+        return (got[0], got[1]) if got is not None else None
 
     def action_run(self) -> None:
         if self.readonly or self.view is None:
             return
-        blocks = self._blocks()
-        if blocks is not None:
-            self.post_message(StartRound(min_blocks=blocks[0], max_blocks=blocks[1]))
+        got = self._settings()
+        if got is not None:
+            lo, hi, thr, budget = got
+            self.post_message(
+                StartRound(min_blocks=lo, max_blocks=hi, threshold=thr, budget_s=budget)
+            )
+
+    def advised(self) -> float | None:
+        """The band the latest baseline advises (None: none), read once per baseline."""
+        view, ledger = self.view, self.context.ledger
+        if view is None or view.baseline is None or ledger is None:
+            return None
+        key = (view.baseline.id, view.session.contract.threshold)
+        if getattr(self, "_advised_for", None) != key:
+            self._advised_for = key
+            self._advised = Session(ledger, view.session.id).advised_threshold(
+                view.session, view.baseline
+            )
+        return self._advised
+
+    def action_advised_threshold(self) -> None:
+        """One key from the baseline's too-noisy advice to a round at the band it supports."""
+        if self.readonly or self.view is None:
+            return
+        fit = self.advised()
+        if fit is None:
+            self.notify("The baseline advises no other band.", markup=False)
+            return
+        self.query_one("#field-threshold", Field).value = f"{fit:.3g}"
+        self.notify(f"Threshold set to the advised {fit:.3g}: press r to run.", markup=False)
 
     def action_rebaseline(self) -> None:
         """Record the baseline again (gpuopt baseline's defaults), then, once it is in and
