@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from session import models as m
+from session.format import bytes_text
 from session.ledger_port import LedgerLike
-from session.verdicts import bytes_text
 
 A = m.ConcernArea
 

@@ -1,0 +1,54 @@
+"""session.format: one way to write each figure, for the CLI, the app and the record."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from session import format as fmt
+
+
+def test_ratio_and_interval_three_decimals() -> None:
+    assert fmt.ratio_text(0.73104) == "0.731"
+    assert fmt.ci_text(0.73104, 0.7549) == "0.731–0.755"
+    assert fmt.ratio_text(None) == fmt.DASH
+    assert fmt.ci_text(0.9, None) == fmt.DASH
+    assert fmt.ratio_text(math.nan) == fmt.DASH
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0, "0s"),
+        (42.4, "42s"),
+        (65, "1m05s"),
+        (3599.6, "1h00m"),
+        (7380, "2h03m"),
+        (None, "—"),
+        (-1, "—"),
+    ],
+)
+def test_eta(seconds: float | None, text: str) -> None:
+    assert fmt.eta_text(seconds) == text
+
+
+def test_bytes_one_formatter_with_sign() -> None:
+    assert fmt.bytes_text(512) == "512 B"
+    assert fmt.bytes_text(12 * 2**10) == "12.0 KiB"
+    assert fmt.bytes_text(3 * 2**20 + 2**19) == "3.5 MiB"
+    assert fmt.bytes_text(5 * 2**30) == "5.00 GiB"
+    assert fmt.bytes_text(-3 * 2**20, signed=True) == "−3.0 MiB"
+    assert fmt.bytes_text(0, signed=True) == "±0 B"
+    assert fmt.bytes_text(None) == "—"
+
+
+def test_every_verdict_word_has_a_distinct_colour() -> None:
+    from measure.vocabulary import Verdict
+
+    for v in Verdict:
+        assert v.value in fmt.VERDICT_STYLE, v
+    assert "BROKEN" in fmt.VERDICT_STYLE
+    speed_words = [w for w in fmt.VERDICT_STYLE if w != "FAILED"]
+    assert len({fmt.VERDICT_STYLE[w] for w in speed_words}) == len(speed_words)
+    assert fmt.verdict_style("whatever") == "bold"
