@@ -49,6 +49,7 @@ __all__ = [
     "Session",
     "VariantWarning",
     "VariantWarningKind",
+    "baseline_problem",
     "blocks_problem",
     "fewest_blocks",
     "make_monitor",
@@ -90,9 +91,28 @@ def round_problem(
     min_blocks: int, max_blocks: int, threshold: float | None = None, budget_s: float | None = None
 ) -> str | None:
     """Why a round with these settings is refused before it starts (None: it may run)."""
-    why = blocks_problem(min_blocks, max_blocks)
-    if why:
-        return why
+    return blocks_problem(min_blocks, max_blocks) or _band_problem(threshold, budget_s)
+
+
+def baseline_problem(
+    runs: int,
+    warmup: int,
+    max_runs: int | None = None,
+    threshold: float | None = None,
+    budget_s: float | None = None,
+) -> str | None:
+    """Why a baseline with these settings is refused before it starts (None: it may run):
+    the refusals of `conduct.record_baseline` and `gpuopt baseline`, said before a run."""
+    if runs < 2:
+        return "a baseline needs at least 2 runs per workload"
+    if warmup < 0:
+        return "warm-up runs cannot be negative"
+    if max_runs is not None and max_runs < runs:
+        return f"max runs ({max_runs}) is below the minimum of runs ({runs})"
+    return _band_problem(threshold, budget_s)
+
+
+def _band_problem(threshold: float | None, budget_s: float | None) -> str | None:
     if threshold is not None and not 0 < threshold < 1:
         return "the threshold must lie between 0 and 1 (e.g. 0.02 for 2%)"
     if budget_s is not None and not budget_s > 0:

@@ -75,14 +75,14 @@ async def test_a_threshold_out_of_range_is_refused_with_the_cores_words(tmp_path
 async def test_the_advised_band_is_one_key_away(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """t fills the band the baseline advises (`Session.advised_threshold`, the words the
+    """f fills the band the baseline advises (`Session.advised_threshold`, the words the
     baseline's too-noisy warning gives as --threshold), and r runs at it."""
     monkeypatch.setattr(Session, "advised_threshold", lambda self, s, b: 0.045)
     ledger = sample(tmp_path / "l.db")
     app = PaneApp(RoundPane, ledger)
     async with app.run_test(size=(120, 40)) as pilot:
         await built(pilot, app.pane)
-        await pilot.press("t", "r")
+        await pilot.press("f", "r")
         await pilot.pause()
         got = list(app.holder.got)
         typed = app.pane.query_one("#field-threshold", Field).value

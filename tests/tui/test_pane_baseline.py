@@ -137,6 +137,8 @@ async def test_a_too_noisy_baseline_says_a_round_may_go_on_at_its_band(tmp_path:
         assert "too noisy for ±2%" in info
         assert "a round may go on at ±" in hint and "--threshold 0." in hint, hint
         assert "gpuopt round" in hint
+        # issue 22: the app's own way to that band, one key on the Round step
+        assert "5, then f" in hint and "only `gpuopt round" not in hint, hint
     ledger.close()
 
 

@@ -68,10 +68,20 @@ class AskHypothesisStatus(Message):
 
 
 class StartBaseline(Message):
-    def __init__(self, runs: int, warmup: int) -> None:
+    def __init__(
+        self,
+        runs: int,
+        warmup: int,
+        max_runs: int | None = None,
+        threshold: float | None = None,
+        budget_s: float | None = None,
+    ) -> None:
         super().__init__()
         self.runs = runs
         self.warmup = warmup
+        self.max_runs = max_runs  # None: gpuopt baseline's default
+        self.threshold = threshold  # None: the contract's
+        self.budget_s = budget_s  # None: no time budget
 
 
 class StartRound(Message):

@@ -11,17 +11,17 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from session.api import DeleteReport, GpuoptError, Session
+from session.api import GpuoptError, Session
 from session.read_model import session_rows
 from tui.display import cell, home_short, plain
 from tui.keymap import bindings_help
 from tui.screens.modals import ConfirmModal, ErrorModal, FormModal, HelpModal
 from tui.screens.review import ReviewScreen
 from tui.screens.session import SessionScreen
+from tui.screens.session_manage import deleted_words
 from tui.widgets.form import Field
 from tui.widgets.glossary import glossary
 from tui.widgets.palette import PaletteCommand, ScreenCommands
-from tui.widgets.words import count
 
 PICKER_GUIDANCE = (
     "Pick a session to continue it, or press n to start a new one. "
@@ -85,6 +85,14 @@ class PickerScreen(Screen[None]):
             for b in self.BINDINGS
             if isinstance(b, Binding) and b.tooltip
         ]
+        out.append(
+            PaletteCommand(
+                "Delete the selected session with its kept variants' refs (asked first)",
+                "gpuopt session delete --with-refs",
+                partial(self.action_delete, True),
+                words="delete remove session refs",
+            )
+        )
         for row in self._rows:
             out.append(
                 PaletteCommand(
@@ -157,7 +165,7 @@ class PickerScreen(Screen[None]):
 
         self._managed("archived", archive)
 
-    def action_delete(self) -> None:
+    def action_delete(self, with_refs: bool = False) -> None:
         row = self._selected()
         if row is None or not self._writable():
             return
@@ -167,15 +175,19 @@ class PickerScreen(Screen[None]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self._managed(
-                    "deleted", lambda: deleted_words(Session(app.ledger, sid).delete().value)
+                    "deleted", lambda: deleted_words(api.delete(with_refs=with_refs).value)
                 )
 
+        api = Session(app.ledger, sid)
+        refs = (
+            "Its kept variants' snapshot refs go too."
+            if with_refs
+            else "The snapshots of its kept variants stay in the repository (the palette's "
+            "'delete … with its refs' removes them too)."
+        )
+
         self.app.push_screen(
-            ConfirmModal(
-                f"Delete the session {title} ({sid[:8]}) and every row of it? The snapshots of "
-                "its kept variants stay in the repository (gpuopt session delete --with-refs "
-                "removes them too)."
-            ),
+            ConfirmModal(f"Delete the session {title} ({sid[:8]}) and every row of it? {refs}"),
             answered,
         )
 
@@ -261,20 +273,3 @@ def fit_widths(width: int) -> tuple[int, int]:
     room = max(width - OTHER_COLUMNS, 24)
     repo_w = max(min(room // 3, 24), 10)
     return max(room - repo_w, 14), repo_w
-
-
-def deleted_words(report: DeleteReport) -> str:
-    """What a delete removed and kept, in one notice."""
-    rows = sum(report.rows.values())
-    parts = [f"Deleted {plain(report.title, 80)}: {count(rows, 'row')}"]
-    if report.refs_removed:
-        parts.append(f"{count(len(report.refs_removed), 'snapshot ref')} removed")
-    if report.refs_kept:
-        pinned = ", ".join(sorted(report.kept_as.values()))
-        parts.append(
-            f"{count(len(report.refs_kept), 'kept variant snapshot')} left in place"
-            + (f", pinned as {pinned} (prune-refs never removes it)" if pinned else "")
-        )
-    if report.refs_left:
-        parts.append(f"{count(len(report.refs_left), 'ref')} could not be removed")
-    return "; ".join(parts) + "."

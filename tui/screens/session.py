@@ -46,7 +46,6 @@ from session.read_model import (
     load_view,
     residual_suggestion,
 )
-from session.record_files import default_export_dir
 from session.refs import SAME_TREE, list_refs
 from session.residuals import SHORT as RESIDUAL_WORDS
 from session.steps import LABELS as STEP_TITLES
@@ -70,6 +69,7 @@ from tui.screens.pane_messages import (
     StartRound,
     StopWork,
 )
+from tui.screens.session_manage import export_dir, manage_commands
 from tui.screens.step_base import StepPane
 from tui.screens.steps.baseline import BaselinePane
 from tui.screens.steps.contract import ContractPane
@@ -462,7 +462,7 @@ class SessionScreen(Screen[None]):
                     f"Stop the {self.busy} after the current run", "key s", self.stop_work
                 )
             )
-        return out
+        return out + manage_commands(self)
 
     def ask_evidence(self, hypothesis: m.Hypothesis | None) -> None:
         view = self.view
@@ -500,7 +500,13 @@ class SessionScreen(Screen[None]):
         self.ask_hypothesis_status(msg.hypothesis)
 
     def on_start_baseline(self, msg: StartBaseline) -> None:
-        self.start_baseline(msg.runs, msg.warmup)
+        self.start_baseline(
+            msg.runs,
+            msg.warmup,
+            max_runs=msg.max_runs,
+            threshold=msg.threshold,
+            budget_s=msg.budget_s,
+        )
 
     def on_start_round(self, msg: StartRound) -> None:
         self.start_round(msg.min_blocks, msg.max_blocks, msg.threshold, msg.budget_s)
@@ -530,6 +536,13 @@ class SessionScreen(Screen[None]):
             self.notify("Read-only: nothing is written in review mode.", severity="warning")
             return False
         return True
+
+    guard = _guard  # for the session's management (tui/screens/session_manage.py)
+
+    def leave_deleted(self) -> None:
+        """After this session was deleted: back to the list, nothing left to save."""
+        self.session_id, self.view = None, None
+        self._to_list()
 
     def save_session(
         self, session: m.Session, edited: tuple[str, ...] = ("title", "repo", "contract")
@@ -935,9 +948,8 @@ class SessionScreen(Screen[None]):
     def export_record(self) -> None:
         if self.view is None:
             return
-        target = getattr(self.app, "export_dir", None) or default_export_dir()
         try:
-            path = self.api.export(self.view.session, target).value
+            path = self.api.export(self.view.session, export_dir(self.app)).value
         except OSError as exc:
             self.show_error("Export failed", str(exc))
             return
@@ -946,14 +958,15 @@ class SessionScreen(Screen[None]):
 
     # ------------------------------------------------------------------ work
 
-    def start_baseline(self, runs: int, warmup: int) -> None:
+    def start_baseline(self, runs: int, warmup: int, **how: Any) -> None:
+        """`how`: max_runs, threshold, budget_s as `gpuopt baseline` takes them."""
         if not self._guard() or self.view is None:
             return
         if self.busy:
             self.notify(f"A {self.busy} is already running.", severity="warning")
             return
         self._begin("baseline")
-        self._baseline_worker(self.view.session.id, runs, warmup)
+        self._baseline_worker(self.view.session.id, runs, warmup, how)
 
     def start_round(
         self,
@@ -1010,7 +1023,9 @@ class SessionScreen(Screen[None]):
         self.post_message(EngineDone(kind, done_text(result)))
 
     @work(thread=True, exit_on_error=False, group="engine", name="baseline")
-    def _baseline_worker(self, session_id: str, runs: int, warmup: int) -> None:
+    def _baseline_worker(
+        self, session_id: str, runs: int, warmup: int, how: dict[str, Any] | None = None
+    ) -> None:
         self._engine_job(
             "baseline",
             session_id,
@@ -1018,6 +1033,7 @@ class SessionScreen(Screen[None]):
                 session,
                 runs=runs,
                 warmup=warmup,
+                **(how or {}),
                 on_telemetry=getattr(self.app, "job_telemetry", None),
                 progress=progress,
                 stop=self.stop_event,

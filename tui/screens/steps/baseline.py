@@ -15,6 +15,7 @@ from textual.widgets import ProgressBar, Static
 
 from session import conduct
 from session import models as m
+from session.api import baseline_problem
 from session.conduct.common import band
 from session.gates import baseline_warning
 from session.read_model import SessionView
@@ -23,8 +24,11 @@ from session.timing import metric_label
 from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import StartBaseline, StopWork
 from tui.screens.step_base import StepPane
+from tui.screens.steps.round import RoundPane
 from tui.widgets.form import Field
 from tui.widgets.ratio import fmt_eta, pace_eta
+
+ADVISED = "round.advised_threshold"  # the Round step's key that fills the advised band
 
 
 class BaselinePane(StepPane):
@@ -47,10 +51,15 @@ class BaselinePane(StepPane):
 
     def body(self) -> ComposeResult:
         yield Static("", id="baseline-info")
-        with Horizontal(classes="row", id="baseline-settings"):
-            # The minimum of `gpuopt baseline`: it keeps running until its halves decide.
-            yield Field("runs", "Runs per workload", str(conduct.DEFAULT_RUNS))
-            yield Field("warmup", "Warm-up runs", "1")
+        with Vertical(id="baseline-settings", classes="row"):  # height: auto
+            with Horizontal(classes="row"):
+                # The minimum of `gpuopt baseline`: it keeps running until its halves decide.
+                yield Field("runs", "Runs per workload", str(conduct.DEFAULT_RUNS))
+                yield Field("warmup", "Warm-up runs", "1")
+                yield Field("max_runs", "Max runs", placeholder=str(conduct.DEFAULT_MAX_RUNS))
+            with Horizontal(classes="row"):  # `gpuopt baseline --threshold F --budget S`
+                yield Field("threshold", "Threshold", placeholder="contract's")
+                yield Field("budget", "Budget (s)", placeholder="no limit")
         with Vertical(id="baseline-progress", classes="progress-box"):
             yield Static("", id="baseline-status")
             yield ProgressBar(total=100, show_eta=False, id="baseline-bar")
@@ -74,8 +83,7 @@ class BaselinePane(StepPane):
 
     def _go_on_hint(self, view: SessionView, b: m.Baseline) -> str:
         """A baseline too noisy for the contract's band: a round may go on at the band its
-        runs support, which only `gpuopt round --threshold` sets (the app's round runs at
-        the contract's band)."""
+        runs support: the Round step's key fills it in (as `gpuopt round --threshold`)."""
         words = conduct.baseline_words(b, view.session.contract.threshold)
         if conduct.stored_outcome(b) is conduct.Outcome.DRIFTING:  # the session's words
             said = words
@@ -93,9 +101,11 @@ class BaselinePane(StepPane):
                 "record it with more runs. Then answer the preflight (n)."
             )
         cmd = shlex.join(["gpuopt", "round", view.session.id, "--threshold", f"{wider:.3g}"])
+        keys = f"{self.step_key(m.StepName.ROUND)}, then {self.key_in(RoundPane, ADVISED)}"
         return (
             f"{words}: a round may go on at {band(wider)}, the band its runs support "
-            f"({plain(cmd, 300)}); or r to record it with more runs. Then answer the preflight (n)."
+            f"({keys}; {plain(cmd, 300)}); or r to record it with more runs. "
+            "Then answer the preflight (n)."
         )
 
     def refresh_body(self, view: SessionView | None) -> None:
@@ -133,6 +143,8 @@ class BaselinePane(StepPane):
 
     def action_record(self) -> None:
         f = {x.field_name: x for x in self.query(Field)}
+        for x in f.values():
+            x.set_error("")
         try:
             runs = int(f["runs"].value)
             warmup = int(f["warmup"].value)
@@ -143,8 +155,26 @@ class BaselinePane(StepPane):
                 "a whole number, at least 8: fewer cannot show that its two halves agree"
             )
             return
-        f["runs"].set_error("")
-        self.post_message(StartBaseline(runs=runs, warmup=max(warmup, 0)))
+        try:
+            top = f["max_runs"].value.strip()
+            max_runs = int(top) if top else None
+        except ValueError:
+            f["max_runs"].set_error("max runs is a whole number (blank: gpuopt baseline's)")
+            return
+        try:
+            thr = float(f["threshold"].value) if f["threshold"].value.strip() else None
+            budget = float(f["budget"].value) if f["budget"].value.strip() else None
+        except ValueError:
+            f["threshold"].set_error("threshold and budget are numbers (e.g. 0.05, 600)")
+            return
+        warmup = max(warmup, 0)
+        why = baseline_problem(runs, warmup, max_runs, thr, budget)  # the session's rule
+        if why:
+            f["max_runs" if why.startswith("max runs") else "threshold"].set_error(why)
+            return
+        self.post_message(
+            StartBaseline(runs, warmup, max_runs=max_runs, threshold=thr, budget_s=budget)
+        )
 
     def action_stop(self) -> None:
         self.post_message(StopWork())

@@ -41,9 +41,9 @@ class RoundPane(StepPane):
             "s", "stop", "stop", tooltip="Stop the round after the current run", id="round.stop"
         ),
         Binding(
-            "t",
+            "f",  # "fit the band": `t` is the Hypotheses step's status
             "advised_threshold",
-            "advised band",
+            "band",  # short: the footer at 80 columns keeps ^q quit
             tooltip="Fill in the threshold the too-noisy baseline advises",
             id="round.advised_threshold",
         ),
@@ -65,8 +65,8 @@ class RoundPane(StepPane):
         with Horizontal(classes="row", id="round-settings"):
             yield Field("min_blocks", "Min blocks", "10")
             yield Field("max_blocks", "Max blocks", "30")
-            yield Field("threshold", "Threshold (blank: contract's)", placeholder="e.g. 0.05")
-            yield Field("budget", "Budget s (blank: none)", placeholder="e.g. 600")
+            yield Field("threshold", "Threshold", placeholder="contract's")
+            yield Field("budget", "Budget (s)", placeholder="no limit")
         with Vertical(id="round-progress", classes="progress-box"):
             yield Static("", id="round-status")
             yield ProgressBar(total=30, show_eta=False, id="round-bar")
