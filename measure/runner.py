@@ -360,6 +360,7 @@ def run_command(
     # Linux counts the parent's resident set in a child's peak RSS (it is recorded when
     # the child execs): a peak not above our own says nothing about the command.
     parent_peak = own_peak_kib()
+    forked_by = orphans.boot_tick()
     started_us = time.time_ns() // 1000
     t0 = time.perf_counter()
     try:
@@ -392,7 +393,7 @@ def run_command(
         )
 
     pid = proc.pid
-    orphans.watch_group(pid)  # if gpuopt dies during the run, its guard ends the group
+    orphans.watch_group(pid, forked_by)  # if gpuopt dies during the run, the guard ends it
     assert proc.stdout is not None and proc.stderr is not None
     fds = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
     pidfd = _pidfd(pid)
