@@ -10,8 +10,10 @@ A run's start is handed to the owner thread without waiting (the run's clock is 
 Its end needs the owner only when it makes GPU calls: with no GPU telemetry (host only)
 the end is taken in the caller's thread, under the lock every sample is taken under, and
 the run does not wait for the owner thread to wake (on a loaded 2-core machine that wait
-was most of a run's hand-off: 0.2-0.5 ms). `on_sample` is always called from the owner
-thread, outside that lock.
+was most of a run's hand-off: 0.2-0.5 ms). Host only, the start does not wake the owner
+either: the owner takes it at its next tick (at most a run period later), or the run's
+end takes it first, so a run of a few milliseconds costs no thread wake-up at all.
+`on_sample` is always called from the owner thread, outside that lock.
 
 The sink is called from one thread only, one batch at a time. For a SQLite ledger give it
 a connection of its own (`Ledger.open(path).insert_samples`): a connection shared with
@@ -183,7 +185,8 @@ class Sampler:
             if self._owner.is_alive():
                 with self._handoff:
                     self._pending_begin = (run_id, pid)
-                self._commands.put(_BEGIN)
+                if not self._host_only():  # GPU counters are read as the run starts
+                    self._commands.put(_BEGIN)
             return
         self._in_owner(self._begin, (run_id, pid), timeout)
 
@@ -211,6 +214,10 @@ class Sampler:
         finally:
             self.cpu_s += time.thread_time() - t0
             self._lock.release()
+
+    def _host_only(self) -> bool:
+        """Known to make no GPU call (the owner has opened the backends, with no GPU)."""
+        return self.ready.is_set() and not (self.gpu is not None and self.gpu_ok)
 
     def _take_begin(self) -> bool:
         """Begin the run handed by begin_run(wait=False), once (holding the lock)."""
@@ -269,7 +276,8 @@ class Sampler:
         while not self._stop.is_set():
             wait = max(0.0, next_due - time.monotonic())
             try:
-                item = self._commands.get(timeout=min(wait, 0.5))
+                # at most a run period: a host-only run's start waits for this tick
+                item = self._commands.get(timeout=min(wait, self.run_period))
             except queue.Empty:
                 item = None
             if item is _WAKE:
@@ -279,10 +287,10 @@ class Sampler:
                 fn, args, fut = item
             t0 = time.thread_time()
             with self._lock:
-                if item is _BEGIN:
-                    if self._take_begin():  # unless the run's end took it: restart the cadence
-                        next_due = time.monotonic() + self.run_period
-                elif fn is not None:
+                began = self._take_begin()  # a run handed over, unless its end took it
+                if began:  # it sampled: restart the cadence
+                    next_due = time.monotonic() + self.run_period
+                if fn is not None:
                     try:
                         fut.set_result(fn(*args))
                     except BaseException as exc:
@@ -290,7 +298,7 @@ class Sampler:
                     if fn in (self._begin, self._end):  # these sampled; restart the cadence
                         period = self.run_period if self._run is not None else self.idle_period
                         next_due = time.monotonic() + period
-                elif time.monotonic() >= next_due:
+                elif not began and time.monotonic() >= next_due:
                     self._sample()
                     period = self.run_period if self._run is not None else self.idle_period
                     next_due += period

@@ -50,3 +50,36 @@ def test_with_a_gpu_the_end_stays_with_the_owner_thread() -> None:
     lib = mon.sampler.gpu.replay_lib  # type: ignore[union-attr]
     assert lib.threads == {"gpuopt-telemetry"}
     assert obs.trust is not None and mon.last_record is not None
+
+
+def test_a_host_only_run_start_wakes_no_thread_and_a_long_run_is_still_followed() -> None:
+    held = threading.Event()
+    release = threading.Event()
+    in_run = threading.Event()
+
+    def on_sample(samples: list) -> None:  # type: ignore[type-arg]
+        if any(s.run_id == "r2" for s in samples):
+            in_run.set()
+        if not held.is_set():
+            held.set()
+            release.wait(30)
+
+    mon = make_monitor(None, "s", gpu=False, on_sample=on_sample)
+    try:
+        mon.sampler.wait_ready()
+        assert held.wait(30)  # the owner thread is held in on_sample (its first sample)
+        queued = mon.sampler._commands.qsize()
+        mon.run_started("r1", os.getpid())
+        assert mon.sampler._commands.qsize() == queued  # nothing handed to it (was: one)
+        mon.run_finished("r1")
+        assert mon.last_record is not None and len(mon.last_record.samples) >= 2
+        release.set()
+        # a run that lasts: the owner takes its start at its next tick and follows it
+        mon.run_started("r2", os.getpid())
+        assert in_run.wait(30)
+        mon.run_finished("r2")
+        record = mon.last_record
+        assert record is not None and record.run_id == "r2" and len(record.samples) >= 2
+    finally:
+        release.set()
+        mon.close()
