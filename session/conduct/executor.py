@@ -297,23 +297,31 @@ class ProcessExecutor:
         not subtracted (a ratio of two such figures holds it on both sides)."""
         facts: dict[str, Any] = {}
         via: list[str] = []
+        plain: list[str] = []
         for name, cmd in self.commands.items():
             env = self.env(name)
             direct = direct_argv(cmd.command, cwd, env.get("PATH"), self.contract.launcher)
             facts[name] = {"shell": None if direct is not None else "bash"}
             if direct is None and cmd.script_args is None:  # a torch worker: no shell
                 via.append(name)
+            else:
+                plain.append(name)
         if not via:
             return facts, [SHELL_NONE]
         cost = shell_cost_s("bash", cwd=cwd)
         for name in via:
             facts[name]["shell_cost_s"] = cost
         said = "unknown" if cost is None else f"{cost * 1e3:.1f} ms"
-        return facts, [
+        words = [
             f"{', '.join(via)}: run through bash (its command has shell syntax); the shell's "
             f"start-up, measured at {said} per run, is included in every figure, not "
             "subtracted"
         ]
+        if plain:  # a mixed contract: each workload's figure says which way it ran
+            words.append(
+                f"{', '.join(plain)}: run directly, without a shell (plain words, as hyperfine -N)"
+            )
+        return facts, words
 
     def _preloaded_run(
         self, run: m.Run, cwd: Path, cmd: _Command, on_start: Callable[[int], None]
