@@ -27,7 +27,7 @@ import statistics
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from measure.vocabulary import Verdict
 
@@ -87,6 +87,17 @@ def paired_log_ratios(
     return out
 
 
+def sample_sd(xs: Sequence[float]) -> float:
+    """The sample standard deviation in floats (two passes, compensated sums): within an
+    ulp or so of statistics.stdev, which sums exact fractions (0.27 ms for 100 blocks, at
+    every look of a round: more than the run of a short command)."""
+    n = len(xs)
+    if n < 2:
+        raise statistics.StatisticsError("variance requires at least two data points")
+    mean = math.fsum(xs) / n
+    return math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+
+
 def _check_args(threshold: float, confidence: float) -> None:
     if not 0 <= threshold < 1:
         raise ValueError(f"the threshold must be in [0, 1), not {threshold}")
@@ -98,8 +109,19 @@ def _check_args(threshold: float, confidence: float) -> None:
 
 
 @cache
-def _signed_rank_cdf(n: int) -> tuple[float, ...]:
-    """P(T+ <= t) for t = 0..n(n+1)/2, counted exactly (subsets of {1..n} by sum)."""
+def _signed_rank_counts(n: int) -> tuple[int, ...]:
+    """The number of subsets of {1..n} with each sum 0..n(n+1)/2: n-1's, with n added (a
+    round asks for every n in turn; counting each from scratch was O(n³))."""
+    if n <= 0:
+        return (1,)
+    prev = _signed_rank_counts(n - 1) if n <= 500 else _counts_from_scratch(n - 1)
+    counts = [*prev, *([0] * n)]  # the subsets without n; then those with it: sum + n
+    for t in range(n, len(counts)):
+        counts[t] += prev[t - n]
+    return tuple(counts)
+
+
+def _counts_from_scratch(n: int) -> tuple[int, ...]:
     m = n * (n + 1) // 2
     counts = [0] * (m + 1)
     counts[0] = 1
@@ -108,6 +130,13 @@ def _signed_rank_cdf(n: int) -> tuple[float, ...]:
         top += k
         for t in range(top, k - 1, -1):
             counts[t] += counts[t - k]
+    return tuple(counts)
+
+
+@cache
+def _signed_rank_cdf(n: int) -> tuple[float, ...]:
+    """P(T+ <= t) for t = 0..n(n+1)/2, counted exactly (subsets of {1..n} by sum)."""
+    counts = _signed_rank_counts(n)
     total = 2**n
     cdf: list[float] = []
     acc = 0
@@ -117,6 +146,7 @@ def _signed_rank_cdf(n: int) -> tuple[float, ...]:
     return tuple(cdf)
 
 
+@lru_cache(maxsize=4096)  # asked at every look of every comparison, for the same few n
 def signed_rank_critical(n: int, alpha: float) -> int:
     """Largest C with P(T+ <= C) <= alpha/2 under the null; -1 when none exists."""
     if n <= 0:
