@@ -270,6 +270,7 @@ class ProcessExecutor:
                     metric_pattern=cmd.metric_pattern,
                     on_start=on_start,
                     shell=AUTO,  # plain words run directly: no shell start-up in the figure
+                    env_is_whole=True,  # env(): os.environ with the workload's own
                 )
         finally:
             if not started:
