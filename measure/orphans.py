@@ -194,10 +194,25 @@ def _tell_guard(line: str) -> None:
         pass
 
 
-def watch_group(pgid: int) -> None:
-    """A run's process group started: the guard kills it if gpuopt dies meanwhile."""
-    st = _stat(pgid)
-    _tell_guard(f"+ {pgid} {st[4] if st else 0}")
+def boot_tick() -> int:
+    """Now, in the clock of /proc's start times (ticks since boot, CLOCK_BOOTTIME): taken
+    before a fork, no later than the child's own start time."""
+    return time.clock_gettime_ns(time.CLOCK_BOOTTIME) * _CLK_TCK // 1_000_000_000
+
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def watch_group(pgid: int, started_by: int | None = None) -> None:
+    """A run's process group started: the guard kills it if gpuopt dies meanwhile.
+
+    `started_by`: a `boot_tick()` taken before the leader was forked, so that /proc need
+    not be read on the run's clock; the guard's test (a member started no earlier than the
+    leader) holds with any such lower bound."""
+    if started_by is None:
+        st = _stat(pgid)
+        started_by = st[4] if st else 0
+    _tell_guard(f"+ {pgid} {started_by}")
 
 
 def unwatch_group(pgid: int) -> None:
@@ -290,6 +305,8 @@ def sweep(var: str, value: str, *, group: int | None = None, everywhere: bool = 
             except (ProcessLookupError, PermissionError):
                 pass  # nothing is left in the group (zombies included)
         for pid in _children() if subreaper else _all_pids():
+            if _guard is not None and pid == _guard.pid:
+                continue  # the guard: never a run's (and never marked)
             st = _stat(pid)
             if st is None:
                 continue

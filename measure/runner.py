@@ -327,24 +327,30 @@ def run_command(
     on_start: Callable[[int], None] | None = None,
     kill_leftovers: bool = True,
     shell: str | None = "bash",
+    env_is_whole: bool = False,
 ) -> RunResult:
     """Run `bash -c command` in `cwd` once and measure it (`shell`: another shell, None
     to run the command's words without one, as hyperfine's -N does, or AUTO: without one
     when `direct_argv` says the words mean the same, through bash otherwise).
 
     `env` is layered over the current environment (a workload sets a few variables; it
-    does not have to restate PATH). With `kill_leftovers` (the default for workloads),
-    processes the command left behind in its group are killed when it exits, so that
-    they cannot disturb the next run. A metric pattern that is not a valid regex or an
-    unknown metric source raise ValueError before anything runs.
+    does not have to restate PATH); with `env_is_whole` it is the whole environment (a
+    round's executor makes it once: copying os.environ per run decodes every variable).
+    With `kill_leftovers` (the default for workloads), processes the command left behind
+    in its group are killed when it exits, so that they cannot disturb the next run. A
+    metric pattern that is not a valid regex or an unknown metric source raise ValueError
+    before anything runs.
     """
     if metric_source not in METRIC_SOURCES:
         raise ValueError(f"unknown metric source {metric_source!r}; use one of {METRIC_SOURCES}")
     if metric_source == "regex" and metric_pattern:
         compile_metric_pattern(metric_pattern)
-    full_env = dict(os.environ)
-    if env is not None:
-        full_env.update(env)
+    if env_is_whole and env is not None:
+        full_env = dict(env)
+    else:
+        full_env = dict(os.environ)
+        if env is not None:
+            full_env.update(env)
     if shell == AUTO:
         direct = direct_argv(command, cwd, full_env.get("PATH"), launcher)
         program = direct if direct is not None else ["bash", "-c", command]
@@ -360,6 +366,7 @@ def run_command(
     # Linux counts the parent's resident set in a child's peak RSS (it is recorded when
     # the child execs): a peak not above our own says nothing about the command.
     parent_peak = own_peak_kib()
+    forked_by = orphans.boot_tick()
     started_us = time.time_ns() // 1000
     t0 = time.perf_counter()
     try:
@@ -392,7 +399,7 @@ def run_command(
         )
 
     pid = proc.pid
-    orphans.watch_group(pid)  # if gpuopt dies during the run, its guard ends the group
+    orphans.watch_group(pid, forked_by)  # if gpuopt dies during the run, the guard ends it
     assert proc.stdout is not None and proc.stderr is not None
     fds = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
     pidfd = _pidfd(pid)

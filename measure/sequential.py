@@ -135,7 +135,7 @@ def judge(d: Sequence[float], threshold: float, design: Design) -> Look:
     if h is None or n == 0:
         return Look(verdict, est, None, None, threshold, shown, shown_conf)
     xs = [x for x in d if math.isfinite(x)]
-    spread = statistics.stdev(xs) if len(xs) >= 3 else None
+    spread = stats.sample_sd(xs) if len(xs) >= 3 else None
     needed = _needed(n, est, spread, threshold, design)
     h_max = h * math.sqrt(n / max(n, design.max_blocks))
     return Look(verdict, est, needed, min_effect(threshold, h_max), threshold, shown, shown_conf)
@@ -156,7 +156,7 @@ def _half_width(d: Sequence[float], est: stats.PairedEstimate, confidence: float
     if len(xs) < 2:
         return None
     z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
-    return z * statistics.stdev(xs) / math.sqrt(len(xs))
+    return z * stats.sample_sd(xs) / math.sqrt(len(xs))
 
 
 def _needed(

@@ -6,6 +6,15 @@ epoch-microsecond timestamp and, during a run, the run's id. Rows go to the sink
 callable taking a list of `(session_id, *COLUMNS)` tuples, e.g. `Ledger.insert_samples`)
 in batches about once a second, from the writer thread, never from the caller's thread.
 
+A run's start is handed to the owner thread without waiting (the run's clock is running).
+Its end needs the owner only when it makes GPU calls: with no GPU telemetry (host only)
+the end is taken in the caller's thread, under the lock every sample is taken under, and
+the run does not wait for the owner thread to wake (on a loaded 2-core machine that wait
+was most of a run's hand-off: 0.2-0.5 ms). Host only, the start does not wake the owner
+either: the owner takes it at its next tick (at most a run period later), or the run's
+end takes it first, so a run of a few milliseconds costs no thread wake-up at all.
+`on_sample` is always called from the owner thread, outside that lock.
+
 The sink is called from one thread only, one batch at a time. For a SQLite ledger give it
 a connection of its own (`Ledger.open(path).insert_samples`): a connection shared with
 another thread can mix the two threads' transactions.
@@ -41,6 +50,8 @@ Sink = Callable[[list[tuple[Any, ...]]], Any]
 OnSample = Callable[[list[Sample]], Any]
 _Command = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]"]
 _WAKE = object()  # put by close(): the owner thread stops waiting for a command
+_BEGIN = object()  # put by begin_run(wait=False): a run's start is waiting to be taken
+_NOTIFY = object()  # put when samples taken in another thread wait for on_sample
 
 MAX_PENDING_ROWS = 200_000  # rows held for a failing sink before the oldest are dropped
 
@@ -89,7 +100,7 @@ class Sampler:
         self.status = "not started" if gpu is not None else gpu_off_reason
         self.devices: list[DeviceInfo] = []
         self.latest: list[Sample] = []
-        self.cpu_s = 0.0  # CPU time the owner thread spent sampling and answering
+        self.cpu_s = 0.0  # CPU time spent sampling and answering (owner thread, runs' ends)
         self.samples_taken = 0
         self.dropped_rows = 0
         self.sink_error = ""
@@ -97,6 +108,12 @@ class Sampler:
         self.ready = threading.Event()
         self._opened = False
         self._run: RunRecord | None = None
+        # Every sample and every begin and end is taken holding this lock, in whichever
+        # thread: the owner's ticks, a run's end in the caller's thread.
+        self._lock = threading.RLock()
+        self._pending_begin: tuple[str, int | None] | None = None  # handed, not yet taken
+        self._handoff = threading.Lock()  # for _pending_begin alone: never held for long
+        self._to_notify: list[list[Sample]] = []  # samples waiting for on_sample
         self._seq = 0
         self._idle_tick = 0
         self._pending: collections.deque[tuple[Any, ...]] = collections.deque()
@@ -163,16 +180,53 @@ class Sampler:
         """Start following a run. `wait=False` hands it to the owner thread and returns at
         once: the runner calls this while the run's clock runs, so waiting for the owner's
         first sample would be timed as part of the workload (about 2 ms a run, measured).
-        The owner takes commands in order, so `end_run` still finds the run begun."""
+        `end_run` takes a start the owner has not taken yet, so it still finds the run."""
         if not wait and self._owner is not None and threading.current_thread() is not self._owner:
             if self._owner.is_alive():
-                self._commands.put((self._begin, (run_id, pid), Future()))
+                with self._handoff:
+                    self._pending_begin = (run_id, pid)
+                if not self._host_only():  # GPU counters are read as the run starts
+                    self._commands.put(_BEGIN)
             return
         self._in_owner(self._begin, (run_id, pid), timeout)
 
     def end_run(self, run_id: str, timeout: float = 10.0) -> RunRecord | None:
-        result: RunRecord | None = self._in_owner(self._end, (run_id,), timeout)
-        return result
+        """Stop following the run: its last sample, taken in the caller's thread (no wait
+        for the owner thread to wake). A start the owner has not taken yet is taken first."""
+        owner = self._owner
+        if (
+            owner is None
+            or not owner.is_alive()
+            or threading.current_thread() is owner
+            or not self.ready.is_set()
+            or (self.gpu is not None and self.gpu_ok)  # GPU calls: the owner's alone
+        ):
+            result: RunRecord | None = self._in_owner(self._end, (run_id,), timeout)
+            return result
+        if not self._lock.acquire(timeout=timeout):
+            return None
+        t0 = time.thread_time()
+        try:
+            self._take_begin()
+            return self._end(run_id)
+        except Exception:  # as through the owner: a failure costs the record, not the run
+            return None
+        finally:
+            self.cpu_s += time.thread_time() - t0
+            self._lock.release()
+
+    def _host_only(self) -> bool:
+        """Known to make no GPU call (the owner has opened the backends, with no GPU)."""
+        return self.ready.is_set() and not (self.gpu is not None and self.gpu_ok)
+
+    def _take_begin(self) -> bool:
+        """Begin the run handed by begin_run(wait=False), once (holding the lock)."""
+        with self._handoff:
+            pending, self._pending_begin = self._pending_begin, None
+        if pending is None:
+            return False
+        self._begin(*pending)
+        return True
 
     def tick(self) -> list[Sample]:
         """Take one sample now (in the owner thread when one runs)."""
@@ -215,13 +269,15 @@ class Sampler:
 
     def _owner_loop(self) -> None:
         t0 = time.thread_time()
-        self.open()
+        with self._lock:
+            self.open()
         self.cpu_s += time.thread_time() - t0
         next_due = time.monotonic()
         while not self._stop.is_set():
             wait = max(0.0, next_due - time.monotonic())
             try:
-                item = self._commands.get(timeout=min(wait, 0.5))
+                # at most a run period: a host-only run's start waits for this tick
+                item = self._commands.get(timeout=min(wait, self.run_period))
             except queue.Empty:
                 item = None
             if item is _WAKE:
@@ -230,20 +286,25 @@ class Sampler:
             if isinstance(item, tuple):
                 fn, args, fut = item
             t0 = time.thread_time()
-            if fn is not None:
-                try:
-                    fut.set_result(fn(*args))
-                except BaseException as exc:
-                    fut.set_exception(exc)
-                if fn in (self._begin, self._end):  # these sampled; restart the cadence
+            with self._lock:
+                began = self._take_begin()  # a run handed over, unless its end took it
+                if began:  # it sampled: restart the cadence
+                    next_due = time.monotonic() + self.run_period
+                if fn is not None:
+                    try:
+                        fut.set_result(fn(*args))
+                    except BaseException as exc:
+                        fut.set_exception(exc)
+                    if fn in (self._begin, self._end):  # these sampled; restart the cadence
+                        period = self.run_period if self._run is not None else self.idle_period
+                        next_due = time.monotonic() + period
+                elif not began and time.monotonic() >= next_due:
+                    self._sample()
                     period = self.run_period if self._run is not None else self.idle_period
-                    next_due = time.monotonic() + period
-            elif time.monotonic() >= next_due:
-                self._sample()
-                period = self.run_period if self._run is not None else self.idle_period
-                next_due += period
-                if next_due < time.monotonic():  # fell behind: do not catch up in a burst
-                    next_due = time.monotonic() + period
+                    next_due += period
+                    if next_due < time.monotonic():  # fell behind: do not catch up in a burst
+                        next_due = time.monotonic() + period
+            self._notify()  # outside the lock: a slow callback holds up no run's end
             self.cpu_s += time.thread_time() - t0
         self._close_backends()
 
@@ -291,11 +352,25 @@ class Sampler:
                     self._pending.popleft()
                     self.dropped_rows += 1
         if self.on_sample is not None:
+            self._to_notify.append(out)
+            owner = self._owner
+            if owner is None or not owner.is_alive():
+                self._notify()  # stepped in the caller's thread (tests): at once
+            elif threading.current_thread() is not owner:
+                self._commands.put(_NOTIFY)  # the owner calls on_sample
+        return out
+
+    def _notify(self) -> None:
+        """Hand the samples taken since the last call to on_sample."""
+        if not self._to_notify or self.on_sample is None:
+            return
+        with self._lock:
+            batches, self._to_notify = self._to_notify, []
+        for out in batches:
             try:
                 self.on_sample(out)
             except Exception as exc:
                 self.callback_error = f"{type(exc).__name__}: {exc}"
-        return out
 
     def _begin(self, run_id: str, pid: int | None) -> None:
         if self._run is not None:  # a run that never finished: close it quietly

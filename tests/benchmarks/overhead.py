@@ -22,9 +22,18 @@ Then the cost per run of whole calls on `true`, side by side: `gpuopt compare -N
 `hyperfine -N true true`, each timed at two run counts; the slope between them is the cost
 per run with the start-up of either tool taken out.
 
+Then Python's own floor on `true`, beside `hyperfine -N true`, interleaved: a bare loop of
+`os.posix_spawn` + `os.wait4` (no pipes, nothing else: no Python program that runs a
+process can pay less), `subprocess.Popen` with both pipes and a new session (what the
+runner needs), and `run_command` itself; each as wall time start to start and as this
+process's CPU per run (children excluded). On a machine whose cores are busy, a run's wall
+time follows the CPU it needs, so this floor bounds the ratio any round can reach.
+
 Last, issue 21's figures: a `gpuopt round`'s cost per run on `true` (start to start, from
 the ledger) beside `hyperfine -N true`, interleaved, and `compare -N`'s time to its first
 run (tests.benchmarks.compare_vs_hyperfine measures both the same way).
+
+`--only floor,round` runs only those sections (names: runner, handoff, cost, floor, round).
 
 Not a pytest module. On a shared machine the figures move with the load (printed).
 """
@@ -156,6 +165,61 @@ def per_run_cost(have_hf: bool, low: int = 20, high: int = 220, repeat: int = 3)
             print(f"  {label:<42} per run {ms(each)}{rel}")
 
 
+def python_floor(have_hf: bool, runs: int = 200, repeats: int = 3) -> None:
+    """Python's least cost per run of `true`, beside hyperfine -N, interleaved."""
+    from tests.benchmarks import compare_vs_hyperfine as cvh
+
+    true = shutil.which("true") or "/bin/true"
+    env = dict(os.environ)
+
+    def spawn() -> None:
+        os.wait4(os.posix_spawn(true, [true], env), 0)
+
+    def popen() -> None:
+        p = subprocess.Popen([true], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+        p.communicate()
+
+    def runner() -> None:
+        run_command("true", tempfile.gettempdir(), shell=None)
+
+    arms: dict[str, Callable[[], None]] = {
+        "python: posix_spawn + wait4 (bare)": spawn,
+        "python: Popen, pipes, new session": popen,
+        "gpuopt run_command (-N)": runner,
+    }
+    print(f"\n== Python's floor on `true` beside hyperfine -N ({runs} runs, {repeats} repeats)")
+    wall: dict[str, list[float]] = {a: [] for a in [*arms, "hyperfine -N"]}
+    cpu: dict[str, list[float]] = {a: [] for a in arms}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(repeats):
+            for arm in random.sample(list(wall), len(wall)):
+                if arm == "hyperfine -N":
+                    if have_hf:
+                        out = Path(tmp) / "hf.json"
+                        cvh.run(["hyperfine", "-N", "--style", "none", "--warmup", "5",
+                                 "--runs", str(runs), "--export-json", str(out), "true"],
+                                Path(tmp))  # fmt: skip
+                        wall[arm].append(json.loads(out.read_text())["results"][0]["mean"])
+                    continue
+                fn = arms[arm]
+                for _ in range(5):
+                    fn()
+                c0, t0 = time.process_time(), time.perf_counter()
+                for _ in range(runs):
+                    fn()
+                wall[arm].append((time.perf_counter() - t0) / runs)
+                cpu[arm].append((time.process_time() - c0) / runs)
+    ref = statistics.median(wall["hyperfine -N"]) if wall["hyperfine -N"] else None
+    for arm, ws in wall.items():
+        if not ws:
+            continue
+        w = statistics.median(ws)
+        c = f"  our CPU {ms(statistics.median(cpu[arm]))}" if arm in cpu else " " * 21
+        rel = f"   {w / ref:5.2f}x hyperfine -N" if ref else ""
+        print(f"  {arm:<42} per run {ms(w)}{c}{rel}")
+
+
 def round_and_startup(have_hf: bool, runs: int, repeats: int = 3) -> None:
     """Issue 21's two figures: a round's cost per run on `true` beside `hyperfine -N true`
     (interleaved repeats), and `gpuopt compare -N`'s time to its first run."""
@@ -182,13 +246,19 @@ def main() -> int:
     ap.add_argument("--chunk", type=int, default=10, help="runs per arm per turn")
     ap.add_argument("--block", type=int, default=2, help="runs per block (one commit each)")
     ap.add_argument("--round-runs", type=int, default=200, help="runs of a round on true")
+    ap.add_argument("--only", default="", help="comma-separated sections to run (all)")
     args = ap.parse_args()
+    only = set(filter(None, args.only.split(",")))
+
+    def on(section: str) -> bool:
+        return not only or section in only
+
     have_hf = shutil.which("hyperfine") is not None
     print(f"load average before: {os.getloadavg()}   cpus: {os.cpu_count()}")
     if not have_hf:
         print("hyperfine is not installed: printing gpuopt's figures only")
     rng = random.Random(0)
-    for command in COMMANDS:
+    for command in COMMANDS if on("runner") else []:
         print(f"\n== {command!r}: {args.runs} runs each, interleaved in chunks of {args.chunk}")
         arms: dict[str, list[str] | None] = {"gpuopt": None}
         if have_hf:
@@ -222,9 +292,14 @@ def main() -> int:
                 f"  {label:<42} median {ms(med)}  mean {ms(statistics.fmean(times[label]))}"
                 f"   gpuopt adds {added * 1000:+7.3f} ms ({pct})"
             )
-    handoff_and_ledger(args.runs * 5, args.block)
-    per_run_cost(have_hf)
-    round_and_startup(have_hf, args.round_runs)
+    if on("handoff"):
+        handoff_and_ledger(args.runs * 5, args.block)
+    if on("cost"):
+        per_run_cost(have_hf)
+    if on("floor"):
+        python_floor(have_hf, args.round_runs)
+    if on("round"):
+        round_and_startup(have_hf, args.round_runs)
     print(f"\nload average after: {os.getloadavg()}")
     print("target: <= 2 ms added per run against the fair reference, <= 1 % on 'sleep 0.1'")
     return 0

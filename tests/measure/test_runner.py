@@ -283,3 +283,17 @@ def test_without_pidfd_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     r = run_command(f"sleep 100 & echo $! > {pidfile}; sleep 100", tmp_path, timeout_s=0.3)
     assert r.status == "timeout"
     assert _gone_within(int(pidfile.read_text()), 2.0)
+
+
+def test_a_whole_environment_is_the_runs_alone_and_a_layered_one_keeps_the_callers(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("GPUOPT_TEST_OUTER", "outer")
+    cmd = 'echo "[$GPUOPT_TEST_OUTER][$GPUOPT_TEST_INNER]"'
+    layered = run_command(cmd, tmp_path, env={"GPUOPT_TEST_INNER": "inner"})
+    assert layered.stdout_tail.strip() == "[outer][inner]"
+    whole = {k: v for k, v in os.environ.items() if k != "GPUOPT_TEST_OUTER"}
+    whole["GPUOPT_TEST_INNER"] = "inner"
+    alone = run_command(cmd, tmp_path, env=whole, env_is_whole=True)
+    assert alone.stdout_tail.strip() == "[][inner]"
+    assert "GPUOPT_TEST_OUTER" not in whole and whole["GPUOPT_TEST_INNER"] == "inner"

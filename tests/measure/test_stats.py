@@ -353,3 +353,38 @@ def test_split_half_aa_false_alarms_are_rare() -> None:
         vals = [math.exp(rng.gauss(0, 0.005)) for _ in range(20)]
         alarms += split_half_check(vals).verdict in (FASTER, SLOWER)
     assert alarms / 200 <= 0.08
+
+
+def test_walsh_averages_grown_block_by_block_are_the_full_computation_bit_for_bit() -> None:
+    """A round's next block reuses the last block's sorted averages (only the n new ones
+    are made): the interval must be exactly the one computed from scratch."""
+    rng = random.Random(7)
+    d: list[float] = []
+    for _ in range(60):
+        d.append(rng.gauss(0.01, 0.05))
+        grown = S._walsh(tuple(d))  # the previous length is kept: merged in
+        n = len(d)
+        full = sorted((d[i] + d[j]) / 2 for i in range(n) for j in range(i, n))
+        assert list(grown) == full
+        assert len(grown) == n * (n + 1) // 2
+    for conf in (0.95, 0.99):
+        got = S.signed_rank_interval(d, conf)
+        w = sorted((d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d)))
+        c = S.signed_rank_critical(len(d), 1 - conf)
+        assert got == (statistics.median(w), w[c], w[len(w) - 1 - c])
+
+
+def test_the_exact_null_counts_grown_from_n_minus_one_are_the_counts_from_scratch() -> None:
+    for n in range(0, S.EXACT_MAX_N + 3):
+        assert S._signed_rank_counts(n) == S._counts_from_scratch(n), n
+        assert sum(S._signed_rank_counts(n)) == 2**n
+
+
+def test_the_float_standard_deviation_is_statistics_stdev_to_an_ulp_or_so() -> None:
+    rng = random.Random(3)
+    for n in (2, 3, 10, 100, 400):
+        xs = [rng.gauss(0.01, 0.05) for _ in range(n)]
+        assert math.isclose(S.sample_sd(xs), statistics.stdev(xs), rel_tol=1e-13)
+    assert S.sample_sd([0.5] * 7) == 0.0
+    with pytest.raises(statistics.StatisticsError):
+        S.sample_sd([1.0])
