@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from torch_scenarios import git, write
 from test_cheats import HERE, reference_part
+from torch_scenarios import git, write
 
 from ledger import Ledger
 from session import models as m
@@ -35,8 +35,11 @@ def _checked(tmp: Path, env: dict[str, str]) -> m.CorrectnessResult:
     w.env = env
     with Ledger.open(tmp / "ledger.db") as ledger:
         session = m.Session(title="fp16", repo=str(repo), contract=m.Contract(workloads=[w]))
-        v = m.Variant(session_id=session.id, name="half",
-                      snapshot=m.Snapshot(commit=variant, ref="refs/gpuopt/snapshots/half"))
+        v = m.Variant(
+            session_id=session.id,
+            name="half",
+            snapshot=m.Snapshot(commit=variant, ref="refs/gpuopt/snapshots/half"),
+        )
         ledger.put(session, v)
         (r,) = torch_checks.check_variant(
             ledger, session, v, base_dir, variant_dir, prefetch_audits=False
