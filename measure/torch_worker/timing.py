@@ -126,17 +126,8 @@ def _options(job: dict[str, Any]) -> dict[str, Any]:
 class InputFeed:
     """Fresh inputs for every call: a new set from the reference's get_inputs() with a seed
     derived from the trial's, made outside the timer, so no call sees an object, a pointer
-    or a content it saw before (a cache keyed on any of them never hits).
-
-    A set whose memory lands where an earlier one was is freed and made again behind a
-    plug: a small block (PLUG_BYTES, above glibc's mapping threshold) taken first, so the
-    allocator (glibc's mappings, the CUDA caching allocator's blocks alike) hands the new
-    set other memory. Holding the repeated sets instead, as before, kept up to three input
-    sets beside the new one (measured: 5.2x one output with stress trials on, 60 MB).
-    Only if plugs do not help are whole sets held, as a last resort."""
-
-    PLUG_BYTES = 2 << 20
-    TRIES = 8
+    or a content it saw before (a cache keyed on any of them never hits). A set whose memory
+    lands where an earlier one was is made again while the first is held."""
 
     def __init__(self, w: Workload, seed: int):
         self.w, self.seed, self.k = w, seed, 0
@@ -148,33 +139,24 @@ class InputFeed:
     def fresh(self) -> bool:
         return self.w.make_inputs is not None
 
-    def _make(self) -> tuple[list[Any], set[int]]:
-        assert self.w.make_inputs is not None
-        self.k += 1
-        made = self.w.make_inputs((self.seed * 1_000_003 + 7_777 * self.k) % 2**62, True)
-        return made, {x.data_ptr() for x in made if isinstance(x, torch.Tensor) and x.numel()}
-
     def next(self) -> None:
         if self.w.make_inputs is None:
             return  # a factory without tensor inputs: said in the options
         self.w.inputs = []  # the last set is freed first: its memory is what must not repeat
-        t0 = _perf()
-        plugs: list[torch.Tensor] = []
         held: list[Any] = []
-        made, ptrs = self._make()
-        for attempt in range(2 * self.TRIES):
+        t0 = _perf()
+        ptrs: set[int] = set()
+        for _ in range(4):
+            self.k += 1
+            made = self.w.make_inputs((self.seed * 1_000_003 + 7_777 * self.k) % 2**62, True)
+            ptrs = {x.data_ptr() for x in made if isinstance(x, torch.Tensor) and x.numel()}
             if not ptrs & self.seen:
                 break
+            held.append(made)
             self.repeats_avoided += 1
-            if attempt < self.TRIES:  # free it, plug the memory it had, make it again
-                del made
-                plugs.append(torch.empty(self.PLUG_BYTES, dtype=torch.uint8, device=self.w.device))
-            else:  # the last resort: hold the repeated set while another is made
-                held.append(made)
-            made, ptrs = self._make()
         self.seen |= ptrs
         self.w.inputs = made
-        del held, plugs
+        del held
         self.made_ms += (_perf() - t0) * 1e3
 
 
