@@ -33,10 +33,10 @@ from .compare import (
     ULP_SAMPLE,
     Comparer,
     _flat_chunks,
-    bit_diffs,
     load_trial,
     read_index,
 )
+from .spill import Spill
 from .timing import (
     FLAKY_SHARE,
     RECHECK_CALLS,
@@ -167,26 +167,6 @@ def _fixed_mmap_threshold() -> None:
             _LIBC.mallopt(_M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)
         except AttributeError:
             pass
-
-
-def _repeat_diffs(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> dict[str, int]:
-    """Per output, the elements two calls on the same input disagree on (bit for bit)."""
-    out = {}
-    for name, t in a.items():
-        other = b.get(name)
-        diff = t.numel() if other is None else bit_diffs(t, other)
-        if diff:
-            out[name] = diff
-    return out
-
-
-def _shares(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
-    """Some output of `b` lives in the storage of the same-named output of `a`."""
-    for name, t in a.items():
-        o = b.get(name)
-        if o is not None and o.untyped_storage().data_ptr() == t.untyped_storage().data_ptr():
-            return True
-    return False
 
 
 def _digest(inputs: list[Any]) -> str:
@@ -412,21 +392,34 @@ def capture(job: dict[str, Any], device: torch.device, dtype: torch.dtype | None
         else:
             outs, none = capture_step(w, training, seed, copy=False)
         meta = w.last_meta
+        spill: Spill | None = None
         if repeat and kind == "random":
-            # Without the timed loop's 17 re-checked calls (a torch:MODULE:CALLABLE variant),
-            # the first trial calls RECHECK_CALLS times in all: a candidate wrong on a
-            # quarter of its calls differs in one of them with probability >= 99%.
-            for _ in range(RECHECK_CALLS - 1 if many_repeats and not trials else 1):
-                again, _ = capture_step(w, training, seed, copy=False)
-                if _shares(outs, again):  # ...unless the next call writes into the same buffers
-                    del outs, again
-                    outs, none = capture_step(w, training, seed, copy=True)
+            # The first call's outputs wait in a file while the step is called again (memory:
+            # one output beside the inputs, not two; a call that writes into the buffer it
+            # returned before cannot change them). Without the timed loop's 17 re-checked
+            # calls (a torch:MODULE:CALLABLE variant), the first trial calls RECHECK_CALLS
+            # times in all: a candidate wrong on a quarter of its calls differs in one of
+            # them with probability >= 99%.
+            spill = Spill(outs, str(save or _scratch()))
+            outs.clear()
+            del outs
+            try:
+                for _ in range(RECHECK_CALLS - 1 if many_repeats and not trials else 1):
                     again, _ = capture_step(w, training, seed, copy=False)
-                for name, diff in _repeat_diffs(outs, again).items():
-                    repeat_diffs[name] = repeat_diffs.get(name, 0) + diff
-                repeat_calls += 1
-                del again
+                    for name, diff in spill.diffs(again).items():
+                        repeat_diffs[name] = repeat_diffs.get(name, 0) + diff
+                    repeat_calls += 1
+                    again.clear()
+                    del again
+            except BaseException:
+                spill.close()
+                raise
         del w
+        if spill is not None:  # the inputs and the weights are gone: the outputs come back
+            try:
+                outs = spill.load()
+            finally:
+                spill.close()
         outs = {k: _own(v) for k, v in outs.items()}
         if kind == "random":
             degenerate.add(outs)

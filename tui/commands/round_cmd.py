@@ -8,7 +8,7 @@ import re
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -352,6 +352,7 @@ def run(args: argparse.Namespace) -> int:
 
     from session import conduct
     from session import models as m
+    from session.check_words import baseline_floors
     from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, session_of
     from tui.commands.slurm_opts import catch_up, round_job, slurm_given
@@ -393,7 +394,8 @@ def run(args: argparse.Namespace) -> int:
                 return 130
         comparisons = ledger.list(m.Comparison, round_id=rnd.id)
         corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
-    return report_round(args, rnd, comparisons, corrects, names, session)
+        floors = baseline_floors(ledger, session.id)
+    return report_round(args, rnd, comparisons, corrects, names, session, floors=floors)
 
 
 def report_round(
@@ -404,31 +406,48 @@ def report_round(
     names: dict[str, str],
     session: Any,
     extra: dict[str, Any] | None = None,
+    floors: Mapping[str, Any] | None = None,
 ) -> int:
     """A round's table (or JSON, with `extra` keys) and its exit status, for a round run
-    here and one run as a Slurm job alike."""
+    here and one run as a Slurm job alike. `floors` (workload -> the roofline floor of the
+    baseline's profile, session.check_words.baseline_floors) are read from the ledger when
+    not given: a time below its floor never reads FASTER."""
     import sys
 
     from session import models as m
     from session.verdicts import shown_verdict
     from tui.commands.common import print_json
 
+    if floors is None:
+        floors = _floors(args, session)
     if args.json:
+        shown = {c.id: shown_verdict(c, corrects, rnd, floors.get(c.workload))
+                 for c in comparisons}  # fmt: skip
         print_json({
             "round": rnd.model_dump(mode="json"),
             **(extra or {}),
             "comparisons": [
                 {**c.model_dump(mode="json"), "variant": names.get(c.variant_id, c.variant_id),
-                 **shown_verdict(c, corrects, rnd).fields()}
+                 **shown[c.id].fields(), "below_floor": shown[c.id].below_floor,
+                 "second_look": shown[c.id].caution}
                 for c in comparisons
             ],
         })  # fmt: skip
     else:
-        print_round(rnd, comparisons, names, session, corrects)
+        print_round(rnd, comparisons, names, session, corrects, floors)
     if rnd.status is m.RoundStatus.INTERRUPTED:
         print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
         return 130
     return 1 if rnd.status is m.RoundStatus.FAILED else 0
+
+
+def _floors(args: argparse.Namespace, session: Any) -> Mapping[str, Any]:
+    """The baseline's roofline floors, from the ledger `args` names (read only)."""
+    from session.check_words import baseline_floors
+    from tui.commands.common import open_ledger
+
+    with open_ledger(args, readonly=True) as ledger:
+        return baseline_floors(ledger, session.id)
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -452,9 +471,11 @@ def print_round(
     names: dict[str, str],
     session: Any,
     corrects: Sequence[Any] = (),
+    floors: Mapping[str, Any] | None = None,
 ) -> None:
     """The round table: the verdict a reviewer should see (session.verdicts: BROKEN when
-    the check failed, marked untrusted when the round or its runs are)."""
+    the check failed, marked untrusted when the round or its runs are, INCONCLUSIVE below
+    the workload's roofline floor in `floors`, a second look asked over 10× faster)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -494,9 +515,14 @@ def print_round(
         table.add_column(
             col, justify="right" if col in ("blocks", "ratio", "more blocks") else "left"
         )
+    cautions = []
     for c in comparisons:
         ratio, ci = _fmt_ratio(c)
-        seen = shown_verdict(c, corrects, rnd)
+        seen = shown_verdict(c, corrects, rnd, (floors or {}).get(c.workload))
+        if seen.below_floor:  # the cell wraps: the whole sentence goes under the table
+            cautions.append((c, "below the floor", seen.words))
+        elif seen.caution:
+            cautions.append((c, "second look", seen.caution))
         extra = []
         if c.untrusted_runs:
             extra.append(f"{c.untrusted_runs} quarantined")
@@ -511,6 +537,11 @@ def print_round(
     console.print(table)
     print_failures(console, comparisons, names)
     print_undecided(console, comparisons, names)
+    for c, what, caution in cautions:
+        console.print(Text.assemble((what, "yellow bold"), " ",
+                                    shown(names.get(c.variant_id, c.variant_id)), "/",
+                                    shown(c.workload), ": ", shown(caution, 2000)),
+                      soft_wrap=True)  # fmt: skip
     design = s.get("design") or {}
     if design.get("looks"):
         looks = ", ".join(str(k) for k in design["looks"])
