@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import run_git
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,6 +85,7 @@ def assert_untouched(repo: Path, before: dict[str, object]) -> None:
     )
 
 
+@pytest.mark.slow
 def test_baseline_variants_and_round_leave_the_repository_as_it_was(make_repo, tmp_path):
     repo = busy_repo(make_repo)
     env = cli_env(tmp_path)
@@ -132,6 +134,7 @@ def test_baseline_variants_and_round_leave_the_repository_as_it_was(make_repo, t
     assert len(refs) == 3  # the baseline and the two variants, each pinned once
 
 
+@pytest.mark.slow
 def test_ctrl_c_interrupts_the_round_and_leaves_no_worktree(make_repo, tmp_path):
     repo = busy_repo(make_repo)
     env = cli_env(tmp_path)
@@ -213,6 +216,7 @@ def start_round(env: dict[str, str], ledger: Path, sid: str) -> subprocess.Popen
     raise AssertionError("the round never reached block 2")
 
 
+@pytest.mark.slow
 def test_after_a_crash_the_next_round_cleans_up(make_repo, tmp_path):
     repo = busy_repo(make_repo)
     env = cli_env(tmp_path)

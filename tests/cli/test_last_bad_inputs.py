@@ -93,6 +93,7 @@ def test_empty_ledger_path_is_refused(tmp_path: Path) -> None:
     one_line_usage(gpuopt("sessions", "--ledger", " "), "--ledger")
 
 
+@pytest.mark.slow
 def test_export_keeps_a_file_that_is_not_a_record(tmp_path: Path) -> None:
     db = tmp_path / "l.db"
     s = _session(db)

@@ -70,3 +70,101 @@ def test_a_baseline_whose_progress_reader_left_is_recorded(make_repo, tmp_path: 
         latest = led.latest_baseline(sid)
     assert latest is not None and latest.reproducibility is m.Reproducibility.REPRODUCIBLE
     assert latest.runs_per_workload >= 6
+
+
+def test_telemetry_into_head_as_the_issue_typed_it() -> None:
+    """`timeout 20 bash -c 'gpuopt telemetry | head -3'` (issue 22): status 0, three lines,
+    no traceback; the timeout only bounds a failure."""
+    gpuopt = f"{sys.executable} -m tui"
+    proc = subprocess.run(
+        ["timeout", "60", "bash", "-c", f"set -o pipefail; {gpuopt} telemetry | head -3"],
+        capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) == 3, proc.stdout
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def _into_a_gone_reader(argv: list[str], stream: str = "stdout") -> tuple[int, str]:
+    """Run gpuopt with `stream` a pipe whose reader left before the first write (every
+    write fails with EPIPE): (exit status, the other stream's text)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    where = {"stdout": write_end, "stderr": subprocess.PIPE}
+    if stream == "stderr":
+        where = {"stdout": subprocess.DEVNULL, "stderr": write_end}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", *argv], text=True, env=ENV, cwd=ROOT, **where
+    )  # type: ignore[call-overload]
+    os.close(write_end)
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, (err if stream == "stdout" else out) or ""
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A ledger with one session, its baseline and a 2-block round (shared: read only)."""
+    sys.path.insert(0, str(ROOT / "tests" / "ledger"))
+    from overlap import prepare
+
+    where = tmp_path_factory.mktemp("pipes")
+    path, sid = prepare(where)
+    code, err = _into_a_gone_reader(
+        ["--ledger", str(path), "round", sid, "--min-blocks", "2", "--max-blocks", "2"]
+    )
+    assert code == 0, err
+    return path, sid
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["export", "{sid}"],
+        ["export", "{sid}", "--format", "json"],
+        ["sessions"],
+        ["sessions", "--json"],
+        ["variant", "list", "{sid}"],
+        ["hypothesis", "list", "{sid}"],
+        ["telemetry", "--once", "--json"],
+        ["telemetry", "--scenarios"],
+    ],
+    ids=lambda a: " ".join(a).replace("{sid}", "S"),
+)
+def test_a_listing_into_a_pipe_whose_reader_left_is_quiet(recorded, argv: list[str]) -> None:
+    path, sid = recorded
+    code, err = _into_a_gone_reader(["--ledger", str(path), *(a.format(sid=sid) for a in argv)])
+    assert code == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_a_round_whose_reader_left_before_it_began_completes(recorded, stream: str) -> None:
+    """The round's table (stdout) or its progress (stderr) into a pipe already gone: the
+    measurement is no less kept, and nothing is said about the pipe."""
+    from ledger import Ledger
+    from session import models as m
+
+    path, sid = recorded
+    code, other = _into_a_gone_reader(
+        ["--ledger", str(path), "round", sid, "--min-blocks", "2", "--max-blocks", "2"], stream
+    )
+    assert code == 0, other
+    assert "Traceback" not in other and "BrokenPipe" not in other
+    with Ledger.open(path) as ledger:
+        last = ledger.list(m.Round, session_id=sid)[-1]
+    assert last.status is m.RoundStatus.COMPLETED and last.blocks == 2
+
+
+def test_compare_whose_reader_left_before_it_began_is_quiet() -> None:
+    for stream in ("stdout", "stderr"):
+        code, other = _into_a_gone_reader(
+            ["compare", f"{sys.executable} -c pass", f"{sys.executable} -c pass", "--runs", "3",
+             "--max-runs", "3", "--warmup", "0"], stream,
+        )  # fmt: skip
+        assert code == 0, other
+        assert "Traceback" not in other and "BrokenPipe" not in other

@@ -244,6 +244,7 @@ def read_only_ledger(tmp_path: Path) -> Any:
     path.chmod(0o644)
 
 
+@pytest.mark.slow
 def test_read_only_ledger_can_be_reviewed_not_written(read_only_ledger: Path) -> None:
     path = read_only_ledger
     before = state(path.parent)

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from ledger import Ledger
 from session import models as m
 
@@ -63,6 +65,7 @@ def _assert_whole(path: Path, committed: set[str]) -> int:
         return len(sessions)
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments_loses_no_committed_transaction(tmp_path: Path) -> None:
     path = tmp_path / "crash.db"
     rng = random.Random()
@@ -83,6 +86,7 @@ def test_kill_9_at_random_moments_loses_no_committed_transaction(tmp_path: Path)
     assert total >= len(committed) > 0, f"seed {seed}: nothing was committed before the kills"
 
 
+@pytest.mark.slow
 def test_four_writers_at_once_all_transactions_land(tmp_path: Path) -> None:
     path = tmp_path / "busy.db"  # created by the writers themselves, all at once
     start_at = time.time() + 3.0

@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from overlap import ENV, WRITER, integrity_problems
 
 from ledger import Ledger
@@ -22,6 +23,7 @@ from ledger.db import LedgerError
 SECONDS = 12.0
 
 
+@pytest.mark.slow
 def test_opening_never_calls_a_ledger_being_checkpointed_damaged(tmp_path: Path) -> None:
     path = tmp_path / "ledger.db"
     with Ledger.open(path):

@@ -207,17 +207,22 @@ def test_ctrl_c_while_a_worktree_is_made_leaves_nothing(make_repo, tmp_path):
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root), "GPUOPT_WORKTREES": str(tmp_path / "wt")}
     head = run_git(repo, "rev-parse", "HEAD").strip()
-    proc = subprocess.Popen([sys.executable, "-c", ADD_WORKTREE, str(repo), head], env=env,
-                            stderr=subprocess.PIPE)  # fmt: skip
+    # stderr goes to a file: the filter, orphaned when git is killed, holds what it inherited
+    # open until released, so a pipe's end of file would come only then (a hang under load)
+    err_file = tmp_path / "stderr"
+    with err_file.open("wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-c", ADD_WORKTREE, str(repo), head], env=env,
+                                stderr=sink)  # fmt: skip
     deadline = time.monotonic() + 120  # bounds a failure only
     while not started.exists():
         assert time.monotonic() < deadline and proc.poll() is None, "the checkout never began"
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     try:
-        _, err = proc.communicate(timeout=120)
+        proc.wait(timeout=120)  # the process's end is the event, not its stderr's
     finally:
         release.touch()  # the filter may end now, whatever git did with it
+    err = err_file.read_bytes()
     assert b"KeyboardInterrupt" in err
     assert list((tmp_path / "wt").iterdir()) == []
     assert run_git(repo, "worktree", "list").count("\n") == 1

@@ -90,6 +90,7 @@ def test_torch_table_cpu_only_with_memory_columns():
     assert s["self_cpu_total_us"] == pytest.approx(95002.0)
 
 
+@pytest.mark.slow
 def test_torch_table_from_a_live_profile(tmp_path):
     torch = pytest.importorskip("torch")
     from torch.profiler import ProfilerActivity, profile

@@ -86,6 +86,7 @@ def _profile(tmp_path) -> dict:
     return summarize(r.data, "baseline", "e2e")
 
 
+@pytest.mark.slow
 def test_a_real_profile_floor_reaches_the_view_the_verdict_and_keep_default(tmp_path) -> None:
     summary = _profile(tmp_path)
     assert summary["work"]["flops"] == 2 * 256**3  # the flop counter's matmul

@@ -14,19 +14,22 @@ import subprocess, sys, time
 block = bytearray(64 * 1024 * 1024)
 for i in range(0, len(block), 4096):
     block[i] = 1
-subprocess.run([sys.executable, "-c", "import time; time.sleep(3)"])
+subprocess.run([sys.executable, "-c", "import time; time.sleep(300)"])
 """
 
 
 def test_host_reads_the_rss_of_the_whole_process_tree() -> None:
+    import psutil
+
     child = subprocess.Popen([sys.executable, "-c", ALLOC])
     try:
         host = HostBackend()
         host.follow(child.pid)
-        deadline = time.monotonic() + 10
+        # the grandchild's start is the event (it lives until killed); this bounds a failure
+        deadline = time.monotonic() + 120
         s = host.read(1, "r")
         while time.monotonic() < deadline and len(host.tree_pids) < 2:
-            time.sleep(0.1)
+            time.sleep(0.05)
             s = host.read(2, "r")
         assert len(host.tree_pids) >= 2  # the child and its own child
         assert s.rss_bytes is not None and s.rss_bytes > 64 * 1024 * 1024
@@ -35,6 +38,8 @@ def test_host_reads_the_rss_of_the_whole_process_tree() -> None:
         assert s.extra["host_mem_total_bytes"] > 0
         assert s.run_id == "r" and s.source == "host"
     finally:
+        for p in psutil.Process(child.pid).children(recursive=True):
+            p.kill()
         child.kill()
         child.wait()
 

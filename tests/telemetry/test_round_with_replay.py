@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ledger import Ledger
 from measure.telemetry import make_monitor
 from measure.telemetry.replay import load_scenario
@@ -14,6 +16,7 @@ from session import models as m
 VALUE = m.Metric(name="value", source=m.MetricSource.REGEX, pattern=r"(?P<value>[0-9.]+)", unit="")
 
 
+@pytest.mark.slow
 def test_hw_slowdown_mid_run_quarantines_the_run_and_reruns_the_block(
     tmp_path: Path, make_repo
 ) -> None:

@@ -12,11 +12,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ledger import Ledger
 from measure.telemetry import make_monitor
 from measure.telemetry.replay import load_scenario
 
 
+@pytest.mark.slow
 def test_four_hertz_in_runs_one_hertz_idle_batched_to_the_ledger(tmp_path: Path) -> None:
     writer_ledger = Ledger.open(tmp_path / "l.db")
     calls: list[tuple[str, int]] = []

@@ -10,9 +10,12 @@ trust verdicts. With no GPU it says why in one line (NVML's words) and shows the
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.commands.numbers import number, within
+
+if TYPE_CHECKING:
+    import threading
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
@@ -303,6 +306,25 @@ def _print_once(view: View) -> None:
 
 
 def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
+    """Frames until --seconds, the reader's leaving, or Ctrl+C (TERM and HUP come here as
+    Ctrl+C): the signal only sets an event the loop waits on, so it never lands inside a
+    lock the sampler's threads need (a KeyboardInterrupt there left `monitor.close()`
+    waiting forever on a loaded machine), and the view ends at once, not after a sleep."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    previous: Any = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
+    try:
+        _frames(monitor, view, args, stop)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _frames(monitor: Any, view: View, args: argparse.Namespace, stop: threading.Event) -> None:
     import time
 
     from rich.console import Group
@@ -321,7 +343,8 @@ def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
         live.start()
     try:
         while deadline is None or time.monotonic() < deadline:
-            time.sleep(args.interval)
+            if stop.wait(args.interval):
+                return
             if replay and time.monotonic() >= switch:  # walk the scenario through runs
                 if in_run:
                     obs = monitor.run_finished(f"replay-{run_n}")
