@@ -9,7 +9,7 @@ from typing import Any
 import platformdirs
 
 from session import models as m
-from session.record import gather, to_json, to_markdown
+from session.record import SessionExport, gather, to_json, to_markdown
 
 
 def default_export_dir() -> Path:
@@ -20,6 +20,18 @@ def default_export_dir() -> Path:
 def record_markdown(ledger: Any, session: m.Session, view: Any = None) -> str:
     """The markdown record; with `view` (a SessionView already read) it is not read again."""
     return to_markdown(gather(ledger, session, view))
+
+
+def record_model(ledger: Any, session: m.Session, view: Any = None) -> SessionExport:
+    """The record read once, to be laid out (`record_for_width`) as often as a view resizes."""
+    return gather(ledger, session, view)
+
+
+def record_for_width(record: SessionExport, width: int) -> str:
+    """The record as a terminal view `width` columns wide shows it: the summary first in
+    its narrow table, and every table wider than the view one line per row (the file
+    keeps every table whole)."""
+    return to_markdown(record, fit=width)
 
 
 def export_record(ledger: Any, session: m.Session, directory: str | Path) -> Path:

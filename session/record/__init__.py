@@ -80,14 +80,15 @@ def without_secrets(data: SessionExport | dict[str, Any]) -> dict[str, Any]:
     return scrub(plain)
 
 
-def to_markdown(data: SessionExport | dict[str, Any]) -> str:
+def to_markdown(data: SessionExport | dict[str, Any], fit: int | None = None) -> str:
     """The markdown record, secrets redacted (see without_secrets). The profile section
-    is not part of the JSON form, so it is carried over (redacted too) by hand."""
+    is not part of the JSON form, so it is carried over (redacted too) by hand. `fit`:
+    laid out for a terminal view that many columns wide (None: the file's layout)."""
     if not isinstance(data, SessionExport):
-        return markdown.to_markdown(without_secrets(data))
+        return markdown.to_markdown(without_secrets(data), fit)
     redacted = SessionExport.model_validate(without_secrets(data))
     redacted._profile_lines = without_secrets({"lines": data.profile_lines})["lines"]
-    return markdown.to_markdown(redacted)
+    return markdown.to_markdown(redacted, fit)
 
 
 def to_json(data: SessionExport | dict[str, Any]) -> str:

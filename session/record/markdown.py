@@ -16,7 +16,7 @@ from session.record.plan_md import plan_lines
 from session.record.preflight import preflight_lines
 from session.record.rounds import rounds_lines
 from session.record.summary import summary_lines
-from session.record.table import md_table, section, words
+from session.record.table import fitted, md_table, section, words
 
 SECTIONS = (
     summary_lines,
@@ -38,9 +38,12 @@ SECTIONS = (
 )
 
 
-def to_markdown(data: SessionExport | dict[str, Any]) -> str:
+def to_markdown(data: SessionExport | dict[str, Any], fit: int | None = None) -> str:
+    """The record; `fit`: laid out for a terminal view that many columns wide (the
+    summary's narrow table, every wider table one line per row), None for the file."""
     x = data if isinstance(data, SessionExport) else SessionExport.model_validate(data)
-    parts = ["\n".join(part(x)).strip("\n") for part in SECTIONS]
+    with fitted(fit):
+        parts = ["\n".join(part(x)).strip("\n") for part in SECTIONS]
     return "\n\n".join(p for p in parts if p) + "\n"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from session import models as m
 from session.record.model import SessionExport, SummaryRow
-from session.record.table import figure, md_cell, md_table, round_label
+from session.record.table import figure, fit_width, fixed, md_cell, md_table, round_label
 from session.verdicts import VERDICT_MEANINGS, ci_heading
 
 
@@ -45,27 +45,35 @@ def summary_lines(x: SessionExport) -> list[str]:
     table = shown[: len(shown) - cut] if cut else shown
     if not shown:
         return [*lines, _folded(idle, after_table=False)]
-    lines += md_table(
-        ["variant", "workload", "verdict", f"× faster ({_ci_heading(table)})", MEDIANS_IN_ROUND,
-         "correctness", "class", "disposition", "round"],
-        [
+    if fit_width() is not None:  # a terminal view: the narrow table, the full one in the file
+        narrow = _narrow_table(table)
+        # a view too narrow even for it: one line per variant, under its own head (else
+        # the lines would join the list above)
+        lines += (["**Per variant:**", ""] if narrow[0].startswith("- ") else []) + narrow
+    else:
+        lines += md_table(
+            ["variant", "workload", "verdict", f"× faster ({_ci_heading(table)})",
+             MEDIANS_IN_ROUND, "correctness", "class", "disposition", "round"],
             [
-                r.variant,
-                r.workload,
-                r.verdict or "not measured",
-                _times(r),
-                f"{figure(r.baseline_median)} → {figure(r.variant_median, r.unit)}"
-                if r.baseline_median is not None or r.variant_median is not None
-                else "—",
-                r.correctness,
-                r.optimization_class,
-                r.disposition,
-                round_label(r.round) + ("" if r.round_trusted else " (untrusted)"),
-            ]
-            for r in table
-        ],
-    )  # fmt: skip
-    if cut:
+                [
+                    r.variant,
+                    r.workload,
+                    r.verdict or "not measured",
+                    _times(r),
+                    f"{figure(r.baseline_median)} → {figure(r.variant_median, r.unit)}"
+                    if r.baseline_median is not None or r.variant_median is not None
+                    else "—",
+                    r.correctness,
+                    r.optimization_class,
+                    r.disposition,
+                    round_label(r.round) + ("" if r.round_trusted else " (untrusted)"),
+                ]
+                for r in table
+            ],
+        )  # fmt: skip
+    if cut and fit_width() is not None:
+        lines += ["", f"… {cut} more rows in the Rounds section."]
+    elif cut:
         lines.append(f"| … {cut} more rows in the Rounds section |" + " |" * 8)
     if idle:
         lines += ["", _folded(idle, after_table=True)]
@@ -79,6 +87,49 @@ def summary_lines(x: SessionExport) -> list[str]:
 MAX_LINES = 40
 # the medians of the round's own runs, beside the baseline's recorded median above
 MEDIANS_IN_ROUND = "median in the round: baseline → variant"
+
+
+# the app's short words for a decision (the full ones are in the file's table)
+_SHORT_DECISIONS = {
+    "keep as the default path": "keep",
+    "keep behind a guard or flag": "keep, guarded",
+    "keep as a local micro-optimization only": "keep, local",
+    "need more evidence": "need evidence",
+}
+
+
+def _narrow_table(rows: list[SummaryRow]) -> list[str]:
+    """The summary for a terminal view: variant, verdict, ratio with its interval, and
+    the decision; workload, medians, check, class and round stay in the file's table (and
+    in the details below)."""
+    several = len({r.workload for r in rows}) > 1
+    return md_table(
+        ["variant", "verdict", f"ratio ({_ci_heading(rows)})", "decision"],
+        [
+            [
+                r.variant + (f" · {r.workload}" if several else ""),
+                (r.verdict_word or "not measured") + ("" if r.round_trusted else " (untrusted)"),
+                _ratio(r),
+                _short_decision(r.disposition),
+            ]
+            for r in rows
+        ],
+    )
+
+
+def _ratio(r: SummaryRow) -> str:
+    if r.ratio is None:
+        return "—"
+    if r.ci_low is None or r.ci_high is None:
+        return f"{fixed(r.ratio)} (no interval)"
+    return f"{fixed(r.ratio)} ({fixed(r.ci_low)}–{fixed(r.ci_high)})"
+
+
+def _short_decision(text: str) -> str:
+    for long, short in _SHORT_DECISIONS.items():
+        if text.startswith(long):
+            return short + text[len(long) :]
+    return text
 
 
 def band_words(band: float, contract_band: float | None) -> str:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import Enum
 from typing import Any
 
@@ -111,12 +114,62 @@ def _escaped(hit: re.Match[str]) -> str:
     return hit.group(0) if inside else "\\_" * (end - start)
 
 
+# The width the record is laid out for: None for the file (every table whole, as a page
+# shows it), a number of columns for a terminal view such as the app's Record step, where
+# a table wider than that becomes one line per row (see md_table).
+_FIT: ContextVar[int | None] = ContextVar("record_fit", default=None)
+
+
+@contextmanager
+def fitted(width: int | None) -> Iterator[None]:
+    """Lay out the record built inside for `width` columns (None: the file's layout)."""
+    token = _FIT.set(width)
+    try:
+        yield
+    finally:
+        _FIT.reset(token)
+
+
+def fit_width() -> int | None:
+    return _FIT.get()
+
+
+def table_width(cells: list[list[str]]) -> int:
+    """Columns a markdown viewer needs to show `cells` (escaped) uncut: the longest cell of
+    each column, one space each side and a border between (what Textual's and GitHub's
+    tables take, entities counted as the character they show)."""
+    if not cells:
+        return 0
+    widths = [max(len(_shown(row[i])) for row in cells) for i in range(len(cells[0]))]
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _shown(cell: str) -> str:
+    return _ENTITY.sub("x", _EMPHASIS_ESCAPE.sub(r"\1", cell))
+
+
 def md_table(headers: list[str], rows: list[list[Any]]) -> list[str]:
-    out = ["| " + " | ".join(md_cell(h) for h in headers) + " |"]
+    """A markdown table; laid out for a width (see `fitted`) that it does not fit, one
+    bullet per row instead, each cell after its heading, so no cell is cut."""
+    head = [md_cell(h) for h in headers]
+    body = [[md_cell(c) for c in row] for row in rows]
+    width = _FIT.get()
+    if width is not None and table_width([head, *body]) > width:
+        return [_row_line(head, row) for row in body]
+    out = ["| " + " | ".join(head) + " |"]
     out.append("|" + "|".join(" --- " for _ in headers) + "|")
-    for row in rows:
-        out.append("| " + " | ".join(md_cell(c) for c in row) + " |")
+    for row in body:
+        out.append("| " + " | ".join(row) + " |")
     return out
+
+
+def _row_line(head: list[str], row: list[str]) -> str:
+    """One table row as a bullet: its first cell in bold, then "heading: cell" pairs."""
+    first, *rest = row
+    if len(rest) == 1:  # field and value
+        return f"- **{first}:** {rest[0]}"
+    pairs = [f"{h}: {c}" for h, c in zip(head[1:], rest, strict=True) if c != "—"]
+    return f"- **{first}**" + (" · " + " · ".join(pairs) if pairs else "")
 
 
 def md_code(lines: list[str]) -> list[str]:

@@ -1,16 +1,25 @@
-"""The record step: the decision record, and its export."""
+"""The record step: the decision record itself, laid out for the pane's width, and its export."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.widgets import Static
 
 from session import models as m
 from session.read_model import SessionView
-from session.record_files import record_markdown
+from session.record_files import default_export_dir, record_for_width, record_model
 from tui.display import plain
 from tui.screens.pane_messages import ExportRecord
 from tui.screens.step_base import StepPane
+
+# The narrowest layout: below it the pane is too small to read anyway, and the record is
+# laid out as for 40 columns (the pane scrolls).
+MIN_WIDTH = 40
+# The Markdown widget's own padding, left and right, and the scroll bar beside it.
+_MARGINS = 2 + 2 + 2
 
 
 class RecordPane(StepPane):
@@ -22,11 +31,15 @@ class RecordPane(StepPane):
     BINDINGS = [Binding("x", "export", "export record", id="record.export")]
 
     _record_of: SessionView | None = None
+    _record: Any = None  # the record's model, read once per view
     _record_md = ""
+    _shown_md: str | None = None
+    _export_before: str | None = None
 
     def body(self) -> ComposeResult:
         from textual.widgets import Markdown  # markdown-it costs 0.1 s: only when shown
 
+        yield Static("", id="record-export", classes="next")
         yield Markdown("", id="record-md")
 
     def next_hint(self, view: SessionView | None) -> str:
@@ -38,23 +51,60 @@ class RecordPane(StepPane):
         if view is None:
             return
         md = self.record_markdown()
+        if md == self._shown_md:  # a resize to the same layout: nothing to draw again
+            return
+        self._shown_md = md
         from textual.widgets import Markdown  # as above: loaded with the pane's body
 
         # stored text inside the record: controls made visible, newlines kept
         self.query_one("#record-md", Markdown).update(plain(md, None, multiline=True))
 
+    def record_width(self) -> int:
+        """The columns the record is laid out for: the pane's, less the viewer's margins."""
+        width = self.size.width or self.app.size.width
+        return max(MIN_WIDTH, width - _MARGINS)
+
     def record_markdown(self) -> str:
-        """The record of the view shown, built once per view (it reads the whole session)."""
+        """The record of the view shown, read once per view (it reads the whole session)
+        and laid out for the pane's width."""
         view = self.view
         if view is None:
             return ""
         if self._record_of is not view:
             self._record_of = view
             try:
-                self._record_md = record_markdown(self.context.ledger, view.session, view)
+                self._record = record_model(self.context.ledger, view.session, view)
             except Exception as exc:  # shown in the pane, in words: the rest of the app lives
+                self._record = None
                 self._record_md = f"The record could not be built: {exc}"
+        if self._record is not None:
+            self._record_md = record_for_width(self._record, self.record_width())
         return self._record_md
 
     def action_export(self) -> None:
+        """Say at once that the record is being written, and where; ask for the export
+        once that line is on screen (the export holds the app while it writes), then
+        show its path."""
+        target = getattr(self.app, "export_dir", None) or default_export_dir()
+        self._export_before = getattr(self.app, "exported", None)
+        self.export_line(f"Writing the record to {plain(target, None)} …")
+        self.call_after_refresh(self._ask_export)
+
+    def _ask_export(self) -> None:
         self.post_message(ExportRecord())
+        self.set_timer(0.05, self._export_done)
+
+    def _export_done(self) -> None:
+        """The written path, once the export says it (the app's `exported`); an export
+        that failed shows its error over the app, and this line says so."""
+        path = getattr(self.app, "exported", None)
+        # the app keeps a new string per export: the same path written again is a new one
+        if path is not None and path is not self._export_before:
+            self.export_line(f"Written: {plain(path, None)} (and .json beside it)")
+        elif self.app.screen is not self.screen:  # the error dialog over the app
+            self.export_line("The record was not written: see the message.")
+        elif self.is_attached:
+            self.set_timer(0.05, self._export_done)
+
+    def export_line(self, text: str) -> None:
+        self.query_one("#record-export", Static).update(text)
