@@ -23,7 +23,6 @@ from measure.runner import run_hook
 from measure.worktrees import Worktrees
 from session import gpus, timing, torch_checks, torch_inputs
 from session import models as m
-from session.blocks import blocks_problem
 from session.conduct import baseline as baseline_mod
 from session.conduct.common import (
     BASELINE_ARM,
@@ -235,9 +234,8 @@ def run_round(
         raise BadInput("the threshold must lie between 0 and 1 (e.g. 0.02 for 2%)")
     baseline = gate_round(ledger, session, delta)
     chosen = resolve_variants(ledger, session, variants)
-    why_blocks = blocks_problem(min_blocks, max_blocks)  # the design's minimum, as the app's
-    if why_blocks:
-        raise BadInput(why_blocks)
+    if min_blocks < 2 or max_blocks < min_blocks:
+        raise BadInput("blocks: need 2 <= min-blocks <= max-blocks")
     if budget_s is not None and not 0 < budget_s < math.inf:
         raise BadInput("the time budget must be positive")
     if seed is None:
