@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from measure import harness
 
 PROBLEM = """
@@ -33,6 +35,7 @@ OUTPUT_BYTES = 384 * 64 * 1024 * 4  # 100.7 MB
 BOUND = 3.0
 
 
+@pytest.mark.slow
 def test_a_100mb_output_is_compared_in_bounded_memory(tmp_path: Path) -> None:
     (tmp_path / "big.py").write_text(PROBLEM)
     common = {"mode": "outputs", "kind": "kernelbench", "spec": "big.py", "trials": 2, "seed": 0}
