@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
 from session.telemetry_access import make_monitor
-from tui.commands.telemetry import View
+from tui.telemetry_view import View
 
 RATES = (0.25, 0.5, 1.0, 2.0, 5.0)  # seconds between samples and pictures
 PROCESS_EVERY_S = 2.0  # the compute-process list is a slower NVML call: read less often

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console, Group
 
-from tui.commands.telemetry import View, sparkline
+from tui.telemetry_view import View, sparkline
 
 ROOT = Path(__file__).resolve().parents[2]
 

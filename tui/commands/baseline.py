@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from session.errors import BadInput as UsageError
+from session.errors import WorkFailed
 from tui.commands.numbers import number, within
 from tui.commands.round_cmd import add_threshold, budget_of, threshold_of
 
@@ -70,7 +72,6 @@ def run(args: argparse.Namespace) -> int:
 
     from session import conduct
     from session.read_model import values_per_workload
-    from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.commands.round_cmd import engine_monitor, interruptible, progress_display
     from tui.commands.slurm_opts import baseline_job, catch_up, slurm_given

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from session.errors import BadInput as UsageError
 from tui.commands.numbers import number, within
 from tui.commands.round_cmd import add_threshold, threshold_of
 from tui.commands.slurm_opts import add_slurm_options
@@ -80,7 +81,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from session.bisect import conduct, store
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger
     from tui.commands.round_cmd import interruptible
 
@@ -132,7 +132,6 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
     from session import models as m
     from session.bisect import conduct
     from session.errors import BadInput
-    from tui.cli import UsageError
     from tui.commands.common import session_of
 
     if not args.good or not args.bad:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from session.errors import BadInput as UsageError
+from session.errors import WorkFailed
 from tui.commands.numbers import number, within
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
@@ -84,7 +86,6 @@ def run(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger
     from tui.commands.export import on_terminal
     from tui.demo.flow import demo_session, run_flow, undecided

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from session.errors import BadInput as UsageError
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -82,7 +84,6 @@ def run(args: argparse.Namespace) -> int:
     from session.dispositions import DESCRIPTIONS, dispose, preflight_warnings, status_suggestion
     from session.gates import GateRefusal
     from session.ledger_access import LedgerError
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from session.errors import BadInput as UsageError
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -50,8 +52,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _measurement(spec: str) -> tuple[str, float, str]:
     import re
 
-    from tui.cli import UsageError
-
     name, sep, rest = spec.partition("=")
     match = re.fullmatch(r"\s*([-+0-9.,eE]+)\s*(.*)", rest)
     if not sep or not name.strip() or not match:
@@ -67,7 +67,6 @@ def add(args: argparse.Namespace) -> int:
     from session import evidence as ev
     from session.hypotheses import HypothesisError, get
     from session.ledger_access import LedgerError
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from session.errors import BadInput as UsageError
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -43,7 +45,6 @@ def run(args: argparse.Namespace) -> int:
 
     from session.ledger_access import LedgerError, refuse_overwrite
     from session.record import gather, to_json, to_markdown
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, session_of
     from tui.display import json_safe
 
@@ -96,7 +97,6 @@ def _refuse_other_file(out: Path, session_id: str, force: bool) -> None:
     """A file at `out` that is not an earlier record of this session is kept, unless
     --force: an export never replaces someone's file without a word."""
     from session.record.identify import is_record_of
-    from tui.cli import UsageError
 
     if force or not out.exists() or is_record_of(out, session_id):
         return

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from session.errors import BadInput as UsageError
+
 if TYPE_CHECKING:  # the command module imports only argparse when run: `--help` stays fast
     from session import models as m
     from session.ledger_port import LedgerLike
@@ -169,7 +171,6 @@ def _fields(args: argparse.Namespace) -> dict[str, object]:
         out["predicted_direction"] = args.predicted_direction
     if getattr(args, "concern_areas", None):
         from session import models as m
-        from tui.cli import UsageError
 
         try:
             out["concern_areas"] = [
@@ -207,7 +208,6 @@ def _precheck_link(ledger: LedgerLike, session: m.Session, variant: str) -> None
     """Refuse before anything is written when the variant already tests a hypothesis."""
     from session.gates import GateRefusal
     from session.hypotheses import variant_to_link
-    from tui.cli import UsageError
 
     try:
         variant_to_link(ledger, session, variant)
@@ -220,7 +220,6 @@ def _link(ledger: LedgerLike, session: m.Session, h: m.Hypothesis, variant: str 
         return
     from session.gates import GateRefusal
     from session.hypotheses import link_variant
-    from tui.cli import UsageError
 
     try:  # a ledger error (no such variant) is bad input by its root: `tui.cli._run` says it
         link_variant(ledger, ledger.variant(session.id, variant), h)
@@ -305,7 +304,6 @@ def edit(args: argparse.Namespace) -> int:
 
 def status(args: argparse.Namespace) -> int:
     from session.hypotheses import NEEDS_REOPENING, get, set_confidence, set_status
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, session_of
 
     if not args.status and not args.confidence:
@@ -366,7 +364,6 @@ def areas(args: argparse.Namespace) -> int:
 def residual(args: argparse.Namespace) -> int:
     from session import models as m
     from session.residuals import DESCRIPTIONS, confirm_residual, record_residual
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
 
     moved = {"yes": True, "no": False, None: None}[args.mechanism_moved]
@@ -402,7 +399,6 @@ def residual(args: argparse.Namespace) -> int:
 def summary(args: argparse.Namespace) -> int:
     from session import models as m
     from session.residuals import ROUND_SUMMARY_FIELDS, draft_round_summary, set_round_summary
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
 
     fields = {

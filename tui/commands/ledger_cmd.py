@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from session.errors import BadInput as UsageError
+from session.errors import WorkFailed
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -153,7 +156,6 @@ def prune_artifacts(args: argparse.Namespace) -> int:
         referenced_paths,
         remove,
     )
-    from tui.cli import WorkFailed
     from tui.commands.common import open_ledger
     from tui.display import plain
 
@@ -211,7 +213,6 @@ def prune_refs(args: argparse.Namespace) -> int:
 def backup(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger
 
     target = Path(args.target)

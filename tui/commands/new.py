@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from session.errors import BadInput as UsageError
 from tui.commands.numbers import number, within
 from tui.commands.round_cmd import add_threshold, threshold_of
 
@@ -102,7 +103,6 @@ def build_session(args: argparse.Namespace) -> object:
     from session.commands import launcher_problem
     from session.repository import repository_problem
     from session.timing import apply_env
-    from tui.cli import UsageError
 
     repo = Path(args.repo).expanduser()
     if not repo.is_dir():
@@ -179,7 +179,6 @@ def run(args: argparse.Namespace) -> int:
 
     from session.conduct.executor import shim_warnings
     from session.repository import ledger_inside_problem
-    from tui.cli import UsageError
     from tui.commands.common import ledger_path, open_ledger
     from tui.display import plain
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from session.errors import BadInput as UsageError
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -22,7 +24,6 @@ def open_app(args: argparse.Namespace) -> int:
     """Open the app: on SESSION if given, else the session picker of the ledger."""
     import sys
 
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, session_of
 
     if not sys.stdin.isatty() or not sys.stderr.isatty():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from session.errors import BadInput as UsageError
 from tui.commands.numbers import number, within
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
@@ -89,8 +90,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _pair(spec: str, flag: str) -> tuple[str, str]:
-    from tui.cli import UsageError
-
     key, sep, value = spec.partition("=")
     if not sep:
         raise UsageError(f"{flag} {spec!r}: write it as KEY=VALUE")
@@ -98,8 +97,6 @@ def _pair(spec: str, flag: str) -> tuple[str, str]:
 
 
 def _question(name: str, flag: str) -> str:
-    from tui.cli import UsageError
-
     q = name.strip().lower()
     if q not in QUESTIONS:
         raise UsageError(f"{flag}: no question {name!r}; questions are {', '.join(QUESTIONS)}")
@@ -108,7 +105,6 @@ def _question(name: str, flag: str) -> str:
 
 def _number(text: str, flag: str) -> int:
     from session.preflight import CHECKLIST
-    from tui.cli import UsageError
 
     try:
         return int(text)
@@ -121,7 +117,6 @@ def run(args: argparse.Namespace) -> int:
 
     from session import models as m
     from session import preflight as pf
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
 
     evidence = {}

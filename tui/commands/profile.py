@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from session.errors import BadInput as UsageError
 from tui.commands.numbers import number, within
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
@@ -61,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from session.profile import run as prof
     from session.profile import text
     from session.profile.check import check_predictions, compare
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 

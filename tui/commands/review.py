@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from session.errors import BadInput as UsageError
 from tui.commands.numbers import number, within
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
@@ -53,8 +54,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
-
-    from tui.cli import UsageError
 
     path = args.ledger_file or args.ledger
     if path is not None and not Path(path).expanduser().is_file():

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from session.errors import BadInput as UsageError
+from session.errors import WorkFailed
 from tui.commands.numbers import number, within
 
 
@@ -85,7 +87,6 @@ def threshold_of(args: argparse.Namespace) -> float | None:
     """The --threshold of `new`, `baseline` and `round` as a fraction: given as 0.05 or
     5%, at least MIN_THRESHOLD and below 100%. UsageError names the option."""
     from session.bands import MIN_THRESHOLD, band
-    from tui.cli import UsageError
 
     text = args.threshold
     if text is None:
@@ -105,8 +106,6 @@ def threshold_of(args: argparse.Namespace) -> float | None:
 
 def budget_of(args: argparse.Namespace) -> float | None:
     """--budget in seconds: a positive, finite ASCII decimal. UsageError names it."""
-    from tui.cli import UsageError
-
     text = args.budget
     if text is None:
         return None
@@ -353,7 +352,6 @@ def run(args: argparse.Namespace) -> int:
     from session import conduct
     from session import models as m
     from session.check_words import baseline_floors
-    from tui.cli import UsageError, WorkFailed
     from tui.commands.common import open_ledger, session_of
     from tui.commands.slurm_opts import catch_up, round_job, slurm_given
 
@@ -452,8 +450,6 @@ def _floors(args: argparse.Namespace, session: Any) -> Mapping[str, Any]:
 
 def check_options(args: argparse.Namespace) -> None:
     """Refuse impossible options by name, before any worktree or telemetry starts."""
-    from tui.cli import UsageError
-
     args.threshold = threshold_of(args)
     if args.min_blocks < 2:
         raise UsageError(f"--min-blocks {args.min_blocks}: a round needs at least 2 blocks")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from session.errors import BadInput as UsageError
+
 if TYPE_CHECKING:  # the command module imports only argparse when run: `--help` stays fast
     from session.manage import DeleteReport
 
@@ -76,7 +78,6 @@ def delete(args: argparse.Namespace) -> int:
     import sys
 
     from session.manage import delete_session
-    from tui.cli import UsageError
     from tui.commands.common import open_ledger, session_of
     from tui.display import plain
 

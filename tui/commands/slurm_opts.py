@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from session.errors import BadInput as UsageError
+from session.errors import WorkFailed
+
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
@@ -49,8 +52,6 @@ def catch_up(ledger: Any, session: Any) -> None:
 
 def slurm_given(args: argparse.Namespace) -> bool:
     """--slurm given, or a Slurm option that only makes sense with it (refused then)."""
-    from tui.cli import UsageError
-
     extra = [o for o in ("partition", "gres", "time", "account") if getattr(args, o, None)]
     if (extra or args.sbatch_arg) and not args.slurm:
         named = ", ".join(f"--{o}" for o in extra) or "--sbatch-arg"
@@ -102,7 +103,6 @@ def round_job(
     import sys
 
     from session import models as m
-    from tui.cli import WorkFailed
     from tui.commands.round_cmd import progress_display, report_round
     from tui.display import plain
 
@@ -129,7 +129,6 @@ def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
     from session import conduct
     from session import models as m
     from session.read_model import values_per_workload
-    from tui.cli import WorkFailed
     from tui.commands.baseline import print_baseline
     from tui.commands.common import print_json
     from tui.commands.round_cmd import progress_display
