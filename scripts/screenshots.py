@@ -114,7 +114,7 @@ async def body_built(pilot: Any, timeout_s: float = 10.0) -> None:
 def run_demo_flow(db: Path, repo: Path, quick: bool) -> str:
     """The whole method on a demo session, as `gpuopt demo --no-tui` runs it."""
     from session.ledger_access import Ledger
-    from tui.commands.round_cmd import engine_monitor
+    from tui.commands.run_opts import engine_monitor
     from tui.demo.flow import demo_session, run_flow
 
     with Ledger.open(db) as ledger:

@@ -74,7 +74,7 @@ def test_compare_no_shell_imports_its_module_alone_and_nothing_heavy(tmp_path: P
     assert out.exists()
     assert "session.conduct.compare" in names and "measure.runner" in names
     commands = {n for n in names if n.startswith("tui.commands.")}
-    assert commands <= {"tui.commands", "tui.commands.compare", "tui.commands.round_cmd",
+    assert commands <= {"tui.commands", "tui.commands.compare", "tui.commands.run_opts",
                         "tui.commands.numbers"}, commands  # fmt: skip
     assert sorted(n for n in names if n.split(".")[0] in HEAVY) == []
     assert "session.models" not in names

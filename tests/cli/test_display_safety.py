@@ -191,7 +191,7 @@ def test_preflight_prints_any_answer_literally(tmp_path: Path, capsys: Any, text
 @given(names=st.lists(hostile(forbid="=,\n\t"), min_size=1, max_size=3, unique=True),
        variant=hostile(forbid=", \n\t"), message=hostile())  # fmt: skip
 def test_progress_lines_show_any_name(capsys: Any, names, variant, message) -> None:
-    from tui.commands.round_cmd import progress_display
+    from tui.commands.run_opts import progress_display
 
     comparisons = [
         m.Comparison(round_id="r", variant_id="v1", workload=w, n=3, ratio=0.9,

@@ -38,7 +38,7 @@ def test_a_bad_threshold_is_refused_naming_the_option(capsys, tmp_path, cmd, val
 def test_good_thresholds_read_as_typed():
     import argparse
 
-    from tui.commands.round_cmd import threshold_of
+    from tui.commands.run_opts import threshold_of
 
     for text, want in (("5%", 0.05), ("0.05", 0.05), (" 2.5% ", 0.025), (".1", 0.1)):
         assert threshold_of(argparse.Namespace(threshold=text)) == pytest.approx(want)

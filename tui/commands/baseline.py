@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
 from tui.commands.numbers import number, within
-from tui.commands.round_cmd import add_threshold, budget_of, threshold_of
+from tui.commands.run_opts import add_threshold, budget_of, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
@@ -73,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
     from session import conduct
     from session.read_model import values_per_workload
     from tui.commands.common import open_ledger, print_json, session_of
-    from tui.commands.round_cmd import engine_monitor, interruptible, progress_display
-    from tui.commands.slurm_opts import baseline_job, catch_up, slurm_given
+    from tui.commands.run_opts import engine_monitor, interruptible, progress_display
+    from tui.commands.slurm_opts import catch_up, slurm_given
 
     args.threshold = threshold_of(args)
     if args.runs < 2:
@@ -215,3 +216,41 @@ def print_baseline(
         # Text, not markup, like every line here that could ever carry stored text
         line = f"{words[0].upper()}{words[1:]} before comparing variants."
         console.print(Text(plain(line, LONG_LIMIT), style="red"))
+
+
+def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
+    """`gpuopt baseline --slurm`: the baseline as a job; its summary as a local one's."""
+    import sys
+
+    from session import conduct
+    from session import models as m
+    from session.read_model import values_per_workload
+    from tui.commands.common import print_json
+    from tui.commands.run_opts import progress_display
+    from tui.commands.slurm_opts import run_as_job
+    from tui.display import plain
+
+    options = {"runs": args.runs, "max_runs": args.max_runs, "threshold": args.threshold,
+               "budget_s": args.budget, "warmup": args.warmup}  # fmt: skip
+    with progress_display("baseline") as show:
+        result = run_as_job(args, ledger, session, "baseline", options, show)
+    found = result.last("Baseline")
+    baseline = ledger.get(m.Baseline, found) if found else None
+    if baseline is None:
+        raise WorkFailed(
+            f"the Slurm job {result.job.job_id} recorded no baseline"
+            + (f": {result.error}" if result.error else "")
+        )
+    if result.error:
+        print(f"gpuopt: the job failed: {plain(result.error, 2000)}", file=sys.stderr)
+    counts = values_per_workload(ledger, baseline.id)
+    outcome = conduct.outcome(ledger, session, baseline, args.threshold)
+    if args.json:
+        print_json({**baseline.model_dump(mode="json"),
+                    "outcome": None if outcome is None else outcome.value})  # fmt: skip
+    else:
+        print_baseline(baseline, session, counts, outcome, args.threshold)
+    if result.ended == "interrupted":
+        print("gpuopt: interrupted: the baseline was not judged", file=sys.stderr)
+        return 130
+    return 1 if outcome is None or outcome.blocks_round else 0

@@ -11,7 +11,7 @@ from typing import Any
 
 from session.errors import BadInput as UsageError
 from tui.commands.numbers import number, within
-from tui.commands.round_cmd import add_threshold, threshold_of
+from tui.commands.run_opts import add_threshold, threshold_of
 from tui.commands.slurm_opts import add_slurm_options
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module (tests/cli/test_cli_imports.py).
@@ -82,7 +82,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from session.bisect import conduct, store
     from tui.commands.common import open_ledger
-    from tui.commands.round_cmd import interruptible
+    from tui.commands.run_opts import interruptible
 
     if args.show is not None:
         return _show(args)

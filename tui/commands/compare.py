@@ -16,7 +16,7 @@ from session.conduct import compare as engine
 from session.conduct.compare import CompareResult
 from session.errors import BadInput
 from tui.commands.numbers import number, within
-from tui.commands.round_cmd import add_threshold, budget_of, interruptible, threshold_of
+from tui.commands.run_opts import add_threshold, budget_of, interruptible, threshold_of
 from tui.display import console as make_console
 from tui.display import plain
 

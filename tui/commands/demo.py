@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             def say(text: str) -> None:
                 print(text, file=sys.stderr)
 
-            from tui.commands.round_cmd import engine_monitor, interruptible
+            from tui.commands.run_opts import engine_monitor, interruptible
 
             try:
                 # The same telemetry as `gpuopt baseline` and `gpuopt round`: every run

@@ -71,7 +71,7 @@ def _finish(result: object) -> int:
 def follow_cmd(args: argparse.Namespace) -> int:
     from session.cluster import jobs
     from tui.commands.common import open_ledger
-    from tui.commands.round_cmd import interruptible, progress_display
+    from tui.commands.run_opts import interruptible, progress_display
 
     with open_ledger(args) as ledger:
         job = jobs.find_job(ledger, args.job)

@@ -7,7 +7,7 @@ from typing import Any
 
 from session.errors import BadInput as UsageError
 from tui.commands.numbers import number, within
-from tui.commands.round_cmd import add_threshold, threshold_of
+from tui.commands.run_opts import add_threshold, threshold_of
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports

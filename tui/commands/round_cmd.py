@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import re
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
 # what it uses.
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
 from tui.commands.numbers import number, within
+from tui.commands.run_opts import (
+    VERDICT_STYLE,
+    add_threshold,
+    budget_of,
+    engine_monitor,
+    interruptible,
+    progress_display,
+    ratio_cells,
+    threshold_of,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -72,146 +80,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-# ---------------------------------------------------------------------------- shared helpers
-
-
-# An ASCII decimal, as typed: float() would also read "1_0" as 10 and "٥" as 5.
-_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
-
-
-def _decimal(text: str) -> float | None:
-    return float(text) if _DECIMAL.fullmatch(text) else None
-
-
-def threshold_of(args: argparse.Namespace) -> float | None:
-    """The --threshold of `new`, `baseline` and `round` as a fraction: given as 0.05 or
-    5%, at least MIN_THRESHOLD and below 100%. UsageError names the option."""
-    from session.bands import MIN_THRESHOLD, band
-
-    text = args.threshold
-    if text is None:
-        return None
-    raw = str(text).strip()
-    number = _decimal(raw[:-1].strip() if raw.endswith("%") else raw)
-    if number is None:
-        raise UsageError(f"--threshold {text}: give a decimal fraction (0.05) or a percentage (5%)")
-    value = number / 100 if raw.endswith("%") else number
-    if not MIN_THRESHOLD <= value < 1:
-        raise UsageError(
-            f"--threshold {text}: the band must lie between {band(MIN_THRESHOLD)} and "
-            "100% (0.02 or 2% for ±2%)"
-        )
-    return value
-
-
-def budget_of(args: argparse.Namespace) -> float | None:
-    """--budget in seconds: a positive, finite ASCII decimal. UsageError names it."""
-    text = args.budget
-    if text is None:
-        return None
-    from session.limits import out_of_range, range_of
-
-    value = _decimal(str(text).strip())
-    if value is None or out_of_range("budget", value):
-        high = range_of("budget").high
-        raise UsageError(f"--budget {text}: give a positive number of seconds, at most {high:.0f}")
-    return value
-
-
-def add_threshold(p: argparse.ArgumentParser, what: str, default: str = "the contract's") -> None:
-    """The one --threshold option of `new`, `baseline` and `round` (read by threshold_of)."""
-    p.add_argument(
-        "--threshold",
-        metavar="F",
-        help=f"{what}, ±F: a fraction or a percentage, e.g. 0.05 or 5%% (default {default})",
-    )
-
-
-@contextmanager
-def engine_monitor(
-    ledger: Any, session_id: str, enabled: bool = True, gpu: str | None = None
-) -> Iterator[Any]:
-    """Telemetry for every run (samples to the ledger on a connection of their own), of
-    the contract's GPU alone when it names one.
-
-    None (no telemetry: every run's trust "unknown") when switched off.
-    """
-    if not enabled:
-        yield None
-        return
-    import sys
-
-    from session.ledger_access import Ledger
-    from session.telemetry_access import make_monitor
-
-    sink = Ledger.open(ledger.path)
-    monitor = make_monitor(sink.insert_samples, session_id, gpu_choice=gpu)
-    try:
-        status = str(getattr(monitor, "status", "ok"))
-        if status != "ok":  # say it once: runs will be judged "unknown", never "clean"
-            print(f"gpuopt: no GPU telemetry ({status}); host only, trust unknown",
-                  file=sys.stderr)  # fmt: skip
-        yield monitor
-    finally:
-        try:
-            monitor.close()
-        finally:
-            sink.close()
-
-
-@contextmanager
-def interruptible() -> Iterator[Any]:
-    """A stop event set by the first Ctrl+C; a second Ctrl+C aborts at once."""
-    import signal
-    import sys
-    import threading
-
-    stop = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield stop
-        return
-
-    def handler(signum: int, frame: object) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        print("\ngpuopt: stopping after the current run (Ctrl+C again to abort it)",
-              file=sys.stderr, flush=True)  # fmt: skip
-
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield stop
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _fmt_eta(eta: float | None) -> str:
-    if eta is None:
-        return "ETA —"
-    eta = max(0.0, eta)
-    if eta < 60:
-        return f"ETA {eta:.0f}s"
-    if eta < 3600:
-        return f"ETA {eta // 60:.0f}m{eta % 60:02.0f}s"
-    return f"ETA {eta // 3600:.0f}h{(eta % 3600) // 60:02.0f}m"
-
-
-def _fmt_ratio(c: Any) -> tuple[str, str]:
-    ratio = "—" if c.ratio is None else f"{c.ratio:.4f}"
-    ci = "—" if c.ci_low is None or c.ci_high is None else f"{c.ci_low:.4f}–{c.ci_high:.4f}"
-    return ratio, ci
-
-
-_VERDICT_STYLE = {
-    "FASTER": "green",
-    "SLOWER": "red",
-    "SAME": "cyan",
-    "INCONCLUSIVE": "yellow",
-    "MEASURABLE": "magenta",
-    "FAILED": "red",
-    "BROKEN": "red",
-    "check failed": "red",
-}
 _FAILED_VERDICTS = ("FAILED", "BROKEN")
 
 
@@ -248,99 +116,9 @@ def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str])
         if word not in ("INCONCLUSIVE", "MEASURABLE") or not c.note:
             continue  # a MEASURABLE beyond the band says what would clear it
         name = names.get(c.variant_id, c.variant_id)
-        console.print(Text.assemble((word, _VERDICT_STYLE[word]), " ", shown(name), "/",
+        console.print(Text.assemble((word, VERDICT_STYLE[word]), " ", shown(name), "/",
                                     shown(c.workload), ": ", shown(c.note, 2000)),
                       soft_wrap=True)  # fmt: skip
-
-
-def _progress_word(c: Any, p: Any) -> str:
-    """A comparison's word while the round runs: never a speed verdict for a variant
-    whose correctness check failed (its timing says nothing worth keeping)."""
-    if c.variant_id in getattr(p, "failed_checks", ()):
-        return "check failed"
-    return str(c.verdict.value)
-
-
-@contextmanager
-def progress_display(
-    kind: str, names: dict[str, str] | None = None
-) -> Iterator[Callable[[Any], None]]:
-    """A callback showing conduct's progress on stderr (live on a terminal, lines otherwise)."""
-    from rich.console import Group
-    from rich.live import Live
-    from rich.progress_bar import ProgressBar
-    from rich.table import Table
-    from rich.text import Text
-
-    from tui.display import console as make_console
-    from tui.display import plain, shown
-
-    console = make_console(stderr=True, highlight=False)
-    names = names or {}
-
-    def name(variant_id: str) -> str:
-        return plain(names.get(variant_id, variant_id))
-
-    live = (
-        Live(console=console, refresh_per_second=8, transient=True) if console.is_terminal else None
-    )
-    last_line = [""]
-
-    def render(p: Any) -> Any:
-        parts: list[Any] = []
-        if p.phase == "round":
-            head = f"{kind}: block {p.block} of at most {p.max_blocks}  {_fmt_eta(p.eta_s)}"
-        else:
-            head = f"{kind}: {plain(p.message, 1000)}"  # it names stored workloads
-        parts.append(Text(head))
-        if p.runs_total:
-            bar = Table.grid(padding=(0, 1))
-            bar.add_row(ProgressBar(total=p.runs_total, completed=p.runs_done, width=40),
-                        Text(f"{p.runs_done}/{p.runs_total} runs"))  # fmt: skip
-            parts.append(bar)
-        if p.comparisons:
-            from session.verdicts import ci_heading
-
-            t = Table(box=None, header_style="bold", pad_edge=False)
-            for col in ("variant", "workload", "n", "ratio", ci_heading(p.comparisons), "verdict"):
-                t.add_column(col)
-            for c in p.comparisons:
-                ratio, ci = _fmt_ratio(c)
-                v = _progress_word(c, p)
-                t.add_row(Text(name(c.variant_id)), shown(c.workload), str(c.n), ratio, ci,
-                          Text(v, style=_VERDICT_STYLE.get(v, "white")))  # fmt: skip
-            parts.append(t)
-        return Group(*parts)
-
-    def show(p: Any) -> None:
-        if live is not None:
-            live.update(render(p))
-            return
-        if p.phase == "round":
-            est = ", ".join(
-                f"{name(c.variant_id)}/{plain(c.workload)} {_fmt_ratio(c)[0]} "
-                f"{_progress_word(c, p)}"
-                for c in p.comparisons
-            )
-            line = f"block {p.block}/{p.max_blocks} {_fmt_eta(p.eta_s)}: {est}"
-        elif p.phase == "baseline":
-            # one line per run would drown the log: about one per tenth of the runs
-            step = (p.runs_done * 10 // p.runs_total) if p.runs_total else 0
-            crossed = p.runs_total and step != (p.runs_done - 1) * 10 // p.runs_total
-            if not crossed and p.runs_done != p.runs_total:  # a phase's last run: always
-                return
-            line = f"{plain(p.message, 1000)} ({p.runs_done}/{p.runs_total} runs)"
-        else:
-            line = plain(p.message, 1000)
-        if line != last_line[0]:  # a Text: names such as bench[fp16] are never markup
-            console.print(Text(f"{kind}: {line}"), soft_wrap=True)
-            last_line[0] = line
-
-    if live is not None:
-        with live:
-            yield show
-    else:
-        yield show
 
 
 # ---------------------------------------------------------------------------- the command
@@ -353,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     from session import models as m
     from session.check_words import baseline_floors
     from tui.commands.common import open_ledger, session_of
-    from tui.commands.slurm_opts import catch_up, round_job, slurm_given
+    from tui.commands.slurm_opts import catch_up, slurm_given
 
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
     check_options(args)
@@ -513,7 +291,7 @@ def print_round(
         )
     cautions = []
     for c in comparisons:
-        ratio, ci = _fmt_ratio(c)
+        ratio, ci = ratio_cells(c)
         seen = shown_verdict(c, corrects, rnd, (floors or {}).get(c.workload))
         if seen.below_floor:  # the cell wraps: the whole sentence goes under the table
             cautions.append((c, "below the floor", seen.words))
@@ -524,7 +302,7 @@ def print_round(
             extra.append(f"{c.untrusted_runs} quarantined")
         if c.failed_runs:
             extra.append(f"{c.failed_runs} failed")
-        verdict = Text(seen.text, style=_VERDICT_STYLE.get(seen.word, "white"))
+        verdict = Text(seen.text, style=VERDICT_STYLE.get(seen.word, "white"))
         if extra:
             verdict.append(f" ({', '.join(extra)})")
         more = "" if c.blocks_needed is None else f"~{c.blocks_needed}"
@@ -569,3 +347,29 @@ def print_round(
                                     else ("FAILED", "red")))  # fmt: skip
     for note in s.get("notes") or []:
         console.print(Text.assemble(("note", "yellow"), ": ", shown(note, 2000)), soft_wrap=True)
+
+
+def round_job(
+    args: argparse.Namespace, ledger: Any, session: Any, names: dict[str, str], variants: Any
+) -> int:
+    """`gpuopt round --slurm`: the round as a job; its table as a local round's."""
+    import sys
+
+    from session import models as m
+    from tui.commands.slurm_opts import run_as_job, slurm_given
+    from tui.display import plain
+
+    slurm_given(args)
+    options = {"variants": variants, "min_blocks": args.min_blocks, "max_blocks": args.max_blocks,
+               "threshold": args.threshold, "budget_s": args.budget, "seed": args.seed}  # fmt: skip
+    with progress_display("round", names) as show:
+        result = run_as_job(args, ledger, session, "round", options, show)
+    rnd = result.round
+    if rnd is None:
+        raise WorkFailed(f"the Slurm job {result.job.job_id} left no round: {result.error}")
+    if result.error:
+        print(f"gpuopt: the job failed: {plain(result.error, 2000)}", file=sys.stderr)
+    comparisons = ledger.list(m.Comparison, round_id=rnd.id)
+    corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
+    job = {**result.job.record(), "state": result.state.state if result.state else None}
+    return report_round(args, rnd, comparisons, corrects, names, session, {"job": job})

@@ -7,7 +7,6 @@ import argparse
 from typing import Any
 
 from session.errors import BadInput as UsageError
-from session.errors import WorkFailed
 
 # Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
 # textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
@@ -71,7 +70,7 @@ def run_as_job(
     import sys
 
     from session.cluster import jobs
-    from tui.commands.round_cmd import interruptible
+    from tui.commands.run_opts import interruptible
     from tui.display import plain
 
     settings = session.contract.slurm
@@ -94,67 +93,3 @@ def run_as_job(
     for note in result.notes:
         print(f"gpuopt: {plain(note, 1000)}", file=sys.stderr)
     return result
-
-
-def round_job(
-    args: argparse.Namespace, ledger: Any, session: Any, names: dict[str, str], variants: Any
-) -> int:
-    """`gpuopt round --slurm`: the round as a job; its table as a local round's."""
-    import sys
-
-    from session import models as m
-    from tui.commands.round_cmd import progress_display, report_round
-    from tui.display import plain
-
-    slurm_given(args)
-    options = {"variants": variants, "min_blocks": args.min_blocks, "max_blocks": args.max_blocks,
-               "threshold": args.threshold, "budget_s": args.budget, "seed": args.seed}  # fmt: skip
-    with progress_display("round", names) as show:
-        result = run_as_job(args, ledger, session, "round", options, show)
-    rnd = result.round
-    if rnd is None:
-        raise WorkFailed(f"the Slurm job {result.job.job_id} left no round: {result.error}")
-    if result.error:
-        print(f"gpuopt: the job failed: {plain(result.error, 2000)}", file=sys.stderr)
-    comparisons = ledger.list(m.Comparison, round_id=rnd.id)
-    corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
-    job = {**result.job.record(), "state": result.state.state if result.state else None}
-    return report_round(args, rnd, comparisons, corrects, names, session, {"job": job})
-
-
-def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
-    """`gpuopt baseline --slurm`: the baseline as a job; its summary as a local one's."""
-    import sys
-
-    from session import conduct
-    from session import models as m
-    from session.read_model import values_per_workload
-    from tui.commands.baseline import print_baseline
-    from tui.commands.common import print_json
-    from tui.commands.round_cmd import progress_display
-    from tui.display import plain
-
-    options = {"runs": args.runs, "max_runs": args.max_runs, "threshold": args.threshold,
-               "budget_s": args.budget, "warmup": args.warmup}  # fmt: skip
-    with progress_display("baseline") as show:
-        result = run_as_job(args, ledger, session, "baseline", options, show)
-    found = result.last("Baseline")
-    baseline = ledger.get(m.Baseline, found) if found else None
-    if baseline is None:
-        raise WorkFailed(
-            f"the Slurm job {result.job.job_id} recorded no baseline"
-            + (f": {result.error}" if result.error else "")
-        )
-    if result.error:
-        print(f"gpuopt: the job failed: {plain(result.error, 2000)}", file=sys.stderr)
-    counts = values_per_workload(ledger, baseline.id)
-    outcome = conduct.outcome(ledger, session, baseline, args.threshold)
-    if args.json:
-        print_json({**baseline.model_dump(mode="json"),
-                    "outcome": None if outcome is None else outcome.value})  # fmt: skip
-    else:
-        print_baseline(baseline, session, counts, outcome, args.threshold)
-    if result.ended == "interrupted":
-        print("gpuopt: interrupted: the baseline was not judged", file=sys.stderr)
-        return 130
-    return 1 if outcome is None or outcome.blocks_round else 0
