@@ -125,7 +125,9 @@ class GpuoptApp(App[None]):
         if self.review:
             return ReviewScreen()
         if self.session_id is not None or self.draft:
-            screen = SessionScreen(self.session_id, readonly=self.readonly, draft=self.draft)
+            screen = SessionScreen(
+                self.session_id, readonly=self.readonly, draft=self.draft, list_screen=PickerScreen
+            )
             return screen
         return PickerScreen()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 import threading
 import traceback
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,7 @@ from tui.screens.pane_messages import (
     StartRound,
     StopWork,
 )
+from tui.screens.session_keys import SESSION_BINDINGS
 from tui.screens.session_manage import export_dir, manage_commands
 from tui.screens.step_base import StepPane
 from tui.screens.steps.baseline import BaselinePane
@@ -118,37 +120,22 @@ class EngineDone(Message):
 
 
 class SessionScreen(Screen[None]):
-    BINDINGS = [
-        Binding("n", "next_step", "next", tooltip="Go to the next step", id="session.next_step"),
-        Binding(
-            "p", "prev_step", "prev", tooltip="Go to the previous step", id="session.prev_step"
-        ),
-        *[
-            Binding(
-                str(i + 1), f"goto({i})", STEP_TITLES[s], show=False, id=f"session.goto_{i + 1}"
-            )
-            for i, s in enumerate(STEP_ORDER)
-        ],
-        # Escape goes back one level: out of a field to its step, from a step to the list.
-        Binding(
-            "escape", "back", "back", show=False, tooltip="Back to the session list",
-            id="session.back",
-        ),
-        Binding("f6", "focus_rail", "steps", show=False, tooltip="Move to the steps rail",
-                id="session.focus_rail"),
-        Binding("f5", "reload", "reload", show=False,
-                tooltip="Reload the session from the ledger", id="session.reload"),
-        Binding("question_mark", "help", "help",
-                tooltip="Help: the keys and what this screen shows", id="session.help"),
-    ]  # fmt: skip
+    BINDINGS = SESSION_BINDINGS
     COMMANDS = {ScreenCommands}
 
     quit_when_done = False  # ctrl+q was answered "stop and quit": exit once the job ends
 
     def __init__(
-        self, session_id: str | None, *, readonly: bool = False, draft: dict[str, str] | None = None
+        self,
+        session_id: str | None,
+        *,
+        readonly: bool = False,
+        draft: dict[str, str] | None = None,
+        list_screen: Callable[[], Screen[Any]] | None = None,
     ) -> None:
         super().__init__()
+        # what escape goes back to when nothing is below (the app's session list)
+        self.list_screen = list_screen
         # what the panes know of the screen: kept here, read there
         self.context = PaneContext(readonly=readonly, draft=draft or {})
         self.session_id = session_id
@@ -396,9 +383,10 @@ class SessionScreen(Screen[None]):
         if below is not None:
             self.app.pop_screen()
             return
-        from tui.screens.picker import PickerScreen  # the picker opens sessions: a cycle
-
-        self.app.switch_screen(PickerScreen())
+        if self.list_screen is not None:
+            self.app.switch_screen(self.list_screen())
+        elif len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
 
     def action_focus_rail(self) -> None:
         self.query_one("#rail OptionList").focus()

@@ -15,6 +15,7 @@ from session.read_model import STEP_ORDER, SessionView
 from tui.display import cell, plain
 from tui.keymap import key_of_id
 from tui.screens.pane_messages import PaneContext
+from tui.screens.session_keys import SESSION_BINDINGS
 
 
 class _Body(Vertical):
@@ -125,10 +126,8 @@ class StepPane(VerticalScroll):
 
     def step_key(self, step: m.StepName) -> str:
         """The key that jumps to a step (the session screen's, as remapped)."""
-        from tui.screens.session import SessionScreen  # it imports every pane: at use only
-
         n = STEP_ORDER.index(step) + 1
-        return key_of_id(self.app, list(SessionScreen.BINDINGS), f"session.goto_{n}")  # type: ignore[arg-type]
+        return key_of_id(self.app, list(SESSION_BINDINGS), f"session.goto_{n}")  # type: ignore[arg-type]
 
     def on_resize(self) -> None:
         if self.view is not None and self.display and self.built_body:
