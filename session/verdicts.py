@@ -14,8 +14,10 @@ can show FASTER for a variant whose correctness check failed:
   baseline's profile, ``session.check_words.roofline_floor``) a FASTER time below it reads
   INCONCLUSIVE with the words "faster than this machine can compute it: check the
   candidate"; keep-default refuses it too (``session.gates``).
-- ``verdict_for(view, comparison)``: the same, from a ``session.read_model.SessionView``
-  (or anything with ``rounds`` and ``correctness``).
+- ``verdict_for(view, comparison, failed_checks=())``: the same, from a
+  ``session.read_model.SessionView`` (or anything with ``rounds`` and ``correctness``);
+  ``failed_checks`` (variant ids, as a
+  running round's ``conduct.Progress`` gives them) are BROKEN whatever the view holds.
 - ``ShownVerdict``: ``word`` ("BROKEN", "FASTER", …), ``speed`` (the statistics'
   `Verdict`), ``correct`` (True, False, or None without a check), ``trusted``, ``failure``
   and ``untrusted_why`` (words), ``text`` ("BROKEN (NaN 0→80) · untrusted") and
@@ -42,7 +44,7 @@ types): every layer may call it cheaply, `gpuopt compare` included.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -151,16 +153,18 @@ def shown_verdict(
     checks: Iterable[m.CorrectnessResult] = (),
     round: m.Round | None = None,
     floor: check_words.Floor | None = None,
+    failed_checks: Collection[str] = (),
 ) -> ShownVerdict:
     relevant = _relevant_checks(comparison, checks, round)
     failed = [c for c in relevant if not c.passed]
     correct: bool | None = None if not relevant else not failed
+    failed_now = comparison.variant_id in failed_checks  # a running round's own check
     speed = comparison.verdict
     word = speed.value
     if speed in _DECIDED and not _finite(comparison.ratio):
         word = Verdict.INCONCLUSIVE.value  # no finite estimate decides anything
     failure = ""
-    if failed or speed is Verdict.BROKEN:
+    if failed or failed_now or speed is Verdict.BROKEN:
         word = Verdict.BROKEN.value
         failure = (
             "; ".join(
@@ -252,12 +256,16 @@ def _finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
-def verdict_for(view: Any, comparison: m.Comparison) -> ShownVerdict:
+def verdict_for(
+    view: Any, comparison: m.Comparison, failed_checks: Collection[str] = ()
+) -> ShownVerdict:
     """`shown_verdict` with the checks, the round and the workload's roofline floor (from
-    the baseline's profile, when the view has one) of a SessionView."""
+    the baseline's profile, when the view has one) of a SessionView. `failed_checks`: the
+    variants whose check failed in a round still running (`conduct.Progress.failed_checks`),
+    BROKEN at once, though the view was loaded before that check was made."""
     rnd = next((r for r in view.rounds if r.id == comparison.round_id), None)
     floor = (getattr(view, "floors", None) or {}).get(comparison.workload)
-    return shown_verdict(comparison, view.correctness, rnd, floor)
+    return shown_verdict(comparison, view.correctness, rnd, floor, failed_checks)
 
 
 def round_untrusted(rnd: m.Round) -> str:

@@ -59,6 +59,10 @@ class RoundPane(StepPane):
     # after rebaseline: the baseline to replace, and the round's blocks, until the new one is in
     _rerun: tuple[str, int, int] | None = None
     _saw_baseline_job = False
+    # the running round's variants whose check failed: every report of it keeps them (its
+    # last, "done", names none), until the reloaded view holds the failed checks themselves
+    _live_round: str | None = None
+    _live_failed: frozenset[str] = frozenset()
 
     def body(self) -> ComposeResult:
         yield DataTable(id="variant-table", cursor_type="row", zebra_stripes=True)
@@ -155,12 +159,22 @@ class RoundPane(StepPane):
         st.append(f"{p.phase}: {plain(p.message or '', 1000)}", style="dim")
         self.query_one("#round-status", Static).update(st)
         view = self.view
+        if p.comparisons:
+            rid = p.comparisons[0].round_id
+            if rid != self._live_round:
+                self._live_round, self._live_failed = rid, frozenset()
+            self._live_failed |= frozenset(getattr(p, "failed_checks", ()) or ())
         if view is not None and p.comparisons:
             rnd = view.last_round
             fake = rnd or m.Round(session_id=view.session.id, baseline_id="-")
             self.query_one("#round-live", Static).update(
                 comparison_table(
-                    view, fake, list(p.comparisons), width=self.content_size.width, live=True
+                    view,
+                    fake,
+                    list(p.comparisons),
+                    width=self.content_size.width,
+                    live=True,
+                    failed_checks=tuple(self._live_failed),
                 )
             )
 
@@ -275,8 +289,10 @@ def comparison_table(
     *,
     width: int = 70,
     live: bool = False,
+    failed_checks: tuple[str, ...] = (),
 ) -> Any:
-    """Two lines per comparison: the numbers, then the interval drawn against the band."""
+    """Two lines per comparison: the numbers, then the interval drawn against the band.
+    `failed_checks`: variants whose check failed in the running round (BROKEN at once)."""
     threshold = rnd.threshold if rnd.baseline_id != "-" else view.session.contract.threshold
     width = max(width, 40)
     out = Text(no_wrap=True, overflow="ellipsis")
@@ -309,7 +325,7 @@ def comparison_table(
     pad = name_w + 2  # the bar and the notes sit under the workload column
     for c in rows:
         # the variant's own check on this workload, made for this round: one rule for all
-        shown = verdict_for(view, c)
+        shown = verdict_for(view, c, failed_checks)
         broken = shown.broken
         out.append(f"{ellipsize(names[c.variant_id], name_w):<{name_w}}  ", style="bold")
         out.append(f"{ellipsize(workloads[c.workload], wl_w):<{wl_w}}  ")

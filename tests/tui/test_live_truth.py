@@ -1,0 +1,97 @@
+"""Issue 22 item 8 / build 2, "live truth": the round pane's live view says what really
+happens while a round runs, by the session layer's own rules.
+
+- A variant whose correctness check failed in this round reads BROKEN in the live table
+  the moment the check fails (conduct says so in `Progress.failed_checks`), never FASTER
+  first, although its statistics read FASTER and the view the pane holds was loaded
+  before that check was made, and it stays BROKEN to the round's last report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pane_harness import PaneApp, built, sample
+from sample_session import RID, SID
+from textual.widgets import Static
+
+from session import models as m
+from session.conduct import Progress
+from tui.screens.steps.round import RoundPane
+
+NEW_ROUND = "r0und2000002"
+
+
+def _shown(widget: Static) -> str:
+    content: Any = widget.content
+    return str(getattr(content, "plain", content))
+
+
+def _row(text: str, name: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(name))
+
+
+@pytest.mark.asyncio
+async def test_a_variant_whose_check_failed_this_round_is_broken_live_never_faster(
+    tmp_path: Path,
+) -> None:
+    ledger = sample(tmp_path / "l.db")
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        view = app.pane.view
+        assert view is not None
+        first = view.comparisons[RID][0]  # "fused": its check passed in round 1
+        name = view.variant_name(first.variant_id)
+        assert [c.passed for c in view.correctness if c.variant_id == first.variant_id] == [True]
+        # round 2 runs: its check of fused fails, its statistics read FASTER
+        app.context.busy = "round"
+        live = first.model_copy(update={"id": "c9", "round_id": NEW_ROUND, "n": 4})
+        assert live.verdict is m.Verdict.FASTER
+        app.pane.progress(
+            Progress(
+                "round",
+                "block 4 of at most 30",
+                block=4,
+                max_blocks=30,
+                runs_done=24,
+                runs_total=180,
+                eta_s=40.0,
+                comparisons=[live],
+                failed_checks=[first.variant_id],
+            )
+        )
+        await pilot.pause()
+        text = _shown(app.pane.query_one("#round-live", Static))
+        row = _row(text, name)
+        assert "BROKEN" in row, text
+        assert "FASTER" not in row, text
+        assert "check failed" in text, text
+        # the round's last report ("done") names no failed checks: still BROKEN, until the
+        # view reloaded from the ledger holds the failed check itself
+        app.pane.progress(Progress("done", "round 2: completed", comparisons=[live]))
+        await pilot.pause()
+        text = _shown(app.pane.query_one("#round-live", Static))
+        assert "BROKEN" in _row(text, name) and "FASTER" not in _row(text, name), text
+    ledger.close()
+
+
+def test_the_live_rule_is_the_session_layers() -> None:
+    """The same rule outside the app: `verdict_for` with the checks that failed this round."""
+    from session.verdicts import verdict_for
+
+    class View:
+        rounds: list[m.Round] = []
+        correctness: list[m.CorrectnessResult] = []
+
+    c = m.Comparison(
+        round_id=NEW_ROUND, variant_id="v1", workload="w", n=4, ratio=0.5,
+        ci_low=0.4, ci_high=0.6, verdict=m.Verdict.FASTER,
+    )  # fmt: skip
+    assert verdict_for(View(), c).word == "FASTER"
+    shown = verdict_for(View(), c, failed_checks=["v1"])
+    assert shown.word == "BROKEN" and shown.broken and shown.correct is False
+    assert verdict_for(View(), c, failed_checks=["v2"]).word == "FASTER"
+    assert SID  # the sample's session, for the reader
