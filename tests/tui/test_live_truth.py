@@ -95,3 +95,74 @@ def test_the_live_rule_is_the_session_layers() -> None:
     assert shown.word == "BROKEN" and shown.broken and shown.correct is False
     assert verdict_for(View(), c, failed_checks=["v2"]).word == "FASTER"
     assert SID  # the sample's session, for the reader
+
+
+def _status(app: PaneApp) -> str:
+    return _shown(app.pane.query_one("#round-status", Static))
+
+
+@pytest.mark.asyncio
+async def test_while_the_checks_run_the_pane_says_what_runs_not_block_0_of_0(
+    tmp_path: Path,
+) -> None:
+    """conduct reports its checks (phase "check") before any block: the pane shows what
+    runs, never "block 0 of ≤0 · runs 0/0"."""
+    ledger = sample(tmp_path / "l.db")
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        app.context.busy = "round"
+        app.pane.show(app.pane.view)
+        await pilot.pause()
+        assert app.pane.query_one("#round-progress").display
+        for p in (
+            Progress("setup", "setup in fused: make"),
+            Progress("check", "check in fused: pytest -q tests/test_softmax.py"),
+            Progress("check", "numerical check of fused"),
+        ):
+            app.pane.progress(p)
+            await pilot.pause()
+            shown = _status(app)
+            assert p.message in shown, shown
+            assert "block 0" not in shown and "runs 0/0" not in shown, shown
+            assert "ETA" not in shown, shown  # none known: none made up
+        app.pane.progress(Progress("check", "numerical check of fused", eta_s=75.0))
+        await pilot.pause()
+        assert "ETA 1:15" in _status(app), _status(app)
+        app.pane.progress(Progress("round", "block 1", block=1, max_blocks=30, runs_done=6,
+                                   runs_total=180, eta_s=60.0))  # fmt: skip
+        await pilot.pause()
+        assert "block 1 of ≤30" in _status(app) and "runs 6/180" in _status(app), _status(app)
+    ledger.close()
+
+
+@pytest.mark.asyncio
+async def test_while_g_records_the_baseline_again_the_round_pane_shows_it(
+    tmp_path: Path,
+) -> None:
+    """g records the baseline again from the round pane: the pane says so while it runs,
+    and shows its runs when they are reported to it, not an empty screen."""
+    from sample_session import RID as _rid
+
+    from session.read_model import load_view
+
+    ledger = sample(tmp_path / "l.db")
+    rnd = ledger.get(m.Round, _rid)
+    rnd.baseline_reproduced, rnd.baseline_check = False, 0.924
+    ledger.put(rnd)
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        await pilot.press("g")
+        await pilot.pause()
+        app.context.busy = "baseline"
+        app.pane.show(load_view(ledger, SID))
+        await pilot.pause()
+        assert app.pane.query_one("#round-progress").display
+        assert "baseline" in _status(app) and "block 0" not in _status(app), _status(app)
+        app.pane.progress(Progress("baseline", "softmax: run 3 of 10", runs_done=4, runs_total=12))
+        await pilot.pause()
+        shown = _status(app)
+        assert "softmax: run 3 of 10" in shown and "runs 4/12" in shown, shown
+        assert "block" not in shown, shown
+    ledger.close()

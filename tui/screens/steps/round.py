@@ -61,6 +61,7 @@ class RoundPane(StepPane):
     _saw_baseline_job = False
     # the running round's variants whose check failed: every report of it keeps them (its
     # last, "done", names none), until the reloaded view holds the failed checks themselves
+    _baseline_reported = False  # a report of the baseline g records again has come
     _live_round: str | None = None
     _live_failed: frozenset[str] = frozenset()
 
@@ -114,7 +115,10 @@ class RoundPane(StepPane):
         t = self.query_one("#variant-table", DataTable)
         t.clear()
         busy = self.context.busy == "round"
-        self.query_one("#round-progress").display = busy
+        rebaseline = self.context.busy == "baseline" and self._rerun is not None
+        self.query_one("#round-progress").display = busy or rebaseline
+        if rebaseline and not self._baseline_reported:  # until its first report comes
+            self._show_progress(conduct.Progress("baseline", "recording the baseline again"))
         self.query_one("#round-settings").display = (
             not busy and not self.readonly and view is not None
         )
@@ -148,16 +152,44 @@ class RoundPane(StepPane):
         return self.context.narrow
 
     def progress(self, p: Any) -> None:
+        """conduct's report: blocks and runs while the round measures; before and after its
+        blocks (setup, checks, audits, cleanup) and while g records the baseline again,
+        what runs in conduct's words, with runs and an ETA only where they are known."""
+        if p.phase == "baseline":
+            self._baseline_reported = True
+        self._show_progress(p)
+        self._show_live(p)
+
+    def _show_progress(self, p: Any) -> None:
         bar = self.query_one("#round-bar", ProgressBar)
-        mx = max(int(p.max_blocks or 0), 1)
-        bar.update(total=mx, progress=min(int(p.block or 0), mx))
         st = Text(no_wrap=True, overflow="ellipsis")
-        st.append(f"block {p.block} of ≤{p.max_blocks}", style="bold")
-        st.append(
-            f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)} · s stops cleanly\n"
-        )
-        st.append(f"{p.phase}: {plain(p.message or '', 1000)}", style="dim")
+        blocks = int(p.max_blocks or 0) > 0
+        if blocks:
+            mx = max(int(p.max_blocks or 0), 1)
+            bar.update(total=mx, progress=min(int(p.block or 0), mx))
+            st.append(f"block {p.block} of ≤{p.max_blocks}", style="bold")
+            st.append(f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)}")
+        else:
+            total = int(p.runs_total or 0)
+            if total > 0:
+                bar.update(total=total, progress=min(int(p.runs_done or 0), total))
+            else:
+                bar.update(total=None)  # no count known: the bar only says it is working
+            st.append(plain(p.message or p.phase, 1000), style="bold")
+            if total > 0:
+                st.append(f" · runs {p.runs_done}/{total}")
+            if p.eta_s is not None:
+                st.append(f" · ETA {fmt_eta(p.eta_s)}")
+        st.append(" · s stops cleanly\n")
+        if blocks:
+            st.append(f"{p.phase}: {plain(p.message or '', 1000)}", style="dim")
+        else:
+            rerun = p.phase == "baseline" and self._rerun is not None
+            phase = "rebaseline" if rerun else p.phase
+            st.append(PHASE_WORDS.get(phase, phase), style="dim")
         self.query_one("#round-status", Static).update(st)
+
+    def _show_live(self, p: Any) -> None:
         view = self.view
         if p.comparisons:
             rid = p.comparisons[0].round_id
@@ -255,7 +287,7 @@ class RoundPane(StepPane):
         if blocks is None:
             return
         self._rerun = (view.baseline.id, *blocks)
-        self._saw_baseline_job = False
+        self._saw_baseline_job = self._baseline_reported = False
         self.post_message(StartBaseline(runs=conduct.DEFAULT_RUNS, warmup=1))
 
     def _rerun_when_baselined(self, view: SessionView | None) -> None:
@@ -368,6 +400,15 @@ def comparison_table(
 
 
 FAILED_VERDICTS = (m.Verdict.FAILED, m.Verdict.BROKEN)
+# the second line of the status while no block runs: which part of the work it is
+PHASE_WORDS = {
+    "snapshot": "snapshot of the code",
+    "setup": "setup, before the blocks",
+    "check": "correctness checks and audits, before the blocks",
+    "cleanup": "cleanup, after the blocks",
+    "rebaseline": "baseline recorded again (g): the round re-runs once it is in",
+    "job": "cluster job",
+}
 RATIO_W = 6
 CI_W = 16  # "[0.731, 0.755]" and room for a wider interval
 VERDICT_W = 12  # "INCONCLUSIVE"
