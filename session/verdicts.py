@@ -27,6 +27,8 @@ can show FASTER for a variant whose correctness check failed:
   ``ci_heading(rows)`` ("99.8% CI") and ``ci_legend``: the interval shown is the one that
   decided, labelled with its confidence.
 - ``failure_words(check) -> str``: a failed correctness result in a few words.
+- ``of_round(rows, round)``: of one arm's checks or audits, the ones a round rests on (the
+  latest per workload made by the time it ended), once each: a later round checks again.
 - ``round_untrusted(round) -> str``: why a round's verdicts are untrusted ("" if trusted).
 - ``times_text(ratio)``: "4.85× faster" / "1.20× slower" / "no change" (within 0.5%; a ratio below 1
   is better: the statistics invert it for higher-is-better metrics);
@@ -47,13 +49,15 @@ import math
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from measure.vocabulary import Verdict
 from session import check_words
 
 if TYPE_CHECKING:  # the models only as types: `gpuopt compare` imports this without them
     from session import models as m
+
+_Dated = TypeVar("_Dated", "m.CorrectnessResult", "m.Audit")
 
 __all__ = [
     "CHECK_COMMAND",
@@ -67,6 +71,7 @@ __all__ = [
     "error_headline",
     "failure_words",
     "interval_confidence",
+    "of_round",
     "round_untrusted",
     "sci",
     "shown_verdict",
@@ -299,6 +304,21 @@ def _relevant_checks(
     for c in sorted(mine, key=lambda c: c.created_at):
         latest[c.workload] = c
     return list(latest.values())
+
+
+def of_round(rows: Iterable[_Dated], rnd: m.Round | None) -> list[_Dated]:
+    """Of one arm's checks or audits, those a round rests on: per workload, the latest made
+    by the time it ended (the latest of all when none was made by then: clocks of another
+    box; the latest while it runs), in the order they were made."""
+    end: datetime | None = rnd.ended_at if rnd is not None else None
+    by_workload: dict[str, list[_Dated]] = {}
+    for c in sorted(rows, key=lambda c: c.created_at):
+        by_workload.setdefault(c.workload, []).append(c)
+    out = []
+    for made in by_workload.values():
+        before = [c for c in made if end is None or c.created_at <= end]
+        out.append((before or made)[-1])
+    return sorted(out, key=lambda c: c.created_at)
 
 
 # ---------------------------------------------------------------------------- failures
