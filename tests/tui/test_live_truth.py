@@ -166,3 +166,46 @@ async def test_while_g_records_the_baseline_again_the_round_pane_shows_it(
         assert "softmax: run 3 of 10" in shown and "runs 4/12" in shown, shown
         assert "block" not in shown, shown
     ledger.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_preflight_bottleneck_dropdown_stays_inside_its_dialog(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """Issue 22 item 8: the bottleneck list (b on Preflight) opened below its dialog's
+    bottom border (5 rows past it at 80×24): it opens inside the dialog, every choice
+    reachable."""
+    from textual.widgets import OptionList, Select
+    from tui_helpers import sample_ledger, settle, steady_app, step_keys
+
+    app = steady_app(sample_ledger(tmp_path / "l.db"), session_id=SID)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await step_keys(pilot, "3")
+        await settle(pilot)
+        await step_keys(pilot, "b")
+        for _ in range(6000):  # bounds a failure only: the dialog is the event
+            if app.screen.query("#dialog"):
+                break
+            await pilot.pause(0.01)
+        dialog = app.screen.query_one("#dialog")
+        select = dialog.query_one(Select)
+        select.focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        overlay = select.query_one("SelectOverlay", OptionList)
+        inner = dialog.region.shrink(dialog.styles.gutter)
+        for _ in range(6000):  # until it is open and placed (bounds a failure only)
+            await pilot.pause(0.01)
+            if select.expanded and overlay.region.height and inner.contains_region(overlay.region):
+                break
+        assert select.expanded
+        assert inner.contains_region(overlay.region), (overlay.region, inner)
+        assert overlay.option_count == 7
+        await pilot.press("end")  # the last choice is reachable, and shown
+        await pilot.pause()
+        assert overlay.highlighted == 6 and overlay.region.height >= 3
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not select.expanded and str(select.value) == "unknown", select.value
