@@ -14,8 +14,10 @@ can show FASTER for a variant whose correctness check failed:
   baseline's profile, ``session.check_words.roofline_floor``) a FASTER time below it reads
   INCONCLUSIVE with the words "faster than this machine can compute it: check the
   candidate"; keep-default refuses it too (``session.gates``).
-- ``verdict_for(view, comparison)``: the same, from a ``session.read_model.SessionView``
-  (or anything with ``rounds`` and ``correctness``).
+- ``verdict_for(view, comparison, failed_checks=())``: the same, from a
+  ``session.read_model.SessionView`` (or anything with ``rounds`` and ``correctness``);
+  ``failed_checks`` (variant ids, as a
+  running round's ``conduct.Progress`` gives them) are BROKEN whatever the view holds.
 - ``ShownVerdict``: ``word`` ("BROKEN", "FASTER", …), ``speed`` (the statistics'
   `Verdict`), ``correct`` (True, False, or None without a check), ``trusted``, ``failure``
   and ``untrusted_why`` (words), ``text`` ("BROKEN (NaN 0→80) · untrusted") and
@@ -25,6 +27,8 @@ can show FASTER for a variant whose correctness check failed:
   ``ci_heading(rows)`` ("99.8% CI") and ``ci_legend``: the interval shown is the one that
   decided, labelled with its confidence.
 - ``failure_words(check) -> str``: a failed correctness result in a few words.
+- ``of_round(rows, round)``: of one arm's checks or audits, the ones a round rests on (the
+  latest per workload made by the time it ended), once each: a later round checks again.
 - ``round_untrusted(round) -> str``: why a round's verdicts are untrusted ("" if trusted).
 - ``times_text(ratio)``: "4.85× faster" / "1.20× slower" / "no change" (within 0.5%; a ratio below 1
   is better: the statistics invert it for higher-is-better metrics);
@@ -42,16 +46,18 @@ types): every layer may call it cheaply, `gpuopt compare` included.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from measure.vocabulary import Verdict
 from session import check_words
 
 if TYPE_CHECKING:  # the models only as types: `gpuopt compare` imports this without them
     from session import models as m
+
+_Dated = TypeVar("_Dated", "m.CorrectnessResult", "m.Audit")
 
 __all__ = [
     "CHECK_COMMAND",
@@ -65,6 +71,7 @@ __all__ = [
     "error_headline",
     "failure_words",
     "interval_confidence",
+    "of_round",
     "round_untrusted",
     "sci",
     "shown_verdict",
@@ -151,16 +158,18 @@ def shown_verdict(
     checks: Iterable[m.CorrectnessResult] = (),
     round: m.Round | None = None,
     floor: check_words.Floor | None = None,
+    failed_checks: Collection[str] = (),
 ) -> ShownVerdict:
     relevant = _relevant_checks(comparison, checks, round)
     failed = [c for c in relevant if not c.passed]
     correct: bool | None = None if not relevant else not failed
+    failed_now = comparison.variant_id in failed_checks  # a running round's own check
     speed = comparison.verdict
     word = speed.value
     if speed in _DECIDED and not _finite(comparison.ratio):
         word = Verdict.INCONCLUSIVE.value  # no finite estimate decides anything
     failure = ""
-    if failed or speed is Verdict.BROKEN:
+    if failed or failed_now or speed is Verdict.BROKEN:
         word = Verdict.BROKEN.value
         failure = (
             "; ".join(
@@ -252,12 +261,16 @@ def _finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
-def verdict_for(view: Any, comparison: m.Comparison) -> ShownVerdict:
+def verdict_for(
+    view: Any, comparison: m.Comparison, failed_checks: Collection[str] = ()
+) -> ShownVerdict:
     """`shown_verdict` with the checks, the round and the workload's roofline floor (from
-    the baseline's profile, when the view has one) of a SessionView."""
+    the baseline's profile, when the view has one) of a SessionView. `failed_checks`: the
+    variants whose check failed in a round still running (`conduct.Progress.failed_checks`),
+    BROKEN at once, though the view was loaded before that check was made."""
     rnd = next((r for r in view.rounds if r.id == comparison.round_id), None)
     floor = (getattr(view, "floors", None) or {}).get(comparison.workload)
-    return shown_verdict(comparison, view.correctness, rnd, floor)
+    return shown_verdict(comparison, view.correctness, rnd, floor, failed_checks)
 
 
 def round_untrusted(rnd: m.Round) -> str:
@@ -291,6 +304,21 @@ def _relevant_checks(
     for c in sorted(mine, key=lambda c: c.created_at):
         latest[c.workload] = c
     return list(latest.values())
+
+
+def of_round(rows: Iterable[_Dated], rnd: m.Round | None) -> list[_Dated]:
+    """Of one arm's checks or audits, those a round rests on: per workload, the latest made
+    by the time it ended (the latest of all when none was made by then: clocks of another
+    box; the latest while it runs), in the order they were made."""
+    end: datetime | None = rnd.ended_at if rnd is not None else None
+    by_workload: dict[str, list[_Dated]] = {}
+    for c in sorted(rows, key=lambda c: c.created_at):
+        by_workload.setdefault(c.workload, []).append(c)
+    out = []
+    for made in by_workload.values():
+        before = [c for c in made if end is None or c.created_at <= end]
+        out.append((before or made)[-1])
+    return sorted(out, key=lambda c: c.created_at)
 
 
 # ---------------------------------------------------------------------------- failures

@@ -10,6 +10,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static
 
 from tui.display import plain
@@ -99,6 +101,36 @@ class Field(Vertical):
                 self.query_one(Input).value = plain(text, None)
         except NoMatches:
             return
+
+    def on_mount(self) -> None:
+        if self.choices is not None:
+            self.watch(self.query_one(Select), "expanded", self._opened, init=False)
+
+    def _opened(self, expanded: bool) -> None:
+        """An open list stays inside the box it is shown in (a dialog): Textual draws it
+        below the field over the whole screen, past a short dialog's bottom border."""
+        overlay = self.query_one(Select).query_one("SelectOverlay", Widget)
+        if not expanded:
+            overlay.styles.offset = (0, 0)
+            overlay.styles.max_height = None
+            return
+        self.call_after_refresh(self._fit, overlay, 3)
+
+    def _fit(self, overlay: Widget, tries: int) -> None:
+        box = next((w for w in self.ancestors if isinstance(w.parent, Screen)), None)
+        if box is None or not isinstance(box, Widget):
+            return
+        if not overlay.region.height:  # not placed yet: once more after the next frame
+            if tries:
+                self.call_after_refresh(self._fit, overlay, tries - 1)
+            return
+        inner = box.region.shrink(box.styles.gutter)
+        if inner.height < 3:
+            return
+        height = min(overlay.region.height, inner.height)
+        top = max(min(overlay.region.y, inner.bottom - height), inner.y)
+        overlay.styles.max_height = height
+        overlay.styles.offset = (0, top - overlay.region.y)  # up over the field, if need be
 
     def set_choices(self, choices: Sequence[tuple[str | Text, str]]) -> None:
         """New choices for a choice field (its selection is reset)."""

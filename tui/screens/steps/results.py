@@ -17,7 +17,7 @@ from session.guidance import untrusted_round
 from session.read_model import SessionView, residual_suggestion
 from session.residuals import SHORT as RESIDUAL_WORDS
 from session.timing import error_tail
-from session.verdicts import error_headline, round_untrusted
+from session.verdicts import error_headline, of_round, round_untrusted
 from tui.display import plain
 from tui.screens.pane_messages import AskResidual
 from tui.screens.step_base import StepPane
@@ -118,7 +118,8 @@ class ResultsPane(StepPane):
 
 def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
     parts: list[Any] = []
-    base_audits = {a.workload: a for a in view.audits if a.arm == "baseline"}
+    # the checks and audits this round rests on, once each (a later round re-checks)
+    base_audits = {a.workload: a for a in of_round(_arm(view.audits, "baseline"), rnd)}
     for v in view.variants:
         if v.id not in rnd.variant_ids and rnd.variant_ids:
             continue
@@ -128,7 +129,7 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
         if h is not None:
             head.append(f"  ← {plain(h.title)}", style="dim")
         parts.append(head)
-        checks = view.correctness_of(v.id)
+        checks = of_round(view.correctness_of(v.id), rnd)
         if not checks:
             parts.append(Text("  correctness: not checked", style="yellow"))
         for c in checks:
@@ -148,9 +149,7 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
                 last = c.output_tail.strip().splitlines()[-1]
                 parts.append(Text("    " + plain(last, 100), style="dim"))
             parts.extend(check_detail_lines(c))
-        for a in view.audits:
-            if a.arm != v.id:
-                continue
+        for a in of_round(_arm(view.audits, v.id), rnd):
             b = base_audits.get(a.workload)
             parts.append(audit_line(a, b))
         cmps = [c for c in view.comparisons.get(rnd.id, []) if c.variant_id == v.id]
@@ -183,6 +182,10 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
             line.append("no suggestion yet", style="dim")
         parts.append(line)
     return Group(*(hang(p) if isinstance(p, Text) else p for p in parts))
+
+
+def _arm(audits: list[m.Audit], arm: str) -> list[m.Audit]:
+    return [a for a in audits if a.arm == arm]
 
 
 def hang(line: Text) -> Any:

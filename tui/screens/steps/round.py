@@ -59,6 +59,11 @@ class RoundPane(StepPane):
     # after rebaseline: the baseline to replace, and the round's blocks, until the new one is in
     _rerun: tuple[str, int, int] | None = None
     _saw_baseline_job = False
+    # the running round's variants whose check failed: every report of it keeps them (its
+    # last, "done", names none), until the reloaded view holds the failed checks themselves
+    _baseline_reported = False  # a report of the baseline g records again has come
+    _live_round: str | None = None
+    _live_failed: frozenset[str] = frozenset()
 
     def body(self) -> ComposeResult:
         yield DataTable(id="variant-table", cursor_type="row", zebra_stripes=True)
@@ -110,7 +115,10 @@ class RoundPane(StepPane):
         t = self.query_one("#variant-table", DataTable)
         t.clear()
         busy = self.context.busy == "round"
-        self.query_one("#round-progress").display = busy
+        rebaseline = self.context.busy == "baseline" and self._rerun is not None
+        self.query_one("#round-progress").display = busy or rebaseline
+        if rebaseline and not self._baseline_reported:  # until its first report comes
+            self._show_progress(conduct.Progress("baseline", "recording the baseline again"))
         self.query_one("#round-settings").display = (
             not busy and not self.readonly and view is not None
         )
@@ -144,23 +152,61 @@ class RoundPane(StepPane):
         return self.context.narrow
 
     def progress(self, p: Any) -> None:
+        """conduct's report: blocks and runs while the round measures; before and after its
+        blocks (setup, checks, audits, cleanup) and while g records the baseline again,
+        what runs in conduct's words, with runs and an ETA only where they are known."""
+        if p.phase == "baseline":
+            self._baseline_reported = True
+        self._show_progress(p)
+        self._show_live(p)
+
+    def _show_progress(self, p: Any) -> None:
         bar = self.query_one("#round-bar", ProgressBar)
-        mx = max(int(p.max_blocks or 0), 1)
-        bar.update(total=mx, progress=min(int(p.block or 0), mx))
         st = Text(no_wrap=True, overflow="ellipsis")
-        st.append(f"block {p.block} of ≤{p.max_blocks}", style="bold")
-        st.append(
-            f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)} · s stops cleanly\n"
-        )
-        st.append(f"{p.phase}: {plain(p.message or '', 1000)}", style="dim")
+        blocks = int(p.max_blocks or 0) > 0
+        if blocks:
+            mx = max(int(p.max_blocks or 0), 1)
+            bar.update(total=mx, progress=min(int(p.block or 0), mx))
+            st.append(f"block {p.block} of ≤{p.max_blocks}", style="bold")
+            st.append(f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)}")
+        else:
+            total = int(p.runs_total or 0)
+            if total > 0:
+                bar.update(total=total, progress=min(int(p.runs_done or 0), total))
+            else:
+                bar.update(total=None)  # no count known: the bar only says it is working
+            st.append(plain(p.message or p.phase, 1000), style="bold")
+            if total > 0:
+                st.append(f" · runs {p.runs_done}/{total}")
+            if p.eta_s is not None:
+                st.append(f" · ETA {fmt_eta(p.eta_s)}")
+        st.append(" · s stops cleanly\n")
+        if blocks:
+            st.append(f"{p.phase}: {plain(p.message or '', 1000)}", style="dim")
+        else:
+            rerun = p.phase == "baseline" and self._rerun is not None
+            phase = "rebaseline" if rerun else p.phase
+            st.append(PHASE_WORDS.get(phase, phase), style="dim")
         self.query_one("#round-status", Static).update(st)
+
+    def _show_live(self, p: Any) -> None:
         view = self.view
+        if p.comparisons:
+            rid = p.comparisons[0].round_id
+            if rid != self._live_round:
+                self._live_round, self._live_failed = rid, frozenset()
+            self._live_failed |= frozenset(getattr(p, "failed_checks", ()) or ())
         if view is not None and p.comparisons:
             rnd = view.last_round
             fake = rnd or m.Round(session_id=view.session.id, baseline_id="-")
             self.query_one("#round-live", Static).update(
                 comparison_table(
-                    view, fake, list(p.comparisons), width=self.content_size.width, live=True
+                    view,
+                    fake,
+                    list(p.comparisons),
+                    width=self.content_size.width,
+                    live=True,
+                    failed_checks=tuple(self._live_failed),
                 )
             )
 
@@ -241,7 +287,7 @@ class RoundPane(StepPane):
         if blocks is None:
             return
         self._rerun = (view.baseline.id, *blocks)
-        self._saw_baseline_job = False
+        self._saw_baseline_job = self._baseline_reported = False
         self.post_message(StartBaseline(runs=conduct.DEFAULT_RUNS, warmup=1))
 
     def _rerun_when_baselined(self, view: SessionView | None) -> None:
@@ -275,8 +321,10 @@ def comparison_table(
     *,
     width: int = 70,
     live: bool = False,
+    failed_checks: tuple[str, ...] = (),
 ) -> Any:
-    """Two lines per comparison: the numbers, then the interval drawn against the band."""
+    """Two lines per comparison: the numbers, then the interval drawn against the band.
+    `failed_checks`: variants whose check failed in the running round (BROKEN at once)."""
     threshold = rnd.threshold if rnd.baseline_id != "-" else view.session.contract.threshold
     width = max(width, 40)
     out = Text(no_wrap=True, overflow="ellipsis")
@@ -309,7 +357,7 @@ def comparison_table(
     pad = name_w + 2  # the bar and the notes sit under the workload column
     for c in rows:
         # the variant's own check on this workload, made for this round: one rule for all
-        shown = verdict_for(view, c)
+        shown = verdict_for(view, c, failed_checks)
         broken = shown.broken
         out.append(f"{ellipsize(names[c.variant_id], name_w):<{name_w}}  ", style="bold")
         out.append(f"{ellipsize(workloads[c.workload], wl_w):<{wl_w}}  ")
@@ -352,6 +400,15 @@ def comparison_table(
 
 
 FAILED_VERDICTS = (m.Verdict.FAILED, m.Verdict.BROKEN)
+# the second line of the status while no block runs: which part of the work it is
+PHASE_WORDS = {
+    "snapshot": "snapshot of the code",
+    "setup": "setup, before the blocks",
+    "check": "correctness checks and audits, before the blocks",
+    "cleanup": "cleanup, after the blocks",
+    "rebaseline": "baseline recorded again (g): the round re-runs once it is in",
+    "job": "cluster job",
+}
 RATIO_W = 6
 CI_W = 16  # "[0.731, 0.755]" and room for a wider interval
 VERDICT_W = 12  # "INCONCLUSIVE"
