@@ -363,9 +363,6 @@ def run_command(
     orphans.mark(full_env, run_mark)
 
     out, err = _Tail(), _Tail()
-    # Linux counts the parent's resident set in a child's peak RSS (it is recorded when
-    # the child execs): a peak not above our own says nothing about the command.
-    parent_peak = own_peak_kib()
     forked_by = orphans.boot_tick()
     started_us = time.time_ns() // 1000
     t0 = time.perf_counter()
@@ -503,6 +500,11 @@ def run_command(
     user_s = rusage.ru_utime if rusage is not None else None
     sys_s = rusage.ru_stime if rusage is not None else None
     peak = None
+    # Linux counts the parent's resident set in a child's peak RSS (it is recorded when
+    # the child execs): a peak not above our own says nothing about the command. Our own
+    # mark is read after the child ended: it is then at least our resident set when we
+    # forked, whatever grew between a read before the fork and the fork itself.
+    parent_peak = own_peak_kib()
     if rusage is not None and rusage.ru_maxrss > parent_peak:
         peak = int(rusage.ru_maxrss) * 1024  # KiB on Linux
     stdout_tail, stderr_tail = out.text(), err.text()

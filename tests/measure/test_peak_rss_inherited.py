@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 LAUNCH = """
@@ -40,3 +42,27 @@ def test_a_runs_peak_is_said_though_gpuopts_parent_was_bigger():
     assert big is not None and big > 300_000_000, done.stdout
     # a command smaller than gpuopt itself still gets no figure (it would be gpuopt's)
     assert small is None or small < 300_000_000, done.stdout
+
+
+def test_growth_between_the_floor_and_the_fork_does_not_become_a_commands_peak(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gpuopt's memory can grow after the run starts and before it forks (a thread of
+    ours, Popen's own work); `true` then inherits that and must still read 'no figure',
+    not our growth as its peak (a loaded full suite saw 514 MB for `true`)."""
+    from measure import orphans, runner
+
+    held: list[bytearray] = []
+    real_tick = orphans.boot_tick
+
+    def grow_then_tick() -> int:  # runs after the run began, before its fork
+        grown = bytearray(48 * 1024 * 1024)
+        grown[::4096] = b"x" * len(grown[::4096])  # touched: resident
+        held.append(grown)
+        return real_tick()
+
+    monkeypatch.setattr(orphans, "boot_tick", grow_then_tick)
+    result = runner.run_command("true", tmp_path)
+    assert held, "the growth ran inside the run"
+    assert result.status == "ok"
+    assert result.peak_rss_bytes is None

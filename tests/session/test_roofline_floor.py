@@ -98,7 +98,9 @@ def test_a_real_profile_floor_reaches_the_view_the_verdict_and_keep_default(tmp_
         view = load_view(ledger, s.id)
         floor = view.floors["e2e"]
         # the probe's ceilings, or the step's own rate if higher, at 2×: never above half
-        assert floor.flops == 2 * 256**3 and 0 < floor.least_ratio <= 0.5
+        # (exactly half when the step's own rate is the ceiling, as on a loaded machine:
+        # floor_ms / step_ms then rounds to 0.5000000000000001)
+        assert floor.flops == 2 * 256**3 and 0 < floor.least_ratio <= 0.5 * (1 + 1e-12)
         possible = view.comparisons[r.id][0]
         if possible.ratio is not None and possible.ratio > floor.least_ratio:
             assert verdict_for(view, possible).word == "FASTER"
