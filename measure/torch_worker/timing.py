@@ -126,8 +126,12 @@ def _options(job: dict[str, Any]) -> dict[str, Any]:
 class InputFeed:
     """Fresh inputs for every call: a new set from the reference's get_inputs() with a seed
     derived from the trial's, made outside the timer, so no call sees an object, a pointer
-    or a content it saw before (a cache keyed on any of them never hits). A set whose memory
-    lands where an earlier one was is made again while the first is held."""
+    or a content it saw before (a cache keyed on any of them never hits). An input whose
+    memory lands where an earlier one's was (the allocator reuses freed memory: the usual
+    case) is copied into a view at a new offset of a slightly larger buffer, so its data
+    pointer is one no call saw; memory holds the new set and one copied tensor at most."""
+
+    ALIGN = 64  # bytes: a moved input stays as aligned as the allocator's own
 
     def __init__(self, w: Workload, seed: int):
         self.w, self.seed, self.k = w, seed, 0
@@ -142,22 +146,37 @@ class InputFeed:
     def next(self) -> None:
         if self.w.make_inputs is None:
             return  # a factory without tensor inputs: said in the options
-        self.w.inputs = []  # the last set is freed first: its memory is what must not repeat
-        held: list[Any] = []
+        self.w.inputs = []  # the last set is freed first: one set in memory, not two
         t0 = _perf()
-        ptrs: set[int] = set()
-        for _ in range(4):
-            self.k += 1
-            made = self.w.make_inputs((self.seed * 1_000_003 + 7_777 * self.k) % 2**62, True)
-            ptrs = {x.data_ptr() for x in made if isinstance(x, torch.Tensor) and x.numel()}
-            if not ptrs & self.seen:
-                break
-            held.append(made)
-            self.repeats_avoided += 1
-        self.seen |= ptrs
+        self.k += 1
+        made = list(self.w.make_inputs((self.seed * 1_000_003 + 7_777 * self.k) % 2**62, True))
+        for i, x in enumerate(made):
+            if type(x) is torch.Tensor and x.numel() and x.data_ptr() in self.seen:
+                made[i] = self._moved(made[i])  # the old tensor is freed here
+                self.repeats_avoided += 1
+            if isinstance(made[i], torch.Tensor) and made[i].numel():
+                self.seen.add(made[i].data_ptr())
         self.w.inputs = made
-        del held
         self.made_ms += (_perf() - t0) * 1e3
+
+    def _moved(self, x: torch.Tensor) -> torch.Tensor:
+        """`x`'s values, shape, strides, dtype and device at a data pointer no call saw."""
+        item = x.element_size()
+        step_ = max(1, self.ALIGN // item)  # elements per offset step
+        extent = 1 + sum((n - 1) * abs(st) for n, st in zip(x.shape, x.stride(), strict=True))
+        slots = 64 + self.repeats_avoided % 4096  # a size that changes moves mmap's placement
+        while True:
+            buf = torch.empty(extent + slots * step_, dtype=x.dtype, device=x.device)
+            base = buf.data_ptr()
+            free = [j for j in range(slots) if base + j * step_ * item not in self.seen]
+            if free:
+                break
+            slots *= 2  # every offset seen (a long run on one address): a larger buffer
+        with torch.no_grad():
+            y = buf.as_strided(x.shape, x.stride(), free[0] * step_)
+            y.copy_(x)
+        del buf
+        return y.requires_grad_(x.requires_grad)
 
 
 class CallTimer:
