@@ -468,9 +468,15 @@ def headline(data: dict[str, Any], stats: list[m.ErrorStats]) -> str:
                 if not s.dtype_equal
                 else ""
             )
+            # NaN/Inf first: the biggest error a finite max abs cannot show
+            nonfinite = "".join(
+                f"{word} {ref}→{new}, "
+                for word, ref, new in (("NaN", s.nan_ref, s.nan_new), ("Inf", s.inf_ref, s.inf_new))
+                if ref != new
+            )
             return (
-                f"failed on seed {s.worst_seed}: {s.output} {dtype}max abs {_num(s.max_abs)}, "
-                f"{s.mismatches} mismatches ({s.mismatch_share:.2%})"
+                f"failed on seed {s.worst_seed}: {s.output} {dtype}{nonfinite}"
+                f"max abs {_num(s.max_abs)}, {s.mismatches} mismatches ({s.mismatch_share:.2%})"
             )
     for x in data.get("stress") or []:
         if not x.get("passed"):
