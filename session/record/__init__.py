@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from measure.redact import Redactor, is_secret
 from session import models as m
@@ -25,6 +25,9 @@ from session.record import markdown
 from session.record.model import FORMAT, FORMAT_VERSION, SessionExport, gather
 from session.record.plan import measurement_plan
 from session.record.table import md_cell, md_code, md_table, visible_controls
+
+if TYPE_CHECKING:
+    from ledger import Ledger
 
 __all__ = [
     "FORMAT",
@@ -43,7 +46,7 @@ __all__ = [
 ]
 
 
-def build_export(ledger: Any, session: m.Session) -> dict[str, Any]:
+def build_export(ledger: Ledger, session: m.Session) -> dict[str, Any]:
     """The record of a session as the JSON format's plain dict."""
     return gather(ledger, session).dump()
 

@@ -4,29 +4,28 @@ once (then only what changed from one baseline to the next)."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from session.record.model import SessionExport
+from session.record.rows import BaselineRow, EnvironmentRow
 from session.record.table import md_cell, md_code, md_table, section, words, yes
 
 
-def _env_rows(env: dict[str, Any]) -> list[list[Any]]:
+def _env_rows(env: EnvironmentRow) -> list[list[str]]:
     gpus = "; ".join(
-        f"{g.get('name') or '?'} (driver {g.get('driver') or '?'}, "
-        f"max SM {g.get('max_sm_clock_mhz') or '?'} MHz, MIG {yes(g.get('mig_mode'))})"
-        for g in env.get("gpus", [])
+        f"{g.name or '?'} (driver {g.driver or '?'}, "
+        f"max SM {g.max_sm_clock_mhz or '?'} MHz, MIG {yes(g.mig_mode)})"
+        for g in env.gpus
     )
     return [
-        ["GPU", gpus or env.get("gpu_note") or "none"],
-        ["CUDA runtime / nvcc", f"{env.get('cuda_runtime') or '—'} / {env.get('nvcc') or '—'}"],
-        ["torch (CUDA)", f"{env.get('torch') or '—'} ({env.get('torch_cuda') or '—'})"],
-        ["Python", env.get("python")],
-        ["OS / kernel", f"{env.get('os') or '—'} / {env.get('kernel') or '—'}"],
-        ["CPU", f"{env.get('cpu_model') or '—'} × {env.get('cpu_count') or '?'}"],
-        ["host", env.get("hostname")],
-        ["variables",
-         ", ".join(f"{k}={v}" for k, v in sorted((env.get("variables") or {}).items()))],
-    ]  # fmt: skip
+        ["GPU", gpus or env.gpu_note or "none"],
+        ["CUDA runtime / nvcc", f"{env.cuda_runtime or '—'} / {env.nvcc or '—'}"],
+        ["torch (CUDA)", f"{env.torch or '—'} ({env.torch_cuda or '—'})"],
+        ["Python", env.python],
+        ["OS / kernel", f"{env.os or '—'} / {env.kernel or '—'}"],
+        ["CPU", f"{env.cpu_model or '—'} × {env.cpu_count or '?'}"],
+        ["host", env.hostname],
+        ["variables", ", ".join(f"{k}={v}" for k, v in sorted(env.variables.items()))],
+    ]
 
 
 def said_once(outcome: str, detail: str) -> str:
@@ -42,8 +41,8 @@ def said_once(outcome: str, detail: str) -> str:
     return f"{outcome}; {detail}" if detail else outcome
 
 
-def _reproducibility(b: dict[str, Any]) -> str:
-    word, detail = words(b["reproducibility"]), (b.get("reproducibility_detail") or "").strip()
+def _reproducibility(b: BaselineRow) -> str:
+    word, detail = words(b.reproducibility), b.reproducibility_detail.strip()
     if detail.startswith(word):  # the detail already says it
         return detail
     return f"{word}: {detail}" if detail else word
@@ -54,42 +53,40 @@ def baseline_lines(x: SessionExport) -> list[str]:
     section(lines, "Baseline")
     if not x.baselines:
         return [*lines, "No baseline recorded yet."]
-    main_id = x.summary.baseline_id or x.baselines[-1]["baseline_id"]
-    b = next((b for b in x.baselines if b["baseline_id"] == main_id), x.baselines[-1])
-    lines += md_table(
-        ["field", "value"],
-        [
-            ["Baseline ID", b["baseline_id"]],
-            ["snapshot", f"{b['snapshot']['commit']} ({b['snapshot']['ref']})"],
-            ["uncommitted changes included", yes(b["snapshot"]["dirty"])],
-            ["reproducibility", _reproducibility(b)],
-            ["reference medians", ", ".join(f"{k} {v:.6g}" for k, v in b["reference"].items())],
-            ["runs per workload", b.get("runs_per_workload")],
-            ["recorded", b.get("created_at")],
-        ],
-    )
-    if b.get("reset_procedure"):
+    main_id = x.summary.baseline_id or x.baselines[-1].baseline_id
+    b = next((b for b in x.baselines if b.baseline_id == main_id), x.baselines[-1])
+    rows: list[list[object]] = [
+        ["Baseline ID", b.baseline_id],
+        ["snapshot", f"{b.snapshot.commit} ({b.snapshot.ref})"],
+        ["uncommitted changes included", yes(b.snapshot.dirty)],
+        ["reproducibility", _reproducibility(b)],
+        ["reference medians", ", ".join(f"{k} {v:.6g}" for k, v in b.reference.items())],
+        ["runs per workload", b.runs_per_workload],
+        ["recorded", b.created_at],
+    ]
+    lines += md_table(["field", "value"], rows)
+    if b.reset_procedure:
         lines += ["", "Reset / restore procedure:", ""]
-        lines += md_code(str(b["reset_procedure"]).splitlines())
+        lines += md_code(b.reset_procedure.splitlines())
     others = [o for o in x.baselines if o is not b]
     if others:
         lines += ["", "Other baseline attempts:", ""]
         for o in others:
             lines.append(
-                f"- {md_cell(o['baseline_id'])} ({md_cell(o['created_at'])}, commit "
-                f"{md_cell(o['snapshot']['commit'][:12])}): {md_cell(_reproducibility(o))}"
+                f"- {md_cell(o.baseline_id)} ({md_cell(o.created_at)}, commit "
+                f"{md_cell(o.snapshot.commit[:12])}): {md_cell(_reproducibility(o))}"
             )
     section(lines, "Environment", 3)
     # The environment of the baseline the record rests on; other attempts by what differs.
-    lines.append(f"As recorded with baseline {md_cell(b['baseline_id'])}:")
+    lines.append(f"As recorded with baseline {md_cell(b.baseline_id)}:")
     lines.append("")
-    ours = _env_rows(b["environment"])
+    ours = _env_rows(b.environment)
     lines += md_table(["field", "value"], ours)
     for o in others:
-        theirs = _env_rows(o["environment"])
+        theirs = _env_rows(o.environment)
         changed = [[n[0], n[1], a[1]] for a, n in zip(ours, theirs, strict=True)
                    if a[1] != n[1]]  # fmt: skip
         if changed:
-            lines += ["", f"Baseline {md_cell(o['baseline_id'])} differed:", ""]
+            lines += ["", f"Baseline {md_cell(o.baseline_id)} differed:", ""]
             lines += md_table(["field", "that baseline", "this one"], changed)
     return lines

@@ -3,9 +3,10 @@ statistics (NaN/Inf counted in the headline), what each check tried, the audits'
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from session.record.model import CheckRow, SessionExport
+from session.record.rows import AuditRow
 from session.record.table import (
     md_cell,
     md_code,
@@ -40,11 +41,10 @@ def correctness_lines(x: SessionExport) -> list[str]:
             ["round", "variant", "workload", "output", "headline", "mean abs",
              "ULP max / p50 / p99", "NaN ref→new", "Inf ref→new", "±0 diffs", "worst index"],
             [
-                [round_label(c.round), c.variant, c.workload, st["output"], st.get("headline"),
-                 sci(st["mean_abs"]),
-                 f"{sci(st['ulp_max'])} / {sci(st['ulp_p50'])} / {sci(st['ulp_p99'])}",
-                 f"{st['nan_ref']}→{st['nan_new']}", f"{st['inf_ref']}→{st['inf_new']}",
-                 st["signed_zero_diffs"], st["worst_index"]]
+                [round_label(c.round), c.variant, c.workload, st.output, st.headline,
+                 sci(st.mean_abs), f"{sci(st.ulp_max)} / {sci(st.ulp_p50)} / {sci(st.ulp_p99)}",
+                 f"{st.nan_ref}→{st.nan_new}", f"{st.inf_ref}→{st.inf_new}",
+                 st.signed_zero_diffs, st.worst_index]
                 for c, st in stats
             ],
         )  # fmt: skip
@@ -56,13 +56,13 @@ def correctness_lines(x: SessionExport) -> list[str]:
 def _check_details(c: CheckRow) -> list[str]:
     """What one check did and did not try, what it warned of, and why it failed."""
     out: list[str] = []
-    rows: list[list[Any]] = [[words(k), v if isinstance(v, str) else plain_value(v)]
+    rows: list[list[object]] = [[words(k), v if isinstance(v, str) else plain_value(v)]
                              for k, v in c.options.items()]  # fmt: skip
     rows += [["warning", w] for w in c.warnings]
     for s in c.stress:
-        rows.append([f"stress {s.get('kind')}", "passes" if s.get("passed") else
-                     f"FAILED: {s.get('mismatches')} mismatched, NaN {s.get('nan_ref')}→"
-                     f"{s.get('nan_new')}, Inf {s.get('inf_ref')}→{s.get('inf_new')}"])  # fmt: skip
+        rows.append([f"stress {s.kind or None}", "passes" if s.passed else
+                     f"FAILED: {s.mismatches} mismatched, NaN {s.nan_ref}→{s.nan_new}, "
+                     f"Inf {s.inf_ref}→{s.inf_new}"])  # fmt: skip
     for side in ("baseline", "variant"):
         if c.nondeterminism.get(side):
             rows.append([f"nondeterministic ({side})", plain_value(c.nondeterminism[side])])
@@ -83,15 +83,15 @@ def audits_lines(x: SessionExport) -> list[str]:
     section(lines, "Audits")
     if not x.audits:
         return [*lines, "No audits recorded."]
-    base: dict[tuple[Any, str], dict[str, Any]] = {
-        (a.get("round"), a["workload"]): a for a in x.audits if a["arm_id"] == "baseline"
+    base: dict[tuple[int | None, str], AuditRow] = {
+        (a.round, a.workload): a for a in x.audits if a.arm_id == "baseline"
     }
     lines += md_table(
         ["round", "arm", "workload", "device", "dtype", "kernel launches", "operators",
          "allocations", "peak"],
         [
-            [round_label(a.get("round")), a["arm"], a["workload"], a["device"], a["dtype"],
-             *(_delta(a, base.get((a.get("round"), a["workload"])), k, f)
+            [round_label(a.round), a.arm, a.workload, a.device, a.dtype,
+             *(_delta(a, base.get((a.round, a.workload)), k, f)
                for k, f in (("kernel_launches", None), ("operator_count", None),
                             ("allocation_count", None), ("peak_bytes", bytes_text)))]
             for a in x.audits
@@ -100,9 +100,13 @@ def audits_lines(x: SessionExport) -> list[str]:
     return lines
 
 
-def _delta(a: dict[str, Any], base: dict[str, Any] | None, key: str, fmt: Any = None) -> str:
-    show = fmt or (lambda v: "—" if v is None else str(v))
-    value = a.get(key)
-    if base is None or a["arm_id"] == "baseline" or value is None or base.get(key) is None:
-        return str(show(value))
-    return f"{show(base[key])} → {show(value)}"
+def _delta(
+    a: AuditRow, base: AuditRow | None, key: str, fmt: Callable[[int], str] | None = None
+) -> str:
+    def show(v: int | None) -> str:
+        return "—" if v is None else (fmt(v) if fmt else str(v))
+
+    value, before = getattr(a, key), getattr(base, key, None)
+    if base is None or a.arm_id == "baseline" or value is None or before is None:
+        return show(value)
+    return f"{show(before)} → {show(value)}"

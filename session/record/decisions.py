@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from session.record.model import SessionExport
+from session.record.rows import ResidualRow
 from session.record.table import join, md_cell, md_table, round_label, section, words, yes
 
 
@@ -14,9 +15,9 @@ def residuals_lines(x: SessionExport) -> list[str]:
     lines += md_table(
         ["round", "variant", "hypothesis", "suggested", "confirmed", "confidence", "reading"],
         [
-            [round_label(r.get("round")), r["variant"], r.get("hypothesis_id"),
-             words(r["suggested"]), words(r["confirmed"]) if r.get("confirmed") else "not yet",
-             _confidence(r), r.get("note") or r.get("description")]
+            [round_label(r.round), r.variant, r.hypothesis_id,
+             words(r.suggested), words(r.confirmed) if r.confirmed else "not yet",
+             _confidence(r), r.note or r.description]
             for r in x.residuals
         ],
     )  # fmt: skip
@@ -49,8 +50,8 @@ def dispositions_lines(x: SessionExport) -> list[str]:
     return lines
 
 
-def _confidence(r: dict[str, object]) -> str:
-    before, after = r.get("confidence_from"), r.get("confidence_to")
+def _confidence(r: ResidualRow) -> str:
+    before, after = r.confidence_from, r.confidence_to
     if not before:
         return "—"
     return f"{before}, unchanged" if after in (None, before) else f"{before} → {after}"

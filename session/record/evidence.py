@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from session.record.model import SessionExport
+from session.record.rows import EvidenceRow
 from session.record.table import fixed, md_cell, md_table, section, words
 
 # evidence kind (its stored value) -> markdown lines for one evidence row
-RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {}
+RENDERERS: dict[str, Callable[[EvidenceRow], list[str]]] = {}
 
 
 def evidence_lines(x: SessionExport) -> list[str]:
@@ -25,17 +26,17 @@ def evidence_lines(x: SessionExport) -> list[str]:
         return [*lines, "No evidence attached."]
     lines += md_table(
         ["id", "kind", "hypothesis", "variant", "title", "summary"],
-        [[e["id"], words(e["kind"]), e.get("hypothesis_id"), e.get("variant"), e["title"],
-          e.get("description")] for e in x.evidence],
+        [[e.id, words(e.kind), e.hypothesis_id, e.variant, e.title, e.description]
+         for e in x.evidence],
     )  # fmt: skip
     for e in x.evidence:
-        render = RENDERERS.get(str(e["kind"]))
+        render = RENDERERS.get(e.kind)
         if render is not None:
             lines += ["", *render(e)]
             continue
-        tops = (e.get("summary") or {}).get("top_kernels") or []
+        tops: list[dict[str, Any]] = e.summary.get("top_kernels") or []
         if tops:
-            lines += ["", f"Top kernels of {md_cell(e['id'])}:", ""]
+            lines += ["", f"Top kernels of {md_cell(e.id)}:", ""]
             lines += md_table(
                 ["kernel", "launches", "time (µs)", "share", "throughput %"],
                 [[k.get("name"), k.get("launches"), fixed(k.get("time_us"), 1),

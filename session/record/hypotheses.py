@@ -4,31 +4,29 @@ then each one in full with its history."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from session.concerns import LABELS
 from session.record.model import SessionExport
+from session.record.rows import HypothesisRow
 from session.record.table import md_cell, md_table, section, words
 from session.verdicts import bytes_text
 
 
-def _confidence_change(x: SessionExport, h: dict[str, Any]) -> str:
+def _confidence_change(x: SessionExport, h: HypothesisRow) -> str:
     moves = [
-        f"{r['confidence_from']} → {r['confidence_to']} (round {r['round']})"
-        if r.get("round")
-        else f"{r['confidence_from']} → {r['confidence_to']}"
+        f"{r.confidence_from} → {r.confidence_to}" + (f" (round {r.round})" if r.round else "")
         for r in x.residuals
-        if r.get("hypothesis_id") == h["id"]
-        and r.get("confidence_from")
-        and r.get("confidence_to") not in (None, r["confidence_from"])
+        if r.hypothesis_id == h.id
+        and r.confidence_from
+        and r.confidence_to not in (None, r.confidence_from)
     ]
     if not moves:
         moves = [
-            f"{e['from_value']} → {e['to_value']}"
-            for e in h.get("history", [])
-            if e["field"] == "confidence" and e.get("from_value")
+            f"{e.from_value} → {e.to_value}"
+            for e in h.history
+            if e.field == "confidence" and e.from_value
         ]
-    return "; ".join(dict.fromkeys(moves)) or f"{h['confidence']} (unchanged)"
+    return "; ".join(dict.fromkeys(moves)) or f"{h.confidence} (unchanged)"
 
 
 def hypotheses_lines(x: SessionExport) -> list[str]:
@@ -40,8 +38,8 @@ def hypotheses_lines(x: SessionExport) -> list[str]:
         ["id", "title", "status", "the evidence suggests", "confidence", "variants",
          "cheapest falsifier"],
         [
-            [h["id"], h["title"], words(h["status"]), h.get("suggested_status") or "no change",
-             _confidence_change(x, h), ", ".join(h.get("variants", [])), h.get("falsifier")]
+            [h.id, h.title, words(h.status), h.suggested_status or "no change",
+             _confidence_change(x, h), ", ".join(h.variants), h.falsifier]
             for h in x.hypotheses
         ],
     )  # fmt: skip
@@ -51,32 +49,32 @@ def hypotheses_lines(x: SessionExport) -> list[str]:
 def hypothesis_details(x: SessionExport) -> list[str]:
     lines: list[str] = []
     for h in x.hypotheses:
-        section(lines, f"Hypothesis {md_cell(h['id'])}: {md_cell(h['title'])}", 3)
+        section(lines, f"Hypothesis {md_cell(h.id)}: {md_cell(h.title)}", 3)
         lines += md_table(
             ["field", "value"],
             [
-                ["observed symptom", h["symptom"]],
-                ["proposed mechanism", h["mechanism"]],
-                ["required preconditions", h["preconditions"]],
-                ["predicted effect on the target metric", h["predicted_effect"]],
-                ["predicted direction", words(h.get("predicted_direction"))],
-                ["predicted independent evidence", h["predicted_evidence"]],
-                ["cheapest falsifying experiment", h["falsifier"]],
-                ["confounders", h["confounders"]],
-                ["cost and risk", h["cost"]],
-                ["confidence", h["confidence"]],
-                ["what would change the confidence", h.get("confidence_update")],
-                ["status", words(h["status"])],
-                ["reopen when", h["reopen_when"]],
-                ["concern areas", ", ".join(words(a) for a in h.get("concern_areas", []))],
+                ["observed symptom", h.symptom],
+                ["proposed mechanism", h.mechanism],
+                ["required preconditions", h.preconditions],
+                ["predicted effect on the target metric", h.predicted_effect],
+                ["predicted direction", words(h.predicted_direction)],
+                ["predicted independent evidence", h.predicted_evidence],
+                ["cheapest falsifying experiment", h.falsifier],
+                ["confounders", h.confounders],
+                ["cost and risk", h.cost],
+                ["confidence", h.confidence],
+                ["what would change the confidence", h.confidence_update],
+                ["status", words(h.status)],
+                ["reopen when", h.reopen_when],
+                ["concern areas", ", ".join(words(a) for a in h.concern_areas)],
             ],
         )
-        if h.get("history"):
+        if h.history:
             lines += ["", "History:", ""]
             lines += md_table(
                 ["when", "what", "from", "to", "why"],
-                [[e["at"], e["field"], _listed(e["from_value"]), _listed(e["to_value"]),
-                  stored_words(e["why"])] for e in h["history"]],
+                [[e.at, e.field, _listed(e.from_value), _listed(e.to_value),
+                  stored_words(e.why)] for e in h.history],
             )  # fmt: skip
     return lines
 

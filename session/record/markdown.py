@@ -54,9 +54,8 @@ def _variants(x: SessionExport) -> list[str]:
         return [*lines, "No variants recorded."]
     lines += md_table(
         ["name", "kind", "hypothesis", "snapshot", "ref", "source", "diff stat"],
-        [[v["name"], words(v.get("kind", "probe" if v["probe"] else "change")),
-          v["hypothesis_id"], v["snapshot"]["commit"][:12], v["snapshot"]["ref"],
-          v.get("source"), v.get("diff_stat")] for v in x.variants],
+        [[v.name, words(v.kind), v.hypothesis_id, v.snapshot.commit[:12], v.snapshot.ref,
+          v.source, v.diff_stat] for v in x.variants],
     )  # fmt: skip
     return lines
 

@@ -8,8 +8,10 @@ model, and every verdict in it comes from `session.verdicts`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -23,21 +25,41 @@ from session.preflight import CHECKLIST, QUESTIONS
 from session.preflight import checklist as checklist_items
 from session.read_model import RecordReads, SessionView, load_view, record_reads
 from session.record.plan import measurement_plan
+from session.record.rows import (
+    AuditRow,
+    BaselineRow,
+    ChecklistRow,
+    ContractRow,
+    EnvironmentRow,
+    ErrorStatsRow,
+    EvidenceRow,
+    HistoryRow,
+    HooksRow,
+    HypothesisRow,
+    PlanItem,
+    PreflightRow,
+    ResidualRow,
+    RoundSummaryRow,
+    Row,
+    SessionInfo,
+    StepRow,
+    StressRow,
+    VariantRow,
+    VariantSnapshotRow,
+    WorkloadRow,
+)
 from session.record.table import fixed
 from session.residuals import DESCRIPTIONS as RESIDUAL_WORDS
 from session.residuals import draft_round_summary
 from session.timing import metric_label, metric_text
 
+if TYPE_CHECKING:
+    from ledger import Ledger
+
 FORMAT = "gpuopt-session"
 # 2: comparisons carry the verdict a reviewer sees (BROKEN when the check failed) with
 # speed_verdict, correct, trusted apart; rows carry their round; a summary block.
 FORMAT_VERSION = 2
-
-
-class Row(BaseModel):
-    """Rows keep keys this version does not model (a newer export read by an older one)."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 class SummaryRow(Row):
@@ -129,8 +151,8 @@ class RoundRow(Row):
     baseline_reproduced: bool | None = None
     trusted: bool = True
     untrusted_why: str = ""
-    summary: dict[str, Any] = Field(default_factory=dict)
-    search_round: dict[str, Any] = Field(default_factory=dict)
+    summary: dict[str, Any] = Field(default_factory=dict)  # the engine's facts, as it wrote them
+    search_round: RoundSummaryRow | None = None  # None: a record from before it
     started_at: str
     ended_at: str | None = None
     comparisons: list[ComparisonRow] = Field(default_factory=list)
@@ -152,12 +174,12 @@ class CheckRow(Row):
     exit_code: int | None = None
     error: str = ""
     warnings: list[str] = Field(default_factory=list)
-    options: dict[str, Any] = Field(default_factory=dict)
-    stress: list[dict[str, Any]] = Field(default_factory=list)
-    nondeterminism: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)  # what the check tried: the harness's
+    stress: list[StressRow] = Field(default_factory=list)
+    nondeterminism: dict[str, Any] = Field(default_factory=dict)  # per side, the harness's
     class_reason: str = ""
     artifact_bytes: int | None = None
-    stats: list[dict[str, Any]] = Field(default_factory=list)
+    stats: list[ErrorStatsRow] = Field(default_factory=list)
     created_at: str
 
 
@@ -183,31 +205,24 @@ class DispositionRow(Row):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
-class PlanItem(Row):
-    figure: str
-    refs: list[str] = Field(default_factory=list)
-    commands: list[str] = Field(default_factory=list)
-    note: str = ""
-
-
 class SessionExport(Row):
     format: str = FORMAT
     version: int = FORMAT_VERSION
-    session: dict[str, Any]
+    session: SessionInfo
     summary: Summary = Field(default_factory=Summary)
-    contract: dict[str, Any] = Field(default_factory=dict)
-    steps: list[dict[str, Any]] = Field(default_factory=list)
-    workloads: list[dict[str, Any]] = Field(default_factory=list)
-    baselines: list[dict[str, Any]] = Field(default_factory=list)
-    preflight: list[dict[str, Any]] = Field(default_factory=list)
-    checklist: list[dict[str, Any]] = Field(default_factory=list)
-    hypotheses: list[dict[str, Any]] = Field(default_factory=list)
-    evidence: list[dict[str, Any]] = Field(default_factory=list)
-    variants: list[dict[str, Any]] = Field(default_factory=list)
+    contract: ContractRow = Field(default_factory=ContractRow)
+    steps: list[StepRow] = Field(default_factory=list)
+    workloads: list[WorkloadRow] = Field(default_factory=list)
+    baselines: list[BaselineRow] = Field(default_factory=list)
+    preflight: list[PreflightRow] = Field(default_factory=list)
+    checklist: list[ChecklistRow] = Field(default_factory=list)
+    hypotheses: list[HypothesisRow] = Field(default_factory=list)
+    evidence: list[EvidenceRow] = Field(default_factory=list)
+    variants: list[VariantRow] = Field(default_factory=list)
     rounds: list[RoundRow] = Field(default_factory=list)
     correctness: list[CheckRow] = Field(default_factory=list)
-    audits: list[dict[str, Any]] = Field(default_factory=list)
-    residuals: list[dict[str, Any]] = Field(default_factory=list)
+    audits: list[AuditRow] = Field(default_factory=list)
+    residuals: list[ResidualRow] = Field(default_factory=list)
     dispositions: list[DispositionRow] = Field(default_factory=list)
     measurement_plan: list[PlanItem] = Field(default_factory=list)
     # The profile section, as markdown lines from session.profile.record (gpuopt profile);
@@ -227,7 +242,7 @@ class SessionExport(Row):
 # ---------------------------------------------------------------------------- gathering
 
 
-def _dump(model: Any) -> dict[str, Any]:
+def _dump(model: BaseModel) -> dict[str, Any]:
     out: dict[str, Any] = model.model_dump(mode="json")
     return out
 
@@ -250,7 +265,7 @@ def unit_of(contract: m.Contract, w: m.Workload) -> str:
 
 
 def gather(
-    ledger: Any, session: m.Session, view: SessionView | None = None, folder: Any = None
+    ledger: Ledger, session: m.Session, view: SessionView | None = None, folder: Path | None = None
 ) -> SessionExport:
     """The whole record of a session, read once (`folder`: where it will be written, for
     the pictures that go beside it)."""
@@ -272,87 +287,85 @@ def gather(
         return r.number if r else None
 
     out = SessionExport(
-        session={
-            "id": session.id,
-            "title": session.title,
-            "repo": session.repo,
-            "created_at": session.created_at.isoformat(),
-            "metric": contract.metric.name,
-            "metric_source": contract.metric.source.value,
-            "metric_pattern": contract.metric.pattern,
-            "direction": contract.metric.direction.value,
-            "unit": contract.metric.unit,
-            "metrics": {w.name: metric_text(contract, w) for w in contract.workloads},
-            "threshold": contract.threshold,
-            "check": contract.check,
-            "hooks": _dump(contract.hooks),
-            "launcher": contract.launcher,
-            "timeout_s": contract.timeout_s,
-            "bottleneck": session.bottleneck.value,
-            "bottleneck_evidence": session.bottleneck_evidence,
-        },
-        contract=_dump(contract),
-        steps=[_dump(s) for s in view.steps],
-        workloads=[{**_dump(w), "metric": metric_text(contract, w)} for w in contract.workloads],
+        session=SessionInfo(
+            id=session.id,
+            title=session.title,
+            repo=session.repo,
+            created_at=session.created_at.isoformat(),
+            metric=contract.metric.name,
+            metric_source=contract.metric.source.value,
+            metric_pattern=contract.metric.pattern,
+            direction=contract.metric.direction.value,
+            unit=contract.metric.unit,
+            metrics={w.name: metric_text(contract, w) for w in contract.workloads},
+            threshold=contract.threshold,
+            check=contract.check,
+            hooks=HooksRow.model_validate(_dump(contract.hooks)),
+            launcher=contract.launcher,
+            timeout_s=contract.timeout_s,
+            bottleneck=session.bottleneck.value,
+            bottleneck_evidence=session.bottleneck_evidence,
+        ),
+        contract=ContractRow.model_validate(_dump(contract)),
+        steps=[StepRow.model_validate(_dump(s)) for s in view.steps],
+        workloads=[
+            WorkloadRow(**_dump(w), metric=metric_text(contract, w)) for w in contract.workloads
+        ],
         baselines=[_baseline_row(b) for b in view.baselines],
         preflight=[
-            {
-                "session_id": session.id,
-                "question": q.value,
-                "prompt": QUESTIONS[q],
-                "kind": a.kind.value if a else m.PreflightAnswerKind.UNKNOWN.value,
-                "text": a.text if a else "",
-                "evidence_id": a.evidence_id if a else None,
-                "concern_area": a.concern_area.value if a and a.concern_area else None,
-                "answered": a is not None,
-                "updated_at": _iso(a.updated_at) if a else None,
-            }
+            PreflightRow(
+                session_id=session.id,
+                question=q.value,
+                prompt=QUESTIONS[q],
+                kind=a.kind.value if a else m.PreflightAnswerKind.UNKNOWN.value,
+                text=a.text if a else "",
+                evidence_id=a.evidence_id if a else None,
+                concern_area=a.concern_area.value if a and a.concern_area else None,
+                answered=a is not None,
+                updated_at=_iso(a.updated_at) if a else None,
+            )
             for q in m.PreflightQuestion
             for a in [answers.get(q)]
         ],
         checklist=[
-            {"number": c.number, "item": CHECKLIST[c.number], "done": c.done, "note": c.note}
+            ChecklistRow(number=c.number, item=CHECKLIST[c.number], done=c.done, note=c.note)
             for c in checklist_items(ledger, session)
         ],
         hypotheses=[
-            {
+            HypothesisRow(
                 **_dump(h),
-                "variants": [v.name for v in view.variants if v.hypothesis_id == h.id],
-                "history": [_dump(e) for e in reads.history.get(h.id, [])],
-                "suggested_status": _suggested_status(ledger, view, h),
-            }
+                variants=[v.name for v in view.variants if v.hypothesis_id == h.id],
+                history=[HistoryRow.model_validate(_dump(e)) for e in reads.history.get(h.id, [])],
+                suggested_status=_suggested_status(ledger, view, h),
+            )
             for h in view.hypotheses
         ],
         evidence=[
-            {
+            EvidenceRow(
                 **_dump(e),
-                "variant": names.get(e.variant_id, e.variant_id) if e.variant_id else None,
-                "description": describe(e),
-            }
+                variant=names.get(e.variant_id, e.variant_id) if e.variant_id else None,
+                description=describe(e),
+            )
             for e in reads.evidence
         ],
         variants=[
-            {
-                "id": v.id,
-                "name": v.name,
-                "hypothesis_id": v.hypothesis_id,
-                "snapshot": {
-                    "commit": v.snapshot.commit,
-                    "ref": v.snapshot.ref,
-                    "dirty": v.snapshot.dirty,
-                },
-                "probe": v.probe,
-                "kind": v.kind.value,
-                "source": v.source,
-                "diff_stat": v.diff_stat,
-                "files_changed": v.files_changed,
-                "created_at": v.created_at.isoformat(),
-            }
+            VariantRow(
+                id=v.id,
+                name=v.name,
+                hypothesis_id=v.hypothesis_id,
+                snapshot=VariantSnapshotRow(
+                    commit=v.snapshot.commit, ref=v.snapshot.ref, dirty=v.snapshot.dirty
+                ),
+                probe=v.probe,
+                kind=v.kind.value,
+                source=v.source,
+                diff_stat=v.diff_stat,
+                files_changed=v.files_changed,
+                created_at=v.created_at.isoformat(),
+            )
             for v in view.variants
         ],
-        rounds=[
-            _round_row(ledger, view, reads, r, names, scopes, draft_round_summary) for r in rounds
-        ],
+        rounds=[_round_row(ledger, view, reads, r, names, scopes) for r in rounds],
         correctness=[
             CheckRow(
                 id=c.id,
@@ -370,31 +383,31 @@ def gather(
                 error=c.error,
                 warnings=c.warnings,
                 options=c.options,
-                stress=c.stress,
+                # a stress trial is the harness's dict: one of another shape is no trial
+                stress=[StressRow.model_validate(s) for s in c.stress if isinstance(s, dict)],
                 nondeterminism=c.nondeterminism,
                 class_reason=c.class_reason,
                 artifact_bytes=c.artifact_bytes,
-                stats=[{**_dump(s), "headline": vd.error_headline(s)} for s in c.stats],
+                stats=[ErrorStatsRow(**_dump(s), headline=vd.error_headline(s)) for s in c.stats],
                 created_at=c.created_at.isoformat(),
             )
             for c in correctness
         ],
         audits=[
-            {
-                **_dump(a),
-                "arm": names.get(a.arm, a.arm),
-                "arm_id": a.arm,
-                "round": number_at(a.created_at),
-            }
+            AuditRow(
+                **{**_dump(a), "arm": names.get(a.arm, a.arm)},
+                arm_id=a.arm,
+                round=number_at(a.created_at),
+            )
             for a in audits
         ],
         residuals=[
-            {
+            ResidualRow(
                 **_dump(r),
-                "variant": names.get(r.variant_id, r.variant_id),
-                "description": RESIDUAL_WORDS[r.confirmed or r.suggested],
-                "round": next((x.number for x in rounds if x.id == r.round_id), None),
-            }
+                variant=names.get(r.variant_id, r.variant_id),
+                description=RESIDUAL_WORDS[r.confirmed or r.suggested],
+                round=next((x.number for x in rounds if x.id == r.round_id), None),
+            )
             for r in residuals
         ],
         dispositions=[
@@ -419,8 +432,7 @@ def gather(
             for d in view.dispositions
         ],
         measurement_plan=[
-            PlanItem(**p)
-            for p in measurement_plan(
+            *measurement_plan(
                 session, _planned_baselines(view), view.variants, rounds, reads.evidence
             )
         ],
@@ -451,7 +463,7 @@ def _baseline_outcome(view: SessionView, baseline_id: str | None) -> str:
     return baseline_words(b, view.session.contract.threshold) if b is not None else ""
 
 
-def _profile_section(ledger: Any, session: m.Session, folder: Any = None) -> list[str]:
+def _profile_section(ledger: Ledger, session: m.Session, folder: Path | None = None) -> list[str]:
     """The profile section of `gpuopt profile` (session.profile.record)."""
     # lazy: profile.record -> profile.text -> session.record -> this module (a cycle)
     from session.profile.record import record_markdown
@@ -459,7 +471,7 @@ def _profile_section(ledger: Any, session: m.Session, folder: Any = None) -> lis
     return record_markdown(ledger, session, folder=folder)
 
 
-def _suggested_status(ledger: Any, view: SessionView, h: m.Hypothesis) -> str | None:
+def _suggested_status(ledger: Ledger, view: SessionView, h: m.Hypothesis) -> str | None:
     """The status the latest decision on one of its variants suggests, when the
     hypothesis does not say it yet (session.dispositions.status_suggestion)."""
 
@@ -479,37 +491,38 @@ def _planned_baselines(view: SessionView) -> list[m.Baseline]:
     return rows or view.baselines[-1:]
 
 
-def _baseline_row(b: m.Baseline) -> dict[str, Any]:
-    return {
-        "baseline_id": b.id,
-        "snapshot": {
-            "id": b.snapshot.id,
-            "commit": b.snapshot.commit,
-            "ref": b.snapshot.ref,
-            "dirty": b.snapshot.dirty,
-            "head": b.snapshot.head,
-            "warnings": b.snapshot.warnings,
-        },
-        "environment": _dump(b.environment),
-        "contract_hash": b.contract_hash,
-        "reproducible": b.reproducibility is m.Reproducibility.REPRODUCIBLE,
-        "reproducibility": b.reproducibility.value,
-        "reproducibility_detail": b.reproducibility_detail,
-        "reference": b.reference,
-        "runs_per_workload": b.runs_per_workload,
-        "reset_procedure": b.reset_procedure,
-        "created_at": b.created_at.isoformat(),
-    }
+def _baseline_row(b: m.Baseline) -> BaselineRow:
+    return BaselineRow.model_validate(
+        {
+            "baseline_id": b.id,
+            "snapshot": {
+                "id": b.snapshot.id,
+                "commit": b.snapshot.commit,
+                "ref": b.snapshot.ref,
+                "dirty": b.snapshot.dirty,
+                "head": b.snapshot.head,
+                "warnings": b.snapshot.warnings,
+            },
+            "environment": _dump(b.environment),
+            "contract_hash": b.contract_hash,
+            "reproducible": b.reproducibility is m.Reproducibility.REPRODUCIBLE,
+            "reproducibility": b.reproducibility.value,
+            "reproducibility_detail": b.reproducibility_detail,
+            "reference": b.reference,
+            "runs_per_workload": b.runs_per_workload,
+            "reset_procedure": b.reset_procedure,
+            "created_at": b.created_at.isoformat(),
+        }
+    )
 
 
 def _round_row(
-    ledger: Any,
+    ledger: Ledger,
     view: SessionView,
     reads: RecordReads,
     r: m.Round,
     names: dict[str, str],
     scopes: dict[str, str],
-    draft: Any,
 ) -> RoundRow:
     medians = reads.medians.get(r.id, {})
     trust = reads.trust.get(r.id, {})
@@ -544,7 +557,7 @@ def _round_row(
                 variant_median=medians.get((c.variant_id, c.workload)),
             )
         )
-    search = dict(draft(ledger, r))
+    search = dict(draft_round_summary(ledger, r))
     person = (r.summary or {}).get("search_round")
     written = {k for k, v in person.items() if v} if isinstance(person, dict) else set()
     # The drafted lines in this record's words and verdicts, unless the person wrote them.
@@ -568,7 +581,7 @@ def _round_row(
         trusted=not why,
         untrusted_why=why,
         summary=r.summary,
-        search_round=search,
+        search_round=RoundSummaryRow.model_validate(search),
         started_at=r.started_at.isoformat(),
         ended_at=_iso(r.ended_at),
         comparisons=rows,
@@ -636,31 +649,32 @@ def _resting_round(view: SessionView, vid: str, at: datetime | None) -> int | No
     return found
 
 
-def _machine(env: dict[str, Any]) -> str:
-    gpus = env.get("gpus") or []
-    gpu = ", ".join(dict.fromkeys(g.get("name") or "?" for g in gpus)) if gpus else ""
-    note = str(env.get("gpu_note") or "")
+def _machine(env: EnvironmentRow) -> str:
+    gpu = ", ".join(dict.fromkeys(g.name or "?" for g in env.gpus))
+    note = env.gpu_note
     what = gpu or (f"no GPU ({note[:60]})" if note else "no GPU")
-    cpu = env.get("cpu_model") or ""
-    parts = [what, f"{cpu} × {env.get('cpu_count') or '?'}" if cpu else "", env.get("hostname")]
+    cpu = env.cpu_model
+    parts = [what, f"{cpu} × {env.cpu_count or '?'}" if cpu else "", env.hostname]
     return " · ".join(p for p in parts if p)
 
 
-def _summary(view: SessionView, out: SessionExport, choice_words: Any) -> Summary:
+def _summary(
+    view: SessionView, out: SessionExport, choice_words: Mapping[m.DispositionChoice, str]
+) -> Summary:
     session = view.session
     contract = session.contract
     units = {w.name: unit_of(contract, w) for w in contract.workloads}
     last = view.last_round
     base_id = last.baseline_id if last else (view.baseline.id if view.baseline else None)
-    base = next((b for b in out.baselines if b["baseline_id"] == base_id), None)
-    attempts = sum(1 for b in out.baselines if b["created_at"] < base["created_at"]) if base else 0
+    base = next((b for b in out.baselines if b.baseline_id == base_id), None)
+    attempts = sum(1 for b in out.baselines if b.created_at < base.created_at) if base else 0
     figure = "; ".join(dict.fromkeys(metric_text(contract, w) for w in contract.workloads))
     summary = Summary(
         what=f"{session.title}: {figure}, {contract.metric.direction.value} is better",
-        machine=_machine(base["environment"]) if base else "",
+        machine=_machine(base.environment) if base else "",
         baseline_id=base_id,
-        baseline_commit=base["snapshot"]["commit"] if base else None,
-        baseline_medians=dict(base["reference"]) if base else {},
+        baseline_commit=base.snapshot.commit if base else None,
+        baseline_medians=dict(base.reference) if base else {},
         units=units,
         attempts=attempts,
         band=last.threshold if last else None,
@@ -708,7 +722,10 @@ def _summary(view: SessionView, out: SessionExport, choice_words: Any) -> Summar
 
 
 def _decision_words(
-    d: DispositionRow | None, c: ComparisonRow | None, number: int | None, choice_words: Any
+    d: DispositionRow | None,
+    c: ComparisonRow | None,
+    number: int | None,
+    choice_words: Mapping[m.DispositionChoice, str],
 ) -> str:
     """The decision in words, with the round it rests on when a later one measured the
     variant again ("keep as the default path on round 1; its check failed in round 2")."""
@@ -753,7 +770,7 @@ def _correct_words(checks: list[CheckRow], workload: str, rnd: RoundRow | None) 
             parts.append(f"bit-identical ({c.trials} trials){when}")
         else:
             worst = max(
-                (s.get("max_rel") or 0.0 for s in c.stats if s.get("max_rel") is not None),
+                (s.max_rel for s in c.stats if s.max_rel is not None),
                 default=None,
             )
             tail = f", max rel {vd.sci(worst)}" if worst is not None else ""

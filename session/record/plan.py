@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
 
 from session import commands
 from session import models as m
+from session.record.rows import PlanItem
 from session.record.table import words as stored_words
 
 
@@ -57,14 +57,14 @@ def measurement_plan(
     variants: list[m.Variant],
     rounds: list[m.Round],
     evidence: list[m.Evidence],
-) -> list[dict[str, Any]]:
+) -> list[PlanItem]:
     c = session.contract
     repo = session.repo
     subdir = commands.subdir_of(repo)
     sid = session.id
     names = {v.id: v.name for v in variants}
     by_id = {v.id: v for v in variants}
-    plan: list[dict[str, Any]] = []
+    plan: list[PlanItem] = []
     for b in baselines:
         cmds = _tree("tree", repo, f"baseline-{b.id}", b.snapshot.commit, subdir)
         if c.hooks.setup:
@@ -74,13 +74,13 @@ def measurement_plan(
         cmds += [_workload_line(w, c) for w in c.workloads]
         cmds.append(commands.gpuopt("baseline", sid, "--runs", str(b.runs_per_workload)))
         plan.append(
-            {
-                "figure": f"reference results of baseline {b.id}",
-                "refs": [b.snapshot.ref, b.snapshot.commit],
-                "commands": cmds,
-                "note": f"{b.runs_per_workload} runs per workload, warm-up excluded; "
+            PlanItem(
+                figure=f"reference results of baseline {b.id}",
+                refs=[b.snapshot.ref, b.snapshot.commit],
+                commands=cmds,
+                note=f"{b.runs_per_workload} runs per workload, warm-up excluded; "
                 f"metric: {c.metric.name} ({c.metric.source.value})",
-            }
+            )
         )
     for r in rounds:
         vnames = [names.get(v, v) for v in r.variant_ids]
@@ -98,36 +98,36 @@ def measurement_plan(
         refs = [b.snapshot.ref for b in baselines if b.id == r.baseline_id]
         refs += [by_id[v].snapshot.ref for v in r.variant_ids if v in by_id]
         plan.append(
-            {
-                "figure": f"comparisons of round {r.number}",
-                "refs": refs,
-                "commands": cmds,
-                "note": f"baseline {r.baseline_id}; blocks in a fresh random order per block "
+            PlanItem(
+                figure=f"comparisons of round {r.number}",
+                refs=refs,
+                commands=cmds,
+                note=f"baseline {r.baseline_id}; blocks in a fresh random order per block "
                 f"(seed {r.seed}); {r.blocks} blocks ran",
-            }
+            )
         )
     if c.check:
         for v in variants:
             plan.append(
-                {
-                    "figure": f"correctness of {v.name}",
-                    "refs": [v.snapshot.ref, v.snapshot.commit],
-                    "commands": [
+                PlanItem(
+                    figure=f"correctness of {v.name}",
+                    refs=[v.snapshot.ref, v.snapshot.commit],
+                    commands=[
                         *_tree("tree", repo, f"check-{v.name}", v.snapshot.commit, subdir),
                         c.check,
                     ],
-                    "note": "exit status 0 passes",
-                }
+                    note="exit status 0 passes",
+                )
             )
     for e in evidence:
         if e.path:
             sha = str(e.summary.get("file", e.summary).get("sha256", ""))
             plan.append(
-                {
-                    "figure": f"{stored_words(e.kind)} evidence: {e.title or e.id}",
-                    "refs": [],
-                    "commands": [commands.command("sha256sum", e.path)],
-                    "note": f"evidence {e.id}" + (f"; expect sha256 {sha}" if sha else ""),
-                }
+                PlanItem(
+                    figure=f"{stored_words(e.kind)} evidence: {e.title or e.id}",
+                    refs=[],
+                    commands=[commands.command("sha256sum", e.path)],
+                    note=f"evidence {e.id}" + (f"; expect sha256 {sha}" if sha else ""),
+                )
             )
     return plan

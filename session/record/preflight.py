@@ -12,22 +12,21 @@ def preflight_lines(x: SessionExport) -> list[str]:
     section(lines, "Preflight")
     lines += md_table(
         ["field", "value"],
-        [["bottleneck", words(s.get("bottleneck"))], ["evidence", s.get("bottleneck_evidence")]],
+        [["bottleneck", words(s.bottleneck)], ["evidence", s.bottleneck_evidence]],
     )
     lines.append("")
     lines += md_table(
         ["question", "answer", "detail", "evidence", "concern area"],
-        [[p["question"], words(p["kind"]), p["text"], p.get("evidence_id"),
-          words(p.get("concern_area")) if p.get("concern_area") else "—"]
+        [[p.question, words(p.kind), p.text, p.evidence_id,
+          words(p.concern_area) if p.concern_area else "—"]
          for p in x.preflight],
     )  # fmt: skip
-    unknown = [p["question"] for p in x.preflight if p["kind"] == "unknown"]
+    unknown = [p.question for p in x.preflight if p.kind == "unknown"]
     if unknown:
         lines += ["", f"Still unknown: {md_cell(', '.join(unknown))}."]
     lines += ["", "Checklist:", ""]
     lines += md_table(
         ["#", "item", "done", "note"],
-        [[c["number"], c.get("item", ""), "✓" if c["done"] else "·", c["note"]]
-         for c in x.checklist],
+        [[c.number, c.item, "✓" if c.done else "·", c.note] for c in x.checklist],
     )  # fmt: skip
     return lines

@@ -4,7 +4,6 @@ sees (session.verdicts), the ratio in × faster/slower, the absolute medians of 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from session.record.model import RoundRow, SessionExport
 from session.record.summary import legend
@@ -71,7 +70,7 @@ def _round(r: RoundRow, units: dict[str, str]) -> list[str]:
     )  # fmt: skip
     engine = r.summary or {}
     elapsed = engine.get("elapsed_s")
-    facts: list[list[Any]] = [
+    facts: list[list[object]] = [
         ["stopped because", engine.get("stop_reason")],
         ["elapsed", f"{elapsed:g} s" if isinstance(elapsed, (int, float)) else None],
         ["skipped blocks", join(engine.get("skipped_blocks"), ", ")],
@@ -91,12 +90,12 @@ def _round(r: RoundRow, units: dict[str, str]) -> list[str]:
                       f"{md_cell(c.note)}", ""]  # fmt: skip
             if c.error:
                 lines += md_code(c.error.splitlines())
-    summary = r.search_round or {}
-    if summary:
+    summary = r.search_round
+    if summary is not None:
         lines += ["", f"Round {r.number} summary:", ""]
         lines += md_table(
             ["field", "value"],
-            [[label, summary.get(key, "")] for key, label in _SUMMARY_LABELS.items()
+            [[label, getattr(summary, key, "")] for key, label in _SUMMARY_LABELS.items()
              if key in ROUND_SUMMARY_FIELDS],
         )  # fmt: skip
     return lines

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import TYPE_CHECKING
 
 from session import models as m
+
+if TYPE_CHECKING:
+    from ledger import Ledger
 
 __all__ = ["COLUMNS", "runs_csv"]
 
@@ -23,7 +26,7 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def runs_csv(ledger: Any, session: m.Session) -> str:
+def runs_csv(ledger: Ledger, session: m.Session) -> str:
     """The session's runs, oldest first, as CSV text with a header row."""
     names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
     numbers = {r.id: r.number for r in ledger.list(m.Round, session_id=session.id)}

@@ -11,7 +11,7 @@ from session.verdicts import VERDICT_MEANINGS, ci_heading
 
 def summary_lines(x: SessionExport) -> list[str]:
     s = x.summary
-    lines = [f"# Decision record: {md_cell(x.session['title'])}", ""]
+    lines = [f"# Decision record: {md_cell(x.session.title)}", ""]
     lines.append(f"- **What:** {md_cell(s.what)}")
     if s.machine:
         lines.append(f"- **Machine:** {md_cell(s.machine)}")
@@ -183,9 +183,9 @@ def _times(r: SummaryRow) -> str:
 
 def legend(x: SessionExport) -> str:
     """How to read a ratio, for the metric's direction."""
-    figures = set((x.session.get("metrics") or {}).values())
-    metric = md_cell(figures.pop() if len(figures) == 1 else x.session["metric"])
-    if x.session["direction"] == "higher":
+    figures = set(x.session.metrics.values())
+    metric = md_cell(figures.pop() if len(figures) == 1 else x.session.metric)
+    if x.session.direction == "higher":
         return (
             f"ratio = baseline / variant of {metric} (higher is better, so the ratio is "
             "inverted): below 1 means better, as for every metric."

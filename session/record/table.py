@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import Enum
-from typing import Any
 
 # Characters a terminal or a code review acts on: C0 (tab and newline aside), DEL, C1, the
 # line separators, bidi embeddings, overrides and isolates ("trojan source"), BOM.
@@ -57,7 +56,7 @@ def _visible(hit: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def md_cell(value: Any) -> str:
+def md_cell(value: object) -> str:
     """Any value, made safe for one markdown table cell (always one line; runs of spaces
     collapse, as the page would collapse them anyway)."""
     if isinstance(value, Enum):
@@ -148,7 +147,7 @@ def _shown(cell: str) -> str:
     return _ENTITY.sub("x", _EMPHASIS_ESCAPE.sub(r"\1", cell))
 
 
-def md_table(headers: list[str], rows: list[list[Any]]) -> list[str]:
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
     """A markdown table; laid out for a width (see `fitted`) that it does not fit, one
     bullet per row instead, each cell after its heading, so no cell is cut."""
     head = [md_cell(h) for h in headers]
@@ -209,7 +208,7 @@ _WORDS: dict[str, str] = {
 }
 
 
-def words(value: Any) -> str:
+def words(value: object) -> str:
     """A stored (enum) value as words: `not_reproducible` → "not reproducible"."""
     raw = value.value if isinstance(value, Enum) else value
     if raw is None:
@@ -218,7 +217,7 @@ def words(value: Any) -> str:
     return _WORDS.get(text, text.replace("_", " "))
 
 
-def plain_value(value: Any) -> str:
+def plain_value(value: object) -> str:
     """A stored option (dict, list, flag) in words, never JSON: `{"warm_up": 2}` →
     "warm up 2"; `["x100", "nan_inf"]` → "x100, nan inf"."""
     if isinstance(value, dict):
@@ -230,7 +229,7 @@ def plain_value(value: Any) -> str:
     return words(value) if isinstance(value, str) and " " not in value else str(value)
 
 
-def yes(flag: Any) -> str:
+def yes(flag: object) -> str:
     return "—" if flag is None else ("yes" if flag else "no")
 
 
@@ -249,7 +248,7 @@ def figure(x: float | None, unit: str = "") -> str:
     return f"{x:.4g} {unit}".strip()
 
 
-def join(items: list[Any] | None, sep: str = "; ") -> str:
+def join(items: Sequence[object] | None, sep: str = "; ") -> str:
     return sep.join(str(x) for x in items or [])
 
 

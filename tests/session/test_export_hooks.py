@@ -24,7 +24,7 @@ def test_evidence_rows_and_the_profile_section(
         session.profile.record, "record_markdown",
         lambda ledger, s, folder=None: ["## Profiles", "", "profile of the baseline"],
     )  # fmt: skip
-    monkeypatch.setitem(RENDERERS, "measurement", lambda e: [f"measured {e['title']}"])
+    monkeypatch.setitem(RENDERERS, "measurement", lambda e: [f"measured {e.title}"])
     with Ledger.open(tmp_path / "l.db") as ledger:
         s = build_broken_session(ledger)
         ledger.put(
