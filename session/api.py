@@ -31,7 +31,7 @@ from session.read_model import (
 )
 from session.record_files import export_record, record_markdown
 from session.telemetry_access import NullMonitor, make_monitor
-from session.variant_add import VariantWarning, VariantWarningKind, add_variant, variant_warnings
+from session.variants import VariantWarning, VariantWarningKind, add_variant, variant_warnings
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ soon as it exists, so an interruption keeps what was measured.
 
 - `executor`: the executor interface, and the one that runs real processes;
 - `baseline`: the adaptive baseline and its split-half check (three outcomes);
-- `variant`: one-factor variants from a revision or a patch;
+- variants (one factor each, from a revision or a patch) live in `session.variants`;
 - `loop` and `round`: the round loop over an executor, and the round around it;
 - `recovery`: live and stale rounds, and opening a round as this process's.
 
@@ -50,13 +50,9 @@ if TYPE_CHECKING:
     from session.conduct.loop import MAX_ATTEMPTS
     from session.conduct.recovery import RoundBusy, live_round, recover_stale_rounds
     from session.conduct.round import gate_round, run_round
-    from session.conduct.variant import (
-        MANY_FILES,
-        add_variant,
-        many_files,
-        missing_uncommitted,
-        resolve_variants,
-    )
+    from session.variants.resolve import resolve_variants
+    from session.variants.snapshot import add_variant
+    from session.variants.warnings import MANY_FILES, many_files, missing_uncommitted
 
 # Imported on first use (PEP 562): `gpuopt compare` imports session.conduct.compare, which
 # must not pay for the ledger, pydantic models, git and telemetry its siblings import.
@@ -93,11 +89,11 @@ _WHERE = {
     "recover_stale_rounds": "session.conduct.recovery",
     "gate_round": "session.conduct.round",
     "run_round": "session.conduct.round",
-    "MANY_FILES": "session.conduct.variant",
-    "add_variant": "session.conduct.variant",
-    "many_files": "session.conduct.variant",
-    "missing_uncommitted": "session.conduct.variant",
-    "resolve_variants": "session.conduct.variant",
+    "MANY_FILES": "session.variants.warnings",
+    "add_variant": "session.variants.snapshot",
+    "many_files": "session.variants.warnings",
+    "missing_uncommitted": "session.variants.warnings",
+    "resolve_variants": "session.variants.resolve",
 }
 
 

@@ -43,8 +43,8 @@ from session.conduct.common import (
 from session.conduct.executor import Executor, ProcessExecutor, needs_torch
 from session.conduct.loop import Plan, RoundLoop
 from session.conduct.recovery import busy, live_round, open_round
-from session.conduct.variant import resolve_variants
 from session.ledger_port import LedgerLike
+from session.variants.resolve import resolve_variants
 
 if TYPE_CHECKING:
     from measure.monitor import RunMonitor

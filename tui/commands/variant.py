@@ -43,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run_add(args: argparse.Namespace) -> int:
     import sys
 
-    from session.variant_add import add_variant, variant_warnings
+    from session.variants import add_variant, variant_warnings
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 

@@ -1,23 +1,28 @@
-"""Adding a variant while other gpuopt processes write the same session, and what the
-person is told about the variant they added.
-
-`conduct.add_variant` checks that the name is free, snapshots, then writes; a second
-process can take the name in between. The loser is told so, and a variant that is not
-recorded leaves no snapshot ref in the person's repository. `variant_warnings` are the
-add-variant warnings every front end shows (as data: `VariantWarning`).
-"""
+"""What adding a variant tells the person, as data (`VariantWarning`), the same in every
+front end: baseline edits its ref lacks, a variant identical to the baseline, too many
+files for one factor, inputs it redefines."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
+from measure.git import GitError, git
 from session import models as m
-from session.errors import BadInput, ConductError
+from session import torch_inputs
 from session.ledger_port import LedgerLike
 
+__all__ = [
+    "MANY_FILES",
+    "NAMED_FILES",
+    "VariantWarning",
+    "VariantWarningKind",
+    "many_files",
+    "missing_uncommitted",
+    "variant_warnings",
+]
+
+MANY_FILES = 5  # a variant touching more files than this hardly looks like one factor
 NAMED_FILES = 5  # uncommitted files named in the warning; the rest are counted
 
 
@@ -41,40 +46,15 @@ class VariantWarning:
         return self.text
 
 
-def add_variant(ledger: LedgerLike, session: m.Session, name: str, **how: Any) -> m.Variant:
-    """conduct.add_variant, with the refs it pinned deleted when it fails (Ctrl+C too) and
-    a lost race on the name said as such (BadInput)."""
-    from measure.git import unpin_on_failure
-    from session import conduct
-
-    try:
-        with unpin_on_failure():
-            return conduct.add_variant(ledger, session, name, **how)
-    except sqlite3.IntegrityError as exc:
-        taken = any(v.name == name for v in ledger.list(m.Variant, session_id=session.id))
-        if taken:
-            raise BadInput(
-                f"another gpuopt process added a variant named {name!r} to session "
-                f"{session.id} first; this one was not recorded and its snapshot ref was "
-                "removed (choose another --name)"
-            ) from None
-        raise ConductError(
-            f"the variant was not recorded: the ledger refused it ({exc}); another process "
-            "may have changed the session meanwhile, and its snapshot ref was removed"
-        ) from None
-
-
 def variant_warnings(
     ledger: LedgerLike, session: m.Session, variant: m.Variant
 ) -> list[VariantWarning]:
     """What adding `variant` should tell the person, in the order the CLI says it."""
-    from session import conduct, torch_inputs
-
     out = [
         VariantWarning(VariantWarningKind.INPUTS, note)
         for note in torch_inputs.variant_add_warnings(ledger, session, variant)
     ]
-    missing = conduct.missing_uncommitted(ledger, session, variant)
+    missing = missing_uncommitted(ledger, session, variant)
     if missing:
         shown = ", ".join(missing[:NAMED_FILES]) + (
             f" and {len(missing) - NAMED_FILES} more" if len(missing) > NAMED_FILES else ""
@@ -96,7 +76,7 @@ def variant_warnings(
                 severity="note",
             )
         )
-    elif conduct.many_files(variant):
+    elif many_files(variant):
         out.append(
             VariantWarning(
                 VariantWarningKind.MANY_FILES,
@@ -105,3 +85,33 @@ def variant_warnings(
             )
         )
     return out
+
+
+def missing_uncommitted(ledger: LedgerLike, session: m.Session, variant: m.Variant) -> list[str]:
+    """Files the baseline had uncommitted (dirty or untracked) in which a --ref variant differs.
+
+    A branch or commit does not carry the edits that sat uncommitted in the working tree
+    when the baseline was snapshotted, so the comparison would measure their absence too:
+    a second factor. Empty for patch variants (they start from the baseline snapshot) and
+    when the baseline was clean.
+    """
+
+    baseline = ledger.latest_baseline(session.id)
+    if not variant.source.startswith("ref ") or baseline is None:
+        return []
+    snap = baseline.snapshot
+    if not snap.dirty or snap.head is None:
+        return []
+
+    def names(a: str, b: str) -> set[str]:
+        out = git(["diff", "--no-ext-diff", "--name-only", "-z", a, b, "--"], session.repo)
+        return {n for n in out.stdout.decode("utf-8", "replace").split("\0") if n}
+
+    try:
+        return sorted(names(snap.head, snap.commit) & names(snap.commit, variant.snapshot.commit))
+    except GitError:
+        return []
+
+
+def many_files(variant: m.Variant) -> bool:
+    return variant.files_changed > MANY_FILES

@@ -1,16 +1,13 @@
-"""Variants: one factor each, snapshotted from a git revision or a patch on the baseline."""
+"""Snapshotting a variant: one factor, from a git revision or a patch on the baseline."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-from ledger import LedgerError
 from measure.git import (
     GitError,
     apply_patch,
     diff_stat,
-    git,
     repo_root,
     require_commits,
     resolve_commit,
@@ -28,9 +25,7 @@ from session.conduct.common import (
 )
 from session.ledger_port import LedgerLike
 
-__all__ = ["add_variant", "many_files", "missing_uncommitted", "resolve_variants"]
-
-MANY_FILES = 5  # a variant touching more files than this hardly looks like one factor
+__all__ = ["add_variant"]
 
 
 def add_variant(
@@ -128,52 +123,3 @@ def _hypothesis(ledger: LedgerLike, session: m.Session, ref: str) -> m.Hypothesi
     if len(found) > 1:
         raise BadInput(f"{ref!r} matches several hypotheses: give more characters")
     return found[0]
-
-
-def missing_uncommitted(ledger: LedgerLike, session: m.Session, variant: m.Variant) -> list[str]:
-    """Files the baseline had uncommitted (dirty or untracked) in which a --ref variant differs.
-
-    A branch or commit does not carry the edits that sat uncommitted in the working tree
-    when the baseline was snapshotted, so the comparison would measure their absence too:
-    a second factor. Empty for patch variants (they start from the baseline snapshot) and
-    when the baseline was clean.
-    """
-
-    baseline = ledger.latest_baseline(session.id)
-    if not variant.source.startswith("ref ") or baseline is None:
-        return []
-    snap = baseline.snapshot
-    if not snap.dirty or snap.head is None:
-        return []
-
-    def names(a: str, b: str) -> set[str]:
-        out = git(["diff", "--no-ext-diff", "--name-only", "-z", a, b, "--"], session.repo)
-        return {n for n in out.stdout.decode("utf-8", "replace").split("\0") if n}
-
-    try:
-        return sorted(names(snap.head, snap.commit) & names(snap.commit, variant.snapshot.commit))
-    except GitError:
-        return []
-
-
-def many_files(variant: m.Variant) -> bool:
-    return variant.files_changed > MANY_FILES
-
-
-def resolve_variants(
-    ledger: LedgerLike, session: m.Session, refs: Sequence[str] | None
-) -> list[m.Variant]:
-    if not refs:
-        found = ledger.list(m.Variant, session_id=session.id)
-        if not found:
-            raise GateRefused("no variants to measure: add one with `gpuopt variant add`")
-        return list(found)
-    out: list[m.Variant] = []
-    for ref in refs:
-        try:
-            v = ledger.variant(session.id, ref.strip())
-        except LedgerError as exc:
-            raise BadInput(str(exc)) from None
-        if v.id not in {x.id for x in out}:
-            out.append(v)
-    return out
