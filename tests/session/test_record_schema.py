@@ -200,6 +200,16 @@ def test_a_real_export_meets_the_schema(tmp_path: Path) -> None:
     assert any(e.startswith("$.rounds[0].comparisons[0].ratio") for e in found)
 
 
+def test_a_broken_variants_export_meets_the_schema(tmp_path: Path) -> None:
+    """NaN outputs, a failed check's statistics and stress trials: figures written null."""
+    from test_broken_export import build_broken_session
+
+    with Ledger.open(tmp_path / "ledger.db") as ledger:
+        data = json.loads(to_json(build_export(ledger, build_broken_session(ledger))))
+    assert any(c["stats"] for c in data["correctness"])
+    assert errors(committed(), data) == []
+
+
 def test_an_export_reads_back_as_the_same_record(tmp_path: Path) -> None:
     """The typed sections lose nothing: the dump validates into the model and dumps the
     same, key for key."""
