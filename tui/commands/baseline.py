@@ -223,7 +223,7 @@ def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
     import sys
 
     from session import conduct
-    from session import models as m
+    from session.api import Session
     from session.read_model import values_per_workload
     from tui.commands.common import print_json
     from tui.commands.run_opts import progress_display
@@ -235,7 +235,7 @@ def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
     with progress_display("baseline") as show:
         result = run_as_job(args, ledger, session, "baseline", options, show)
     found = result.last("Baseline")
-    baseline = ledger.get(m.Baseline, found) if found else None
+    baseline = Session(ledger, session.id).baseline(found) if found else None
     if baseline is None:
         raise WorkFailed(
             f"the Slurm job {result.job.job_id} recorded no baseline"

@@ -80,7 +80,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from session.bisect import conduct, store
+    from session.api import bisection
+    from session.bisect import conduct
     from tui.commands.common import open_ledger
     from tui.commands.run_opts import interruptible
 
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             if args.resume:
                 if args.good or args.bad or args.command:
                     raise UsageError("--resume takes no --good, --bad or command")
-                found = store.load(ledger, args.resume).record
+                found = bisection(ledger, args.resume)
                 say(f"resuming bisection {found.id}")
                 stepper = slurm_steps(args, ledger, stop, found.slurm)
                 with telemetry(not args.no_telemetry and stepper is None) as monitor:
@@ -114,7 +115,7 @@ def telemetry(enabled: bool) -> Iterator[Any]:
         return
     import sys
 
-    from session.telemetry_access import make_monitor
+    from session.api import make_monitor
 
     monitor = make_monitor(None, None)
     try:
@@ -195,12 +196,13 @@ def slurm_steps(args: argparse.Namespace, ledger: Any, stop: Any, stored: Any) -
     if not slurm_given(args) and stored is None:
         return None
     from session import models as m
+    from session.api import find_session
     from session.cluster import jobs
     from session.cluster.bisect_jobs import SlurmSteps
 
     settings = None
     if args.session:
-        settings = ledger.resolve_session(args.session).contract.slurm
+        settings = find_session(ledger, args.session).contract.slurm
     given = jobs.job_options(
         settings, partition=args.partition, gres=args.gres, time=args.time, account=args.account
     ) + list(args.sbatch_arg)
@@ -271,17 +273,18 @@ def _export(path: str, rec: Any) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from session.bisect import store, words
+    from session.api import bisection, bisections
+    from session.bisect import words
     from tui.commands.common import open_ledger
 
     with open_ledger(args, readonly=True) as ledger:
         if not args.show:
-            found = store.list_all(ledger)
+            found = bisections(ledger)
             if not found:
                 say("no bisections in this ledger")
             for rec in found:
                 say(f"{rec.id[:12]} {rec.status.value:<11} {words.summary_line(rec)}")
             return 0
-        rec = store.load(ledger, args.show).record
+        rec = bisection(ledger, args.show)
     _finish(args, rec)
     return 0

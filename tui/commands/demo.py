@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
             "the demo opens the full-screen app and needs a terminal; "
             "add --no-tui to run it headless"
         )
+    from session.api import Session
     from session.interpreter import torch_missing
 
     missing = torch_missing()  # the demo's workload is a PyTorch softmax, either way
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
         if args.no_tui:  # the headless flow writes every step itself: always a new session
             session = demo_session(repo, args.workload)
-            ledger.put(session)
+            Session(ledger).save(session)
         else:
             session, resumed = start_session(ledger, repo, args.workload, fresh=args.fresh)
         print(
@@ -126,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         if args.no_tui:
-            from session.ledger_access import ENGINE_ERRORS
+            from session.api import ENGINE_ERRORS
             from session.record_files import record_markdown
 
             t0 = time.monotonic()

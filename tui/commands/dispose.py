@@ -80,16 +80,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from session.api import LedgerError, Session
     from session.commands import command
     from session.dispositions import DESCRIPTIONS, dispose, preflight_warnings, status_suggestion
     from session.gates import GateRefusal
-    from session.ledger_access import LedgerError
     from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:
-            variant = ledger.variant(session.id, args.variant)
+            variant = Session(ledger, session.id).variant(args.variant)
         except LedgerError as exc:
             raise UsageError(str(exc)) from None
         from tui.display import plain

@@ -65,8 +65,8 @@ def _measurement(spec: str) -> tuple[str, float, str]:
 
 def add(args: argparse.Namespace) -> int:
     from session import evidence as ev
+    from session.api import LedgerError, Session
     from session.hypotheses import HypothesisError, get
-    from session.ledger_access import LedgerError
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
@@ -74,7 +74,7 @@ def add(args: argparse.Namespace) -> int:
         session = session_of(ledger, args.session)
         try:
             hid = get(ledger, args.hypothesis, session).id if args.hypothesis else None
-            vid = ledger.variant(session.id, args.variant).id if args.variant else None
+            vid = Session(ledger, session.id).variant(args.variant).id if args.variant else None
             links: dict[str, Any] = {"hypothesis_id": hid, "variant_id": vid}
             if args.note is not None:
                 e = ev.add_note(ledger, session, args.note, title=args.title, **links)
@@ -101,14 +101,14 @@ def add(args: argparse.Namespace) -> int:
 
 
 def list_(args: argparse.Namespace) -> int:
-    from session import models as m
+    from session.api import Session
     from session.evidence import describe
     from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
-        rows = ledger.list(m.Evidence, session_id=session.id, order_by="created_at, rowid")
+        rows = Session(ledger, session.id).evidence()
     if args.json:
         print_json([e.model_dump(mode="json") for e in rows])
         return 0

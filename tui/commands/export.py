@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from session.ledger_access import LedgerError, refuse_overwrite
+    from session.api import LedgerError, refuse_overwrite
     from session.record import gather, to_json, to_markdown
     from tui.commands.common import open_ledger, session_of
     from tui.display import json_safe

@@ -73,16 +73,17 @@ CORRECTNESS_TABLE = "correctness"
 def check(args: argparse.Namespace) -> int:
     import sqlite3
 
+    from session import api
     from session.artifacts import artifacts_root, find_artifacts, referenced_paths
     from session.manage import missing_refs, repos_lacking_refs
     from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
-        problems = ledger.check()
+        problems = api.ledger_problems(ledger)
         # Rows the models cannot read back (bad JSON, wrong types, unknown fields).
         try:
-            problems += [str(row) for row in ledger.validate_rows()]
+            problems += [str(row) for row in api.unreadable_rows(ledger)]
         except sqlite3.DatabaseError as exc:  # damage the integrity check has named already
             problems.append(f"row check stopped: {exc}")
         unreachable: list[str] = []
@@ -91,7 +92,7 @@ def check(args: argparse.Namespace) -> int:
             lost, unreachable = missing_refs(ledger)
             problems += [m.problem() for m in lost]
             lacking = repos_lacking_refs(lost)
-        counts = ledger.counts()
+        counts = api.ledger_counts(ledger)
         entries = find_artifacts(ledger.path, referenced_paths(ledger))
         report = {
             "path": str(ledger.path),
@@ -213,13 +214,14 @@ def prune_refs(args: argparse.Namespace) -> int:
 def backup(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from session.api import backup_ledger
     from tui.commands.common import open_ledger
 
     target = Path(args.target)
     if target.exists():
         raise UsageError(f"{target}: already exists; choose a new file")
     with open_ledger(args, readonly=True) as ledger:
-        ledger.backup(target)
+        backup_ledger(ledger, target)
     print(target)
     return 0
 

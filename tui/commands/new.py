@@ -177,6 +177,7 @@ def _one_line(exc: Exception) -> str:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from session.api import Session
     from session.conduct.executor import shim_warnings
     from session.repository import ledger_inside_problem
     from tui.commands.common import ledger_path, open_ledger
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         raise UsageError(problem)
     with open_ledger(args) as ledger:
-        ledger.put(session)
+        Session(ledger).save(session)  # type: ignore[arg-type]
     for warning in shim_warnings(session):  # type: ignore[arg-type]
         print(f"gpuopt: warning: {plain(warning, 2000)}", file=sys.stderr)
     print(session.id)  # type: ignore[attr-defined]

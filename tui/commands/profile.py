@@ -59,6 +59,7 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from session.api import Session
     from session.profile import run as prof
     from session.profile import text
     from session.profile.check import check_predictions, compare
@@ -79,12 +80,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         key = runs[0].arm if runs else ""
         base = prof.latest_profiles(ledger, session.id, prof.BASELINE) if key != "baseline" else {}
-        variant = ledger.variant(session.id, args.arm) if key and key != "baseline" else None
+        door = Session(ledger, session.id)
+        variant = door.variant(args.arm) if key and key != "baseline" else None
         hyp = None
         if variant is not None and variant.hypothesis_id:
-            from session import models as m
-
-            hyp = ledger.get(m.Hypothesis, variant.hypothesis_id)
+            hyp = door.hypothesis(variant.hypothesis_id)
     if args.json:
         print_json([r.evidence.model_dump(mode="json") for r in runs if r.evidence])
     failed = 0

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if path is not None and not Path(path).expanduser().is_file():
         raise UsageError(f"{path}: no such ledger file")
     if args.serve:
-        from session.ledger_access import Ledger
+        from session.api import Ledger
         from tui.serve import serve
 
         with Ledger.open(path, readonly=True) as ledger:  # a bad file fails here, clearly
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             "review is full-screen and needs a terminal; "
             "use `gpuopt sessions` or `gpuopt export` in scripts"
         )
-    from session.ledger_access import Ledger
+    from session.api import Ledger
     from tui.app import GpuoptApp
 
     with Ledger.open(path, readonly=True) as ledger:  # fails early and clearly on a bad file

@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from session import conduct
-    from session import models as m
+    from session.api import Session
     from session.check_words import baseline_floors
     from tui.commands.common import open_ledger, session_of
     from tui.commands.slurm_opts import catch_up, slurm_given
@@ -138,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         catch_up(ledger, session)  # finished Slurm jobs no one followed to their end
-        names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
+        door = Session(ledger, session.id)
+        names = {v.id: v.name for v in door.variants()}
         try:  # refuse before any telemetry starts
             conduct.gate_round(ledger, session, args.threshold)
             conduct.check_workloads(session)
@@ -168,8 +169,8 @@ def run(args: argparse.Namespace) -> int:
             except KeyboardInterrupt:
                 print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
                 return 130
-        comparisons = ledger.list(m.Comparison, round_id=rnd.id)
-        corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
+        comparisons = door.comparisons(rnd.id)
+        corrects = door.correctness()
         floors = baseline_floors(ledger, session.id)
     return report_round(args, rnd, comparisons, corrects, names, session, floors=floors)
 
@@ -355,7 +356,7 @@ def round_job(
     """`gpuopt round --slurm`: the round as a job; its table as a local round's."""
     import sys
 
-    from session import models as m
+    from session.api import Session
     from tui.commands.slurm_opts import run_as_job, slurm_given
     from tui.display import plain
 
@@ -369,7 +370,8 @@ def round_job(
         raise WorkFailed(f"the Slurm job {result.job.job_id} left no round: {result.error}")
     if result.error:
         print(f"gpuopt: the job failed: {plain(result.error, 2000)}", file=sys.stderr)
-    comparisons = ledger.list(m.Comparison, round_id=rnd.id)
-    corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
+    door = Session(ledger, session.id)
+    comparisons = door.comparisons(rnd.id)
+    corrects = door.correctness()
     job = {**result.job.record(), "state": result.state.state if result.state else None}
     return report_round(args, rnd, comparisons, corrects, names, session, {"job": job})

@@ -49,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from session import models as m
+    from session import api
     from tui.commands.common import ledger_path, open_ledger, print_json
     from tui.display import plain
 
@@ -58,10 +58,10 @@ def run(args: argparse.Namespace) -> int:
     path = ledger_path(args)
     if path.exists():  # no ledger yet: no sessions yet
         with open_ledger(args, readonly=True) as ledger:
-            rows = ledger.session_rows(cut=not args.json)  # JSON keeps whole values
+            rows = api.listing_rows(ledger, cut=not args.json)  # JSON keeps whole values
             # every session row validated (a bad one is named below), and its archive mark
-            archived = {s.id: s.archived for s in ledger.list(m.Session)}
-            unreadable = [str(r) for r in getattr(ledger, "unreadable", [])]
+            archived = {s.id: s.archived for s in api.sessions(ledger)}
+            unreadable = [str(r) for r in api.unreadable(ledger)]
         for r in rows:
             r["archived"] = archived.get(r["id"], False)
         if not args.all:

@@ -60,7 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
     """One sample of everything, as JSON-ready data."""
-    from session.telemetry_access import decode_reasons
+    from session.api import decode_reasons
 
     samples = monitor.latest
     gpus = []
@@ -86,11 +86,11 @@ def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from session.telemetry_access import BackendUnavailable, make_monitor
+    from session.api import BackendUnavailable, make_monitor
     from tui.commands.common import print_json
 
     if args.scenarios:
-        from session.telemetry_access import load_scenario, scenario_names
+        from session.api import load_scenario, scenario_names
 
         for name in scenario_names():
             sc = load_scenario(name)

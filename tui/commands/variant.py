@@ -72,12 +72,12 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from session import models as m
+    from session.api import Session
     from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
-        variants = ledger.list(m.Variant, session_id=session.id)
+        variants = Session(ledger, session.id).variants()
     if args.json:
         print_json([v.model_dump(mode="json") for v in variants])
         return 0
