@@ -5,16 +5,23 @@ found with interleaved paired rounds; `--resume ID` goes on after Ctrl+C or a ha
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+from session.errors import BadInput
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, session_of
 from tui.commands.numbers import number, within
 from tui.commands.run_opts import add_threshold, threshold_of
-from tui.commands.slurm_opts import add_slurm_options
+from tui.commands.slurm_opts import add_slurm_options, slurm_given
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module (tests/cli/test_cli_imports.py).
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 DEFAULT_THRESHOLD = "0.05"
 
@@ -82,7 +89,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from session.api import bisection
     from session.bisect import conduct
-    from tui.commands.common import open_ledger
     from tui.commands.run_opts import interruptible
 
     if args.show is not None:
@@ -113,7 +119,6 @@ def telemetry(enabled: bool) -> Iterator[Any]:
     if not enabled:
         yield None
         return
-    import sys
 
     from session.api import make_monitor
 
@@ -128,12 +133,8 @@ def telemetry(enabled: bool) -> Iterator[Any]:
 
 
 def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
-    import shlex
-
     from session import models as m
     from session.bisect import conduct
-    from session.errors import BadInput
-    from tui.commands.common import session_of
 
     if not args.good or not args.bad:
         raise UsageError("give --good REF and --bad REF (or --resume ID)")
@@ -191,8 +192,6 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
 def slurm_steps(args: argparse.Namespace, ledger: Any, stop: Any, stored: Any) -> Any:
     """--slurm (or a bisection stored as one): each step a Slurm job; else None. The
     sbatch options: those given now, else those stored, else the session's contract's."""
-    from tui.commands.slurm_opts import slurm_given
-
     if not slurm_given(args) and stored is None:
         return None
     from session import models as m
@@ -219,8 +218,6 @@ def slurm_steps(args: argparse.Namespace, ledger: Any, stop: Any, stored: Any) -
 
 def live() -> Any:
     """A status line on stderr, rewritten per block, on a terminal only (a log stays clean)."""
-    import sys
-
     if not sys.stderr.isatty():
         return None
     from tui.display import plain
@@ -232,8 +229,6 @@ def live() -> Any:
 
 
 def say(line: str) -> None:
-    import sys
-
     if sys.stderr.isatty():
         print("\r\x1b[K", end="", file=sys.stderr, flush=True)  # the status line goes
     from rich.text import Text
@@ -263,9 +258,6 @@ def _line(rec: Any) -> None:
 
 
 def _export(path: str, rec: Any) -> None:
-    import sys
-    from pathlib import Path
-
     from session.bisect import conduct, words
 
     Path(path).write_text(words.markdown(rec, conduct.culprit_diff_stats(rec)), encoding="utf-8")
@@ -275,7 +267,6 @@ def _export(path: str, rec: Any) -> None:
 def _show(args: argparse.Namespace) -> int:
     from session.api import bisection, bisections
     from session.bisect import words
-    from tui.commands.common import open_ledger
 
     with open_ledger(args, readonly=True) as ledger:
         if not args.show:

@@ -1,21 +1,21 @@
-"""Helpers shared by the command handlers (imported inside handlers, never at start-up)."""
+"""Helpers shared by the command handlers: light (the standard library only at import),
+so a command module imports it at its head; `gpuopt --help` loads no command module."""
 
 from __future__ import annotations
 
 import argparse
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
 def ledger_path(args: argparse.Namespace) -> Any:
     """The ledger file a command uses: --ledger, else GPUOPT_LEDGER, else the default."""
-    from pathlib import Path
-
     from session.api import default_ledger_path
 
     return Path(args.ledger).expanduser() if args.ledger else default_ledger_path()

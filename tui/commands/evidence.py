@@ -4,13 +4,15 @@ hypothesis or a variant."""
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, print_json, session_of
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -50,8 +52,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _measurement(spec: str) -> tuple[str, float, str]:
-    import re
-
     name, sep, rest = spec.partition("=")
     match = re.fullmatch(r"\s*([-+0-9.,eE]+)\s*(.*)", rest)
     if not sep or not name.strip() or not match:
@@ -67,7 +67,6 @@ def add(args: argparse.Namespace) -> int:
     from session import evidence as ev
     from session.api import LedgerError, Session
     from session.hypotheses import HypothesisError, get
-    from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
     with open_ledger(args) as ledger:
@@ -103,7 +102,6 @@ def add(args: argparse.Namespace) -> int:
 def list_(args: argparse.Namespace) -> int:
     from session.api import Session
     from session.evidence import describe
-    from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:

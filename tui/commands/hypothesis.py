@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, print_json, session_of
 
 if TYPE_CHECKING:  # the command module imports only argparse when run: `--help` stays fast
     from session import models as m
     from session.ledger_port import LedgerLike
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 TEXT_FIELDS = (
     ("symptom", "the measured fact and its scope"),
@@ -229,12 +231,9 @@ def _link(ledger: LedgerLike, session: m.Session, h: m.Hypothesis, variant: str 
 
 
 def add(args: argparse.Namespace) -> int:
-    import sys
-
     from session.concerns import LABELS, suggest_for
     from session.hypotheses import add_hypothesis
     from session.profile.record import estimate_lines, hypothesis_text
-    from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
@@ -286,7 +285,6 @@ def add(args: argparse.Namespace) -> int:
 
 def edit(args: argparse.Namespace) -> int:
     from session.hypotheses import edit_hypothesis, get
-    from tui.commands.common import open_ledger, print_json, session_of
 
     fields = _fields(args)
     if args.title is not None:
@@ -305,7 +303,6 @@ def edit(args: argparse.Namespace) -> int:
 
 def status(args: argparse.Namespace) -> int:
     from session.hypotheses import NEEDS_REOPENING, get, set_confidence, set_status
-    from tui.commands.common import open_ledger, session_of
 
     if not args.status and not args.confidence:
         raise UsageError("give --status and/or --confidence")
@@ -330,7 +327,6 @@ def status(args: argparse.Namespace) -> int:
 def list_(args: argparse.Namespace) -> int:
     from session.api import Session
     from session.hypotheses import history
-    from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
@@ -365,7 +361,6 @@ def areas(args: argparse.Namespace) -> int:
 def residual(args: argparse.Namespace) -> int:
     from session.api import Session
     from session.residuals import DESCRIPTIONS, confirm_residual, record_residual
-    from tui.commands.common import open_ledger, print_json, session_of
 
     moved = {"yes": True, "no": False, None: None}[args.mechanism_moved]
     with open_ledger(args) as ledger:
@@ -401,7 +396,6 @@ def residual(args: argparse.Namespace) -> int:
 def summary(args: argparse.Namespace) -> int:
     from session.api import Session
     from session.residuals import ROUND_SUMMARY_FIELDS, draft_round_summary, set_round_summary
-    from tui.commands.common import open_ledger, print_json, session_of
 
     fields = {
         name: getattr(args, f"summary_{name}")

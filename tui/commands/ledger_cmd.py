@@ -4,14 +4,16 @@ file, of the correctness artifacts kept beside it, and of the snapshot refs it p
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
+from tui.commands.common import ledger_path, open_ledger, print_json
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -76,7 +78,6 @@ def check(args: argparse.Namespace) -> int:
     from session import api
     from session.artifacts import artifacts_root, find_artifacts, referenced_paths
     from session.manage import missing_refs, repos_lacking_refs
-    from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
@@ -157,7 +158,6 @@ def prune_artifacts(args: argparse.Namespace) -> int:
         referenced_paths,
         remove,
     )
-    from tui.commands.common import open_ledger
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
@@ -190,7 +190,6 @@ def prune_refs(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from session import manage
-    from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
@@ -212,10 +211,7 @@ def prune_refs(args: argparse.Namespace) -> int:
 
 
 def backup(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from session.api import backup_ledger
-    from tui.commands.common import open_ledger
 
     target = Path(args.target)
     if target.exists():
@@ -228,10 +224,8 @@ def backup(args: argparse.Namespace) -> int:
 
 def merge(args: argparse.Namespace) -> int:
     from dataclasses import asdict
-    from pathlib import Path
 
     from session.merge import merge_ledgers
-    from tui.commands.common import ledger_path, print_json
     from tui.display import plain
 
     target = Path(args.output).expanduser() if args.output else ledger_path(args)
@@ -257,7 +251,5 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def path(args: argparse.Namespace) -> int:
-    from tui.commands.common import ledger_path
-
     print(ledger_path(args))
     return 0

@@ -4,13 +4,15 @@ bytes of each workload go, in a pass apart from timing, stored as evidence."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.numbers import number, within
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -57,13 +59,10 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     from session.api import Session
     from session.profile import run as prof
     from session.profile import text
     from session.profile.check import check_predictions, compare
-    from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
     if args.steps < 1:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+from tui.commands.common import open_ledger, print_json, session_of
+
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,10 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_add(args: argparse.Namespace) -> int:
-    import sys
-
     from session.variant_add import add_variant, variant_warnings
-    from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
     with open_ledger(args) as ledger:
@@ -73,7 +73,6 @@ def run_add(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     from session.api import Session
-    from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
