@@ -16,10 +16,18 @@ from typing import Any, Generic, TypeVar
 
 from session import dispositions, hypotheses, preflight
 from session import models as m
+from session.bisect import store as bisection_store
 from session.blocks import blocks_problem, fewest_blocks
 from session.cluster import jobs
 from session.errors import GpuoptError
-from session.ledger_access import ENGINE_ERRORS, ConflictError, Ledger, LedgerError
+from session.ledger_access import (
+    ENGINE_ERRORS,
+    ConflictError,
+    Ledger,
+    LedgerError,
+    default_ledger_path,
+    refuse_overwrite,
+)
 from session.manage import DeleteReport, archive_session, delete_session, rename_session
 from session.read_model import (
     SessionView,
@@ -30,13 +38,21 @@ from session.read_model import (
     stored_session,
 )
 from session.record_files import export_record, record_markdown
-from session.telemetry_access import NullMonitor, make_monitor
+from session.telemetry_access import (
+    BackendUnavailable,
+    NullMonitor,
+    decode_reasons,
+    load_scenario,
+    make_monitor,
+    scenario_names,
+)
 from session.variants import VariantWarning, VariantWarningKind, add_variant, variant_warnings
 
 T = TypeVar("T")
 
 __all__ = [
     "ENGINE_ERRORS",
+    "BackendUnavailable",
     "ConflictError",
     "DeleteReport",
     "GpuoptError",
@@ -49,11 +65,27 @@ __all__ = [
     "Session",
     "VariantWarning",
     "VariantWarningKind",
+    "backup_ledger",
     "baseline_problem",
+    "bisection",
+    "bisections",
     "blocks_problem",
+    "decode_reasons",
+    "default_ledger_path",
     "fewest_blocks",
+    "find_session",
+    "ledger_counts",
+    "ledger_problems",
+    "listing_rows",
+    "load_scenario",
     "make_monitor",
+    "record_samples",
+    "refuse_overwrite",
     "round_problem",
+    "scenario_names",
+    "sessions",
+    "unreadable",
+    "unreadable_rows",
 ]
 
 
@@ -158,6 +190,42 @@ class Session:
         delta = session.contract.threshold if baseline.threshold is None else baseline.threshold
         fit = conduct.supported_band(conduct.judge_baseline(self.ledger, session, baseline, delta))
         return float(f"{fit:.3g}") if fit is not None else None
+
+    def baseline(self, baseline_id: str) -> m.Baseline | None:
+        found: m.Baseline | None = self.ledger.get(m.Baseline, baseline_id)
+        return found
+
+    def variant(self, ref: str) -> m.Variant:
+        """The variant `ref` names (an id, a unique prefix or its name); LedgerError if none."""
+        found: m.Variant = self.ledger.variant(self._sid(None), ref)
+        return found
+
+    def variants(self) -> list[m.Variant]:
+        return list(self.ledger.list(m.Variant, session_id=self._sid(None)))
+
+    def hypothesis(self, hypothesis_id: str) -> m.Hypothesis | None:
+        found: m.Hypothesis | None = self.ledger.get(m.Hypothesis, hypothesis_id)
+        return found
+
+    def hypotheses(self) -> list[m.Hypothesis]:
+        """This session's hypotheses, oldest first."""
+        return list(
+            self.ledger.list(m.Hypothesis, session_id=self._sid(None), order_by="created_at, rowid")
+        )
+
+    def residual(self, residual_id: str) -> m.Residual | None:
+        found: m.Residual | None = self.ledger.get(m.Residual, residual_id)
+        return found
+
+    def rounds(self) -> list[m.Round]:
+        """This session's rounds in their order."""
+        return list(self.ledger.list(m.Round, session_id=self._sid(None), order_by="number, rowid"))
+
+    def comparisons(self, round_id: str) -> list[m.Comparison]:
+        return list(self.ledger.list(m.Comparison, round_id=round_id))
+
+    def correctness(self) -> list[m.CorrectnessResult]:
+        return list(self.ledger.list(m.CorrectnessResult, session_id=self._sid(None)))
 
     def preflight(self, session: m.Session) -> preflight.PreflightView:
         return preflight.view(self.ledger, session)
@@ -282,3 +350,63 @@ class Session:
         sid = session_id or self.session_id
         assert sid is not None
         return sid
+
+
+# ---------------------------------------------------------------- the ledger as a whole
+# What a front end reads or writes of the ledger beyond one session: it never calls the
+# store itself (tests/test_tui_no_store_calls.py).
+
+
+def find_session(ledger: Any, ref: str) -> m.Session:
+    """The session `ref` names (an id or a unique prefix); a LedgerError otherwise."""
+    found: m.Session = ledger.resolve_session(ref)
+    return found
+
+
+def listing_rows(ledger: Any, cut: bool = True) -> list[dict[str, Any]]:
+    """Every session's listing row (id, title, repo, counts); `cut` shortens long values."""
+    return list(ledger.session_rows(cut=cut))
+
+
+def sessions(ledger: Any) -> list[m.Session]:
+    """Every session, each validated (a row that does not read back joins `unreadable`)."""
+    return list(ledger.list(m.Session))
+
+
+def unreadable(ledger: Any) -> list[Any]:
+    """The rows met so far that do not read back as their model (table and rowid)."""
+    return list(getattr(ledger, "unreadable", ()))
+
+
+def unreadable_rows(ledger: Any) -> list[Any]:
+    """Every row of the file checked against its model (sqlite3.DatabaseError: damaged)."""
+    return list(ledger.validate_rows())
+
+
+def ledger_problems(ledger: Any) -> list[str]:
+    """The file's integrity and schema problems (empty: sound)."""
+    return list(ledger.check())
+
+
+def ledger_counts(ledger: Any) -> dict[str, int | None]:
+    return dict(ledger.counts())
+
+
+def backup_ledger(ledger: Any, target: str | Path) -> None:
+    """A consistent copy of the open ledger at `target` (a new file)."""
+    ledger.backup(target)
+
+
+def record_samples(ledger: Any, rows: Iterable[Any]) -> int:
+    """Telemetry samples written (the app's sink while a baseline or round runs)."""
+    return int(ledger.insert_samples(rows))
+
+
+def bisections(ledger: Any) -> list[Any]:
+    """Every bisection that reads back, newest first."""
+    return list(bisection_store.list_all(ledger))
+
+
+def bisection(ledger: Any, ref: str) -> Any:
+    """The bisection `ref` names (an id or a unique prefix)."""
+    return bisection_store.load(ledger, ref).record

@@ -33,6 +33,7 @@ def test_the_declared_layering_holds() -> None:
     for contract in (
         "a layer never imports the one above it",
         "the app reaches the ledger and the machine only through the session layer",
+        "tui uses the ledger and telemetry only through session.api",
         "measure imports nothing of ours",
         "of the session layer only session.models",
         "session.models is a leaf",
@@ -58,6 +59,9 @@ def copy_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("session/evidence.py", "import tui.app", "layers"),
         ("tui/display.py", "import ledger.store", "tui-through-session"),
         ("tui/display.py", "from measure import git", "tui-through-session"),
+        ("tui/display.py", "from session.ledger_access import Ledger", "tui-through-the-api"),
+        ("tui/display.py", "import session.telemetry_access", "tui-through-the-api"),
+        ("tui/display.py", "from session.bisect import store", "tui-through-the-api"),
         ("measure/redact.py", "import session.models", "measure-imports-nothing-of-ours"),
         ("measure/redact.py", "import ledger", "measure-imports-nothing-of-ours"),
         ("ledger/store.py", "import session.steps", "ledger-through-session-models-only"),

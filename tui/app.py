@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.screen import Screen
 
 from session import models as m
-from session.api import Ledger, NullMonitor, make_monitor
+from session.api import Ledger, NullMonitor, make_monitor, record_samples
 from tui.keymap import KeymapError, load_keymap
 from tui.screens.modals import QuitModal
 from tui.screens.picker import PickerScreen
@@ -153,7 +153,7 @@ class GpuoptApp(App[None]):
             return  # (a Slurm job's samples are its node's, imported from its journal)
         if self._sink_ledger is None:
             self._sink_ledger = Ledger.open(self.ledger_path)
-        self._sink_ledger.insert_samples(rows)
+        record_samples(self._sink_ledger, rows)
 
     def _on_samples(self, samples: list[Any]) -> None:
         """From the sampler thread: one message per GPU 0 or host sample."""

@@ -20,7 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
-from session.telemetry_access import make_monitor
+from session.api import make_monitor
 from tui.telemetry_view import View
 
 RATES = (0.25, 0.5, 1.0, 2.0, 5.0)  # seconds between samples and pictures

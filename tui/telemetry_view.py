@@ -75,7 +75,7 @@ class View:
     def lines(self) -> list[Any]:
         from rich.text import Text
 
-        from session.telemetry_access import decode_reasons
+        from session.api import decode_reasons
 
         out: list[Text] = []
         with self.lock:

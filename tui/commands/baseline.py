@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
+from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.numbers import number, within
 from tui.commands.run_opts import add_threshold, budget_of, threshold_of
+from tui.commands.slurm_opts import add_slurm_options, catch_up, run_as_job, slurm_given
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -62,20 +65,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="no GPU/host sampling (every run's trust stays unknown)",
     )
-    from tui.commands.slurm_opts import add_slurm_options
 
     add_slurm_options(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     from session import conduct
     from session.read_model import values_per_workload
-    from tui.commands.common import open_ledger, print_json, session_of
     from tui.commands.run_opts import engine_monitor, interruptible, progress_display
-    from tui.commands.slurm_opts import catch_up, slurm_given
 
     args.threshold = threshold_of(args)
     if args.runs < 2:
@@ -220,14 +218,10 @@ def print_baseline(
 
 def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
     """`gpuopt baseline --slurm`: the baseline as a job; its summary as a local one's."""
-    import sys
-
     from session import conduct
-    from session import models as m
+    from session.api import Session
     from session.read_model import values_per_workload
-    from tui.commands.common import print_json
     from tui.commands.run_opts import progress_display
-    from tui.commands.slurm_opts import run_as_job
     from tui.display import plain
 
     options = {"runs": args.runs, "max_runs": args.max_runs, "threshold": args.threshold,
@@ -235,7 +229,7 @@ def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
     with progress_display("baseline") as show:
         result = run_as_job(args, ledger, session, "baseline", options, show)
     found = result.last("Baseline")
-    baseline = ledger.get(m.Baseline, found) if found else None
+    baseline = Session(ledger, session.id).baseline(found) if found else None
     if baseline is None:
         raise WorkFailed(
             f"the Slurm job {result.job.job_id} recorded no baseline"

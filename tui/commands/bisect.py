@@ -5,16 +5,23 @@ found with interleaved paired rounds; `--resume ID` goes on after Ctrl+C or a ha
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+from session.errors import BadInput
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, session_of
 from tui.commands.numbers import number, within
 from tui.commands.run_opts import add_threshold, threshold_of
-from tui.commands.slurm_opts import add_slurm_options
+from tui.commands.slurm_opts import add_slurm_options, slurm_given
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module (tests/cli/test_cli_imports.py).
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 DEFAULT_THRESHOLD = "0.05"
 
@@ -80,8 +87,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from session.bisect import conduct, store
-    from tui.commands.common import open_ledger
+    from session.api import bisection
+    from session.bisect import conduct
     from tui.commands.run_opts import interruptible
 
     if args.show is not None:
@@ -91,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             if args.resume:
                 if args.good or args.bad or args.command:
                     raise UsageError("--resume takes no --good, --bad or command")
-                found = store.load(ledger, args.resume).record
+                found = bisection(ledger, args.resume)
                 say(f"resuming bisection {found.id}")
                 stepper = slurm_steps(args, ledger, stop, found.slurm)
                 with telemetry(not args.no_telemetry and stepper is None) as monitor:
@@ -112,9 +119,8 @@ def telemetry(enabled: bool) -> Iterator[Any]:
     if not enabled:
         yield None
         return
-    import sys
 
-    from session.telemetry_access import make_monitor
+    from session.api import make_monitor
 
     monitor = make_monitor(None, None)
     try:
@@ -127,12 +133,8 @@ def telemetry(enabled: bool) -> Iterator[Any]:
 
 
 def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
-    import shlex
-
     from session import models as m
     from session.bisect import conduct
-    from session.errors import BadInput
-    from tui.commands.common import session_of
 
     if not args.good or not args.bad:
         raise UsageError("give --good REF and --bad REF (or --resume ID)")
@@ -190,17 +192,16 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
 def slurm_steps(args: argparse.Namespace, ledger: Any, stop: Any, stored: Any) -> Any:
     """--slurm (or a bisection stored as one): each step a Slurm job; else None. The
     sbatch options: those given now, else those stored, else the session's contract's."""
-    from tui.commands.slurm_opts import slurm_given
-
     if not slurm_given(args) and stored is None:
         return None
     from session import models as m
+    from session.api import find_session
     from session.cluster import jobs
     from session.cluster.bisect_jobs import SlurmSteps
 
     settings = None
     if args.session:
-        settings = ledger.resolve_session(args.session).contract.slurm
+        settings = find_session(ledger, args.session).contract.slurm
     given = jobs.job_options(
         settings, partition=args.partition, gres=args.gres, time=args.time, account=args.account
     ) + list(args.sbatch_arg)
@@ -217,8 +218,6 @@ def slurm_steps(args: argparse.Namespace, ledger: Any, stop: Any, stored: Any) -
 
 def live() -> Any:
     """A status line on stderr, rewritten per block, on a terminal only (a log stays clean)."""
-    import sys
-
     if not sys.stderr.isatty():
         return None
     from tui.display import plain
@@ -230,8 +229,6 @@ def live() -> Any:
 
 
 def say(line: str) -> None:
-    import sys
-
     if sys.stderr.isatty():
         print("\r\x1b[K", end="", file=sys.stderr, flush=True)  # the status line goes
     from rich.text import Text
@@ -261,9 +258,6 @@ def _line(rec: Any) -> None:
 
 
 def _export(path: str, rec: Any) -> None:
-    import sys
-    from pathlib import Path
-
     from session.bisect import conduct, words
 
     Path(path).write_text(words.markdown(rec, conduct.culprit_diff_stats(rec)), encoding="utf-8")
@@ -271,17 +265,17 @@ def _export(path: str, rec: Any) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from session.bisect import store, words
-    from tui.commands.common import open_ledger
+    from session.api import bisection, bisections
+    from session.bisect import words
 
     with open_ledger(args, readonly=True) as ledger:
         if not args.show:
-            found = store.list_all(ledger)
+            found = bisections(ledger)
             if not found:
                 say("no bisections in this ledger")
             for rec in found:
                 say(f"{rec.id[:12]} {rec.status.value:<11} {words.summary_line(rec)}")
             return 0
-        rec = store.load(ledger, args.show).record
+        rec = bisection(ledger, args.show)
     _finish(args, rec)
     return 0

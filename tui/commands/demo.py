@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from pathlib import Path
 
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
+from tui.commands.common import open_ledger
+from tui.commands.export import on_terminal
 from tui.commands.numbers import number, within
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -82,12 +87,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-    import time
-    from pathlib import Path
-
-    from tui.commands.common import open_ledger
-    from tui.commands.export import on_terminal
     from tui.demo.flow import demo_session, run_flow, undecided
     from tui.demo.repo import DemoError, create_repo, default_dir
     from tui.demo.start import start_session
@@ -103,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
             "the demo opens the full-screen app and needs a terminal; "
             "add --no-tui to run it headless"
         )
+    from session.api import Session
     from session.interpreter import torch_missing
 
     missing = torch_missing()  # the demo's workload is a PyTorch softmax, either way
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
         if args.no_tui:  # the headless flow writes every step itself: always a new session
             session = demo_session(repo, args.workload)
-            ledger.put(session)
+            Session(ledger).save(session)
         else:
             session, resumed = start_session(ledger, repo, args.workload, fresh=args.fresh)
         print(
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         if args.no_tui:
-            from session.ledger_access import ENGINE_ERRORS
+            from session.api import ENGINE_ERRORS
             from session.record_files import record_markdown
 
             t0 = time.monotonic()

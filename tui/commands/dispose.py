@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, print_json, session_of
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 CHOICES = ("keep-default", "keep-guarded", "keep-local", "reject", "need-evidence")
 
@@ -78,18 +80,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
+    from session.api import LedgerError, Session
     from session.commands import command
     from session.dispositions import DESCRIPTIONS, dispose, preflight_warnings, status_suggestion
     from session.gates import GateRefusal
-    from session.ledger_access import LedgerError
-    from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:
-            variant = ledger.variant(session.id, args.variant)
+            variant = Session(ledger, session.id).variant(args.variant)
         except LedgerError as exc:
             raise UsageError(str(exc)) from None
         from tui.display import plain

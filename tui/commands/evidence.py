@@ -4,13 +4,15 @@ hypothesis or a variant."""
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, print_json, session_of
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -50,8 +52,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _measurement(spec: str) -> tuple[str, float, str]:
-    import re
-
     name, sep, rest = spec.partition("=")
     match = re.fullmatch(r"\s*([-+0-9.,eE]+)\s*(.*)", rest)
     if not sep or not name.strip() or not match:
@@ -65,16 +65,15 @@ def _measurement(spec: str) -> tuple[str, float, str]:
 
 def add(args: argparse.Namespace) -> int:
     from session import evidence as ev
+    from session.api import LedgerError, Session
     from session.hypotheses import HypothesisError, get
-    from session.ledger_access import LedgerError
-    from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:
             hid = get(ledger, args.hypothesis, session).id if args.hypothesis else None
-            vid = ledger.variant(session.id, args.variant).id if args.variant else None
+            vid = Session(ledger, session.id).variant(args.variant).id if args.variant else None
             links: dict[str, Any] = {"hypothesis_id": hid, "variant_id": vid}
             if args.note is not None:
                 e = ev.add_note(ledger, session, args.note, title=args.title, **links)
@@ -101,14 +100,13 @@ def add(args: argparse.Namespace) -> int:
 
 
 def list_(args: argparse.Namespace) -> int:
-    from session import models as m
+    from session.api import Session
     from session.evidence import describe
-    from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
-        rows = ledger.list(m.Evidence, session_id=session.id, order_by="created_at, rowid")
+        rows = Session(ledger, session.id).evidence()
     if args.json:
         print_json([e.model_dump(mode="json") for e in rows])
         return 0

@@ -4,13 +4,15 @@ samples as CSV."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, session_of
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,12 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-    from pathlib import Path
-
-    from session.ledger_access import LedgerError, refuse_overwrite
+    from session.api import LedgerError, refuse_overwrite
     from session.record import gather, to_json, to_markdown
-    from tui.commands.common import open_ledger, session_of
     from tui.display import json_safe
 
     with open_ledger(args, readonly=True) as ledger:
@@ -86,8 +84,6 @@ def run(args: argparse.Namespace) -> int:
 def on_terminal(markdown: str) -> str:
     """The markdown record as a terminal reads it when stdout is one (no HTML entities);
     into a file or a pipe it stays markdown, as GitHub renders it."""
-    import sys
-
     from session.record.table import for_terminal
 
     return for_terminal(markdown) if sys.stdout.isatty() else markdown

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, print_json, session_of
 
 if TYPE_CHECKING:  # the command module imports only argparse when run: `--help` stays fast
     from session import models as m
     from session.ledger_port import LedgerLike
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 TEXT_FIELDS = (
     ("symptom", "the measured fact and its scope"),
@@ -218,22 +220,20 @@ def _precheck_link(ledger: LedgerLike, session: m.Session, variant: str) -> None
 def _link(ledger: LedgerLike, session: m.Session, h: m.Hypothesis, variant: str | None) -> None:
     if not variant:
         return
+    from session.api import Session
     from session.gates import GateRefusal
     from session.hypotheses import link_variant
 
     try:  # a ledger error (no such variant) is bad input by its root: `tui.cli._run` says it
-        link_variant(ledger, ledger.variant(session.id, variant), h)
+        link_variant(ledger, Session(ledger, session.id).variant(variant), h)
     except GateRefusal as exc:
         raise UsageError(f"refused: {exc.reason}") from None
 
 
 def add(args: argparse.Namespace) -> int:
-    import sys
-
     from session.concerns import LABELS, suggest_for
     from session.hypotheses import add_hypothesis
     from session.profile.record import estimate_lines, hypothesis_text
-    from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
@@ -285,7 +285,6 @@ def add(args: argparse.Namespace) -> int:
 
 def edit(args: argparse.Namespace) -> int:
     from session.hypotheses import edit_hypothesis, get
-    from tui.commands.common import open_ledger, print_json, session_of
 
     fields = _fields(args)
     if args.title is not None:
@@ -304,7 +303,6 @@ def edit(args: argparse.Namespace) -> int:
 
 def status(args: argparse.Namespace) -> int:
     from session.hypotheses import NEEDS_REOPENING, get, set_confidence, set_status
-    from tui.commands.common import open_ledger, session_of
 
     if not args.status and not args.confidence:
         raise UsageError("give --status and/or --confidence")
@@ -327,13 +325,12 @@ def status(args: argparse.Namespace) -> int:
 
 
 def list_(args: argparse.Namespace) -> int:
-    from session import models as m
+    from session.api import Session
     from session.hypotheses import history
-    from tui.commands.common import open_ledger, print_json, session_of
 
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
-        hyps = ledger.list(m.Hypothesis, session_id=session.id, order_by="created_at, rowid")
+        hyps = Session(ledger, session.id).hypotheses()
         hist = {h.id: history(ledger, h) for h in hyps}
     if args.json:
         print_json(
@@ -362,14 +359,14 @@ def areas(args: argparse.Namespace) -> int:
 
 
 def residual(args: argparse.Namespace) -> int:
-    from session import models as m
+    from session.api import Session
     from session.residuals import DESCRIPTIONS, confirm_residual, record_residual
-    from tui.commands.common import open_ledger, print_json, session_of
 
     moved = {"yes": True, "no": False, None: None}[args.mechanism_moved]
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
-        variant = ledger.variant(session.id, args.variant)
+        door = Session(ledger, session.id)
+        variant = door.variant(args.variant)
         if variant.hypothesis_id is None and (args.confidence or args.status):
             raise UsageError(f"{variant.name} tests no hypothesis: link one first")
         res = record_residual(ledger, session, variant, mechanism_moved=moved)
@@ -378,7 +375,7 @@ def residual(args: argparse.Namespace) -> int:
                 ledger, res, args.confirm, confidence=args.confidence, status=args.status,
                 why=args.why,
             )  # fmt: skip
-        res = ledger.get(m.Residual, res.id) or res
+        res = door.residual(res.id) or res
     if args.json:
         print_json(res.model_dump(mode="json"))
         return 0
@@ -397,9 +394,8 @@ def residual(args: argparse.Namespace) -> int:
 
 
 def summary(args: argparse.Namespace) -> int:
-    from session import models as m
+    from session.api import Session
     from session.residuals import ROUND_SUMMARY_FIELDS, draft_round_summary, set_round_summary
-    from tui.commands.common import open_ledger, print_json, session_of
 
     fields = {
         name: getattr(args, f"summary_{name}")
@@ -408,7 +404,7 @@ def summary(args: argparse.Namespace) -> int:
     }
     with open_ledger(args, readonly=not fields) as ledger:
         session = session_of(ledger, args.session)
-        rounds = ledger.list(m.Round, session_id=session.id, order_by="number, rowid")
+        rounds = Session(ledger, session.id).rounds()
         if not rounds:
             raise UsageError("no round yet: run one with gpuopt round")
         if args.round is None:

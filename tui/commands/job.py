@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+from tui.commands.common import open_ledger, print_json
+
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +37,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def list_cmd(args: argparse.Namespace) -> int:
     from session.cluster import jobs
-    from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
@@ -54,8 +56,6 @@ def list_cmd(args: argparse.Namespace) -> int:
 
 
 def _finish(result: object) -> int:
-    import sys
-
     from tui.display import plain
 
     state = getattr(result, "state", None)
@@ -70,7 +70,6 @@ def _finish(result: object) -> int:
 
 def follow_cmd(args: argparse.Namespace) -> int:
     from session.cluster import jobs
-    from tui.commands.common import open_ledger
     from tui.commands.run_opts import interruptible, progress_display
 
     with open_ledger(args) as ledger:
@@ -82,7 +81,6 @@ def follow_cmd(args: argparse.Namespace) -> int:
 
 def cancel_cmd(args: argparse.Namespace) -> int:
     from session.cluster import jobs
-    from tui.commands.common import open_ledger
 
     with open_ledger(args) as ledger:
         job = jobs.find_job(ledger, args.job)

@@ -4,14 +4,16 @@ file, of the correctness artifacts kept beside it, and of the snapshot refs it p
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
+from tui.commands.common import ledger_path, open_ledger, print_json
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -73,16 +75,16 @@ CORRECTNESS_TABLE = "correctness"
 def check(args: argparse.Namespace) -> int:
     import sqlite3
 
+    from session import api
     from session.artifacts import artifacts_root, find_artifacts, referenced_paths
     from session.manage import missing_refs, repos_lacking_refs
-    from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
-        problems = ledger.check()
+        problems = api.ledger_problems(ledger)
         # Rows the models cannot read back (bad JSON, wrong types, unknown fields).
         try:
-            problems += [str(row) for row in ledger.validate_rows()]
+            problems += [str(row) for row in api.unreadable_rows(ledger)]
         except sqlite3.DatabaseError as exc:  # damage the integrity check has named already
             problems.append(f"row check stopped: {exc}")
         unreachable: list[str] = []
@@ -91,7 +93,7 @@ def check(args: argparse.Namespace) -> int:
             lost, unreachable = missing_refs(ledger)
             problems += [m.problem() for m in lost]
             lacking = repos_lacking_refs(lost)
-        counts = ledger.counts()
+        counts = api.ledger_counts(ledger)
         entries = find_artifacts(ledger.path, referenced_paths(ledger))
         report = {
             "path": str(ledger.path),
@@ -156,7 +158,6 @@ def prune_artifacts(args: argparse.Namespace) -> int:
         referenced_paths,
         remove,
     )
-    from tui.commands.common import open_ledger
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
@@ -189,7 +190,6 @@ def prune_refs(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from session import manage
-    from tui.commands.common import open_ledger, print_json
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:
@@ -211,25 +211,21 @@ def prune_refs(args: argparse.Namespace) -> int:
 
 
 def backup(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from tui.commands.common import open_ledger
+    from session.api import backup_ledger
 
     target = Path(args.target)
     if target.exists():
         raise UsageError(f"{target}: already exists; choose a new file")
     with open_ledger(args, readonly=True) as ledger:
-        ledger.backup(target)
+        backup_ledger(ledger, target)
     print(target)
     return 0
 
 
 def merge(args: argparse.Namespace) -> int:
     from dataclasses import asdict
-    from pathlib import Path
 
     from session.merge import merge_ledgers
-    from tui.commands.common import ledger_path, print_json
     from tui.display import plain
 
     target = Path(args.output).expanduser() if args.output else ledger_path(args)
@@ -255,7 +251,5 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def path(args: argparse.Namespace) -> int:
-    from tui.commands.common import ledger_path
-
     print(ledger_path(args))
     return 0

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import ledger_path, open_ledger
 from tui.commands.numbers import number, within
 from tui.commands.run_opts import add_threshold, threshold_of
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -95,8 +98,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def build_session(args: argparse.Namespace) -> object:
     """The Session the arguments describe; raises UsageError with one clear line."""
-    from pathlib import Path
-
     from pydantic import ValidationError
 
     from session import models as m
@@ -175,11 +176,9 @@ def _one_line(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
+    from session.api import Session
     from session.conduct.executor import shim_warnings
     from session.repository import ledger_inside_problem
-    from tui.commands.common import ledger_path, open_ledger
     from tui.display import plain
 
     session = build_session(args)
@@ -187,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         raise UsageError(problem)
     with open_ledger(args) as ledger:
-        ledger.put(session)
+        Session(ledger).save(session)  # type: ignore[arg-type]
     for warning in shim_warnings(session):  # type: ignore[arg-type]
         print(f"gpuopt: warning: {plain(warning, 2000)}", file=sys.stderr)
     print(session.id)  # type: ignore[attr-defined]

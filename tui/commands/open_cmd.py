@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, session_of
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,10 +24,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def open_app(args: argparse.Namespace) -> int:
     """Open the app: on SESSION if given, else the session picker of the ledger."""
-    import sys
-
-    from tui.commands.common import open_ledger, session_of
-
     if not sys.stdin.isatty() or not sys.stderr.isatty():
         raise UsageError(
             "the full-screen app needs a terminal; use the subcommands (gpuopt --help) in scripts"

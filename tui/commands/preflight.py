@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.numbers import number, within
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 QUESTIONS = ("lifetime", "backing", "residency", "identity", "mutation", "schedule")
 BOTTLENECKS = (
@@ -117,7 +118,6 @@ def run(args: argparse.Namespace) -> int:
 
     from session import models as m
     from session import preflight as pf
-    from tui.commands.common import open_ledger, print_json, session_of
 
     evidence = {}
     for spec in args.evidence:

@@ -4,13 +4,15 @@ bytes of each workload go, in a pass apart from timing, stored as evidence."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.numbers import number, within
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -57,12 +59,10 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
+    from session.api import Session
     from session.profile import run as prof
     from session.profile import text
     from session.profile.check import check_predictions, compare
-    from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
     if args.steps < 1:
@@ -79,12 +79,11 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         key = runs[0].arm if runs else ""
         base = prof.latest_profiles(ledger, session.id, prof.BASELINE) if key != "baseline" else {}
-        variant = ledger.variant(session.id, args.arm) if key and key != "baseline" else None
+        door = Session(ledger, session.id)
+        variant = door.variant(args.arm) if key and key != "baseline" else None
         hyp = None
         if variant is not None and variant.hypothesis_id:
-            from session import models as m
-
-            hyp = ledger.get(m.Hypothesis, variant.hypothesis_id)
+            hyp = door.hypothesis(variant.hypothesis_id)
     if args.json:
         print_json([r.evidence.model_dump(mode="json") for r in runs if r.evidence])
     failed = 0

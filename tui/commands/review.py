@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from session.errors import BadInput as UsageError
 from tui.commands.numbers import number, within
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -52,14 +54,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-    from pathlib import Path
-
     path = args.ledger_file or args.ledger
     if path is not None and not Path(path).expanduser().is_file():
         raise UsageError(f"{path}: no such ledger file")
     if args.serve:
-        from session.ledger_access import Ledger
+        from session.api import Ledger
         from tui.serve import serve
 
         with Ledger.open(path, readonly=True) as ledger:  # a bad file fails here, clearly
@@ -71,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             "review is full-screen and needs a terminal; "
             "use `gpuopt sessions` or `gpuopt export` in scripts"
         )
-    from session.ledger_access import Ledger
+    from session.api import Ledger
     from tui.app import GpuoptApp
 
     with Ledger.open(path, readonly=True) as ledger:  # fails early and clearly on a bad file

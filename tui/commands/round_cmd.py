@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
+from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.numbers import number, within
 from tui.commands.run_opts import (
     VERDICT_STYLE,
@@ -23,6 +25,7 @@ from tui.commands.run_opts import (
     ratio_cells,
     threshold_of,
 )
+from tui.commands.slurm_opts import add_slurm_options, catch_up, run_as_job, slurm_given
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -74,7 +77,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="no GPU/host sampling (every run's trust stays unknown)",
     )
-    from tui.commands.slurm_opts import add_slurm_options
 
     add_slurm_options(p)
     p.set_defaults(handler=run)
@@ -125,20 +127,17 @@ def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str])
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     from session import conduct
-    from session import models as m
+    from session.api import Session
     from session.check_words import baseline_floors
-    from tui.commands.common import open_ledger, session_of
-    from tui.commands.slurm_opts import catch_up, slurm_given
 
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
     check_options(args)
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         catch_up(ledger, session)  # finished Slurm jobs no one followed to their end
-        names = {v.id: v.name for v in ledger.list(m.Variant, session_id=session.id)}
+        door = Session(ledger, session.id)
+        names = {v.id: v.name for v in door.variants()}
         try:  # refuse before any telemetry starts
             conduct.gate_round(ledger, session, args.threshold)
             conduct.check_workloads(session)
@@ -168,8 +167,8 @@ def run(args: argparse.Namespace) -> int:
             except KeyboardInterrupt:
                 print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)
                 return 130
-        comparisons = ledger.list(m.Comparison, round_id=rnd.id)
-        corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
+        comparisons = door.comparisons(rnd.id)
+        corrects = door.correctness()
         floors = baseline_floors(ledger, session.id)
     return report_round(args, rnd, comparisons, corrects, names, session, floors=floors)
 
@@ -188,11 +187,8 @@ def report_round(
     here and one run as a Slurm job alike. `floors` (workload -> the roofline floor of the
     baseline's profile, session.check_words.baseline_floors) are read from the ledger when
     not given: a time below its floor never reads FASTER."""
-    import sys
-
     from session import models as m
     from session.verdicts import shown_verdict
-    from tui.commands.common import print_json
 
     if floors is None:
         floors = _floors(args, session)
@@ -220,7 +216,6 @@ def report_round(
 def _floors(args: argparse.Namespace, session: Any) -> Mapping[str, Any]:
     """The baseline's roofline floors, from the ledger `args` names (read only)."""
     from session.check_words import baseline_floors
-    from tui.commands.common import open_ledger
 
     with open_ledger(args, readonly=True) as ledger:
         return baseline_floors(ledger, session.id)
@@ -353,10 +348,7 @@ def round_job(
     args: argparse.Namespace, ledger: Any, session: Any, names: dict[str, str], variants: Any
 ) -> int:
     """`gpuopt round --slurm`: the round as a job; its table as a local round's."""
-    import sys
-
-    from session import models as m
-    from tui.commands.slurm_opts import run_as_job, slurm_given
+    from session.api import Session
     from tui.display import plain
 
     slurm_given(args)
@@ -369,7 +361,8 @@ def round_job(
         raise WorkFailed(f"the Slurm job {result.job.job_id} left no round: {result.error}")
     if result.error:
         print(f"gpuopt: the job failed: {plain(result.error, 2000)}", file=sys.stderr)
-    comparisons = ledger.list(m.Comparison, round_id=rnd.id)
-    corrects = ledger.list(m.CorrectnessResult, session_id=session.id)
+    door = Session(ledger, session.id)
+    comparisons = door.comparisons(rnd.id)
+    corrects = door.correctness()
     job = {**result.job.record(), "state": result.state.state if result.state else None}
     return report_round(args, rnd, comparisons, corrects, names, session, {"job": job})

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import open_ledger, session_of
 
 if TYPE_CHECKING:  # the command module imports only argparse when run: `--help` stays fast
     from session.manage import DeleteReport
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +53,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def rename(args: argparse.Namespace) -> int:
     from session.manage import rename_session
-    from tui.commands.common import open_ledger, session_of
     from tui.display import plain
 
     with open_ledger(args) as ledger:
@@ -62,7 +63,6 @@ def rename(args: argparse.Namespace) -> int:
 
 def archive(args: argparse.Namespace) -> int:
     from session.manage import archive_session
-    from tui.commands.common import open_ledger, session_of
     from tui.display import plain
 
     with open_ledger(args) as ledger:
@@ -75,10 +75,7 @@ def archive(args: argparse.Namespace) -> int:
 
 
 def delete(args: argparse.Namespace) -> int:
-    import sys
-
     from session.manage import delete_session
-    from tui.commands.common import open_ledger, session_of
     from tui.display import plain
 
     with open_ledger(args) as ledger:
@@ -104,8 +101,6 @@ def delete(args: argparse.Namespace) -> int:
 
 
 def _say_deleted(report: DeleteReport) -> None:
-    import sys
-
     from session.artifacts import human_bytes
     from tui.display import plain
 

@@ -9,11 +9,14 @@ values. Archived sessions are left out unless `--all`.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+from tui.commands.common import ledger_path, open_ledger, print_json
+
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 # The tab-separated columns, in order (said in --help too).
 PLAIN_COLUMNS = (
@@ -47,10 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
-    from session import models as m
-    from tui.commands.common import ledger_path, open_ledger, print_json
+    from session import api
     from tui.display import plain
 
     rows: list[dict[str, Any]] = []
@@ -58,10 +58,10 @@ def run(args: argparse.Namespace) -> int:
     path = ledger_path(args)
     if path.exists():  # no ledger yet: no sessions yet
         with open_ledger(args, readonly=True) as ledger:
-            rows = ledger.session_rows(cut=not args.json)  # JSON keeps whole values
+            rows = api.listing_rows(ledger, cut=not args.json)  # JSON keeps whole values
             # every session row validated (a bad one is named below), and its archive mark
-            archived = {s.id: s.archived for s in ledger.list(m.Session)}
-            unreadable = [str(r) for r in getattr(ledger, "unreadable", [])]
+            archived = {s.id: s.archived for s in api.sessions(ledger)}
+            unreadable = [str(r) for r in api.unreadable(ledger)]
         for r in rows:
             r["archived"] = archived.get(r["id"], False)
         if not args.all:
@@ -92,8 +92,6 @@ def _none_yet(path: Any) -> list[Any]:
 def _print_plain(rows: list[dict[str, Any]], unreadable: list[str], path: Any) -> None:
     """Tab-separated lines; what is said to the person (none yet, a row left out) goes to
     stderr, so stdout holds only data."""
-    import sys
-
     from tui.display import plain
 
     for r in rows:

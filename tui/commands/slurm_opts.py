@@ -4,13 +4,14 @@ Slurm job followed from here (session.cluster.jobs does the work)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from session.errors import BadInput as UsageError
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_slurm_options(p: argparse.ArgumentParser) -> None:
@@ -35,8 +36,6 @@ def add_slurm_options(p: argparse.ArgumentParser) -> None:
 
 def catch_up(ledger: Any, session: Any) -> None:
     """Import the session's Slurm jobs that ended unfollowed (said on stderr)."""
-    import sys
-
     from session.cluster import jobs
     from tui.display import plain
 
@@ -67,8 +66,6 @@ def run_as_job(
     show: Any,
 ) -> Any:
     """Submit the baseline or round, follow it to its end; the follow's result."""
-    import sys
-
     from session.cluster import jobs
     from tui.commands.run_opts import interruptible
     from tui.display import plain

@@ -10,18 +10,23 @@ trust verdicts. With no GPU it says why in one line (NVML's words) and shows the
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from session.errors import BadInput as UsageError
+from tui.commands.common import print_json
 from tui.commands.numbers import number, within
 from tui.telemetry_view import View
 
 if TYPE_CHECKING:
     import threading
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -60,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
     """One sample of everything, as JSON-ready data."""
-    from session.telemetry_access import decode_reasons
+    from session.api import decode_reasons
 
     samples = monitor.latest
     gpus = []
@@ -84,13 +89,10 @@ def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import time
-
-    from session.telemetry_access import BackendUnavailable, make_monitor
-    from tui.commands.common import print_json
+    from session.api import BackendUnavailable, make_monitor
 
     if args.scenarios:
-        from session.telemetry_access import load_scenario, scenario_names
+        from session.api import load_scenario, scenario_names
 
         for name in scenario_names():
             sc = load_scenario(name)
@@ -138,8 +140,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _in_a_terminal() -> bool:
-    import sys
-
     return sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()
 
 
@@ -156,9 +156,6 @@ def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
     Ctrl+C): the signal only sets an event the loop waits on, so it never lands inside a
     lock the sampler's threads need (a KeyboardInterrupt there left `monitor.close()`
     waiting forever on a loaded machine), and the view ends at once, not after a sleep."""
-    import signal
-    import threading
-
     stop = threading.Event()
     previous: Any = None
     if threading.current_thread() is threading.main_thread():
@@ -171,8 +168,6 @@ def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
 
 
 def _frames(monitor: Any, view: View, args: argparse.Namespace, stop: threading.Event) -> None:
-    import time
-
     from rich.console import Group
     from rich.live import Live
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-# Lazy imports, on purpose: `gpuopt --help` imports this module, and must not pay for
-# textual, pydantic or the engine (tests/cli/test_cli_imports.py). Each handler imports
-# what it uses.
+from tui.commands.common import open_ledger, print_json, session_of
+
+# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
+# library, tui.commands.common); pydantic, rich and the engine are imported inside the
+# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,10 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_add(args: argparse.Namespace) -> int:
-    import sys
-
     from session.variants import add_variant, variant_warnings
-    from tui.commands.common import open_ledger, print_json, session_of
     from tui.display import plain
 
     with open_ledger(args) as ledger:
@@ -72,12 +72,11 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from session import models as m
-    from tui.commands.common import open_ledger, print_json, session_of
+    from session.api import Session
 
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
-        variants = ledger.list(m.Variant, session_id=session.id)
+        variants = Session(ledger, session.id).variants()
     if args.json:
         print_json([v.model_dump(mode="json") for v in variants])
         return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from session import models as m
+from session.api import Session, listing_rows
 from session.hypotheses import add_hypothesis
 from tui.demo.flow import HYPOTHESES, demo_session
 from tui.demo.settings import DEMO_TITLE
@@ -15,10 +16,10 @@ from tui.demo.settings import DEMO_TITLE
 
 def previous_session(ledger: Any, repo: Path) -> m.Session | None:
     """The newest demo session on this repository that is not archived, if any."""
-    for row in ledger.session_rows():
+    for row in listing_rows(ledger):
         if row["title"] != DEMO_TITLE or row["repo"] != str(repo):
             continue
-        session = ledger.get(m.Session, row["id"])
+        session = Session(ledger).stored(row["id"])
         if session is not None and not getattr(session, "archived", False):
             return session
     return None
@@ -34,7 +35,7 @@ def start_session(
         if found is not None:
             return found, True
     session = demo_session(repo, kind)
-    ledger.put(session)
+    Session(ledger).save(session)
     for fields in HYPOTHESES:
         add_hypothesis(ledger, session, **fields)
     return session, False

@@ -17,8 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
 from session import models as m
-from session.api import LedgerError
-from session.bisect import store as bisection_store
+from session.api import LedgerError, bisections, unreadable
 from session.conduct import baseline_words  # the one wording of a baseline's outcome
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.read_model import (
@@ -89,7 +88,7 @@ class ReviewScreen(Screen[None]):
     @property
     def bisections(self) -> list[Any]:
         if not hasattr(self, "_bisections"):
-            self._bisections = bisection_store.list_all(self.ledger)
+            self._bisections = bisections(self.ledger)
         return self._bisections
 
     def on_mount(self) -> None:
@@ -221,7 +220,7 @@ class ReviewScreen(Screen[None]):
 
     def show_unreadable(self) -> None:
         """Every row met so far that does not read back, by table and rowid."""
-        rows = list(getattr(self.ledger, "unreadable", []))
+        rows = unreadable(self.ledger)
         box = self.query_one("#review-unreadable", Static)
         box.display = bool(rows)
         if rows:
