@@ -130,7 +130,7 @@ def check(args: argparse.Namespace) -> int:
 
 
 def print_artifacts(entries: list[Any], root: Any) -> None:
-    from session.artifacts import human_bytes
+    from session.format import bytes_text as human_bytes
     from tui.display import plain
 
     if not entries:
@@ -151,11 +151,11 @@ def prune_artifacts(args: argparse.Namespace) -> int:
     from session.artifacts import (
         artifacts_root,
         find_artifacts,
-        human_bytes,
         prunable,
         referenced_paths,
         remove,
     )
+    from session.format import bytes_text as human_bytes
     from tui.commands.common import open_ledger
     from tui.display import plain
 
