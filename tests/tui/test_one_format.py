@@ -158,6 +158,17 @@ async def test_a_running_round_reads_the_same_eta_ratio_and_words_in_cli_and_app
     ledger.close()
 
 
+def _review_text(view) -> str:  # type: ignore[no-untyped-def]
+    """What the review screen draws for a session (its summary, as rendered)."""
+    from rich.console import Console
+
+    from tui.screens.review import session_summary
+
+    out = Console(record=True, width=200)
+    out.print(session_summary(view))
+    return out.export_text()
+
+
 @pytest.mark.asyncio
 async def test_every_interval_shown_carries_its_confidence_even_when_rows_differ(
     tmp_path: Path, capsys, monkeypatch
@@ -180,10 +191,14 @@ async def test_every_interval_shown_carries_its_confidence_even_when_rows_differ
         assert ci_heading(rows) == "CI"
         pane = await _app_text(pilot, app, "#results-table")
     cli = _cli_round(view, capsys, monkeypatch)
+    review = _review_text(view)
     for c in rows:
         name = view.variant_name(c.variant_id)
         want = fmt.ci_text(c.ci_low, c.ci_high, interval_confidence(c))
         assert want.startswith(f"{confidence_text(interval_confidence(c))} CI "), want
         for door, text in (("cli", cli), ("app", pane)):
             assert want in _row(text, name), (door, text.plain)
+        # the review screen's rounds table: its rows open with the round's number
+        row = next(ln for ln in review.splitlines() if f" {name} " in ln and "softmax" in ln)
+        assert want in row, review
     ledger.close()
