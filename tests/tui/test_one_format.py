@@ -202,3 +202,22 @@ async def test_every_interval_shown_carries_its_confidence_even_when_rows_differ
         row = next(ln for ln in review.splitlines() if f" {name} " in ln and "softmax" in ln)
         assert want in row, review
     ledger.close()
+
+
+def test_no_front_end_writes_an_interval_of_its_own() -> None:
+    """An interval written in tui/ or compare's text with its own f-string escapes the one
+    format and its label (tui/widgets/ratio.py's "[0.731, 0.755]" and run_opts's
+    "0.7310–0.7550" were two): each goes through session.format.ci_text."""
+    root = Path(__file__).resolve().parents[2]
+    # a ratio's interval has decimals; a range of whole figures (telemetry's "40–62" °C of
+    # the cores) is no interval of a ratio
+    dec = r":\.[1-9]f\}"
+    own = re.compile(rf"\[\{{[^}}]*{dec}, \{{[^}}]*{dec}\]|{dec}\s*[–-]\s*\{{[^}}]*{dec}")
+    files = [*sorted((root / "tui").rglob("*.py")), root / "session/conduct/compare.py"]
+    found = [
+        f"{path.relative_to(root)}:{i}"
+        for path in files
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if own.search(line)
+    ]
+    assert found == [], found
