@@ -114,12 +114,3 @@ def remove(entries: list[ArtifactEntry], ledger_path: Path | str) -> int:
             if empty != root and empty.is_dir() and not any(empty.iterdir()):
                 empty.rmdir()
     return freed
-
-
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"

@@ -4,19 +4,26 @@ One module, so one value reads the same at every door (the CLI once wrote a rati
 `0.7310` and an ETA `1m05s` where the app wrote `0.731` and `1:05`):
 
 - ``ratio_text(x)``: "0.731" (three decimals: a tenth of a percent, finer than any band).
-- ``ci_text(low, high)``: "0.731–0.755".
-- ``eta_text(seconds)``: "42s", "1m05s", "2h03m".
-- ``bytes_text(n, signed=False)``: "512 B", "12.0 KiB", "3.5 MiB", "5.00 GiB"; signed gives
-  a leading "+", "−" (a real minus sign) or "±" for no change.
+- ``ci_text(low, high, confidence=None)``: "0.731–0.755" under a heading that names the
+  confidence ("99.8% CI", ``session.verdicts.ci_heading``); with ``confidence`` the cell
+  says its own, "99.8% CI 0.731–0.755" (a table whose rows differ in confidence).
+- ``confidence_text(confidence)``: "99.8%", "99%", "95%".
+- ``eta_text(seconds)``: "42s", "1m05s", "2h03m" (shown after "ETA ").
+- ``bytes_text(n, signed=False)``: "512 B", "12 KiB", "3.5 MiB", "5 GiB"; signed gives a
+  leading "+", "−" (a real minus sign) or "±" for no change. It is measure's own
+  ``measure.numerics.format_bytes`` (measure imports nothing of ours, and writes bytes in
+  its own measurement words), taking None as "—".
 - ``VERDICT_STYLE`` / ``verdict_style(word)``: each verdict word's colour, as a Rich style
   name (a string: the core never imports Rich).
 
-Standard library only: every layer above measure may import it at no cost.
+Standard library (and measure's bytes) only: every layer above measure may import it.
 """
 
 from __future__ import annotations
 
 import math
+
+from measure.numerics import format_bytes
 
 DASH = "—"  # a figure that is not there
 
@@ -44,10 +51,17 @@ def ratio_text(x: float | None) -> str:
     return f"{x:.3f}" if x is not None and _finite(x) else DASH
 
 
-def ci_text(low: float | None, high: float | None) -> str:
+def confidence_text(confidence: float) -> str:
+    """99.8%, 99%, 95%: the fewest digits that tell the confidence."""
+    return f"{confidence * 100:.3g}%"
+
+
+def ci_text(low: float | None, high: float | None, confidence: float | None = None) -> str:
+    """The interval; with `confidence`, labelled: "99.8% CI 0.731–0.755"."""
     if low is None or high is None or not (_finite(low) and _finite(high)):
         return DASH
-    return f"{low:.3f}–{high:.3f}"
+    text = f"{low:.3f}–{high:.3f}"
+    return text if confidence is None else f"{confidence_text(confidence)} CI {text}"
 
 
 def eta_text(seconds: float | None) -> str:
@@ -61,19 +75,7 @@ def eta_text(seconds: float | None) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
-_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
-
-
 def bytes_text(n: float | None, signed: bool = False) -> str:
     if n is None or not _finite(float(n)):
         return DASH
-    size = float(n)
-    sign = ""
-    if signed:
-        sign = "+" if size > 0 else ("−" if size < 0 else "±")
-        size = abs(size)
-    for unit, scale in _UNITS:
-        if abs(size) >= scale:
-            value = size / scale
-            return f"{sign}{value:.2f} {unit}" if unit == "GiB" else f"{sign}{value:.1f} {unit}"
-    return f"{sign}{int(size)} B"
+    return format_bytes(n, signed=signed)

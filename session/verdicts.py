@@ -24,7 +24,8 @@ can show FASTER for a variant whose correctness check failed:
   ``fields()`` (the JSON keys ``verdict``, ``speed_verdict``, ``correct``, ``trusted``).
 - ``change_words(verdict, ratio, threshold)``: a MEASURABLE answer in words ("1.8% slower
   (real, below the ±2% band)"); ``interval_confidence(comparison)``, ``confidence_text``,
-  ``ci_heading(rows)`` ("99.8% CI") and ``ci_legend``: the interval shown is the one that
+  ``ci_heading(rows)`` ("99.8% CI"), ``ci_cell(comparison, heading)`` (the cell under it:
+  labelled itself under a bare "CI") and ``ci_legend``: the interval shown is the one that
   decided, labelled with its confidence.
 - ``failure_words(check) -> str``: a failed correctness result in a few words.
 - ``of_round(rows, round)``: of one arm's checks or audits, the ones a round rests on (the
@@ -37,7 +38,8 @@ can show FASTER for a variant whose correctness check failed:
   NaN/Inf first, so a broken output never reads as tiny errors ("NaN 0→80; finite
   values: max abs 4.8e-7, max rel 1.1e-6").
 - ``sci(x)``: a small float in 2 significant digits ("3.1e-2").
-- ``bytes_text(n)``: "512 B", "12.0 KiB", "3.4 MiB", "1.25 GiB".
+- ``bytes_text(n)`` and ``confidence_text``: session.format's, here for the callers that
+  import them from this module.
 
 Standard library and the measurement vocabulary only at import (``session.models`` as
 types): every layer may call it cheaply, `gpuopt compare` included.
@@ -53,6 +55,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from measure.vocabulary import Verdict
 from session import check_words
+from session.format import bytes_text, ci_text, confidence_text
 
 if TYPE_CHECKING:  # the models only as types: `gpuopt compare` imports this without them
     from session import models as m
@@ -65,6 +68,7 @@ __all__ = [
     "ShownVerdict",
     "bytes_text",
     "change_words",
+    "ci_cell",
     "ci_heading",
     "ci_legend",
     "confidence_text",
@@ -232,11 +236,6 @@ def interval_confidence(comparison: Any) -> float:
     return LEGACY_CONFIDENCE if c is None else float(c)
 
 
-def confidence_text(confidence: float) -> str:
-    """99.8%, 99%, 95%: the fewest digits that tell the confidence."""
-    return f"{confidence * 100:.3g}%"
-
-
 def ci_heading(comparisons: Iterable[Any]) -> str:
     """A table's interval column named with its confidence ("99.8% CI"); "CI" alone when the
     rows differ (each cell then says its own)."""
@@ -244,6 +243,14 @@ def ci_heading(comparisons: Iterable[Any]) -> str:
     if len(levels) == 1:
         return f"{confidence_text(levels.pop())} CI"
     return "CI"
+
+
+def ci_cell(comparison: Any, heading: str) -> str:
+    """A comparison's interval in a column headed `heading` (from `ci_heading`): bare
+    under a heading that names its confidence, "99.8% CI 0.731–0.755" under a bare "CI"."""
+    c = comparison
+    labelled = heading != f"{confidence_text(interval_confidence(c))} CI"
+    return ci_text(c.ci_low, c.ci_high, interval_confidence(c) if labelled else None)
 
 
 def ci_legend(confidence: float) -> str:
@@ -454,14 +461,3 @@ def times_ci_text(low: float | None, high: float | None) -> str:
     if low > 1:
         return f"{low:.2f}–{high:.2f}× slower"
     return f"{1 / low:.2f}× faster to {high:.2f}× slower"
-
-
-def bytes_text(n: int | float | None) -> str:
-    if n is None:
-        return "—"
-    size = float(n)
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(size) >= scale:
-            value = size / scale
-            return f"{value:.2f} {unit}" if unit == "GiB" else f"{value:.1f} {unit}"
-    return f"{int(size)} B"

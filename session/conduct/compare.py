@@ -30,7 +30,8 @@ from measure.stats import paired_log_ratios
 from measure.vocabulary import RunStatus, Verdict
 from session.conduct.undecided import undecided_words
 from session.errors import BadInput, ConductError
-from session.verdicts import change_words, confidence_text
+from session.format import ci_text, ratio_text
+from session.verdicts import change_words
 
 __all__ = [
     "CommandStats",
@@ -119,7 +120,7 @@ class Relation:
                 (1 / self.ci_high, 1 / self.ci_low) if faster else (self.ci_low, self.ci_high)
             )
             spread = f" ± {(hi - lo) / 2:.2f}"
-            ci = f" ({confidence_text(self.confidence)} CI {lo:.3f}–{hi:.3f})"
+            ci = f" ({ci_text(lo, hi, self.confidence)})"
         else:
             spread, ci = "", ""
         way = "faster" if faster else "slower"
@@ -396,13 +397,13 @@ def samples_csv(result: CompareResult) -> str:
 
 
 def _relative(r: Relation) -> str:
-    """The paired ratio with its interval, labelled: "1.03 (1.01–1.05, 99.8% CI)" where
-    hyperfine prints a ratio of means ± σ."""
+    """The paired ratio with its interval, labelled as at every door (session.format):
+    "1.030 (99.8% CI 1.010–1.050)" where hyperfine prints a ratio of means ± σ."""
     if r.ratio is None:
         return "—"
     if r.ci_low is None or r.ci_high is None:
-        return f"{r.ratio:.3f} (no interval yet)"
-    return f"{r.ratio:.3f} ({r.ci_low:.3f}–{r.ci_high:.3f}, {confidence_text(r.confidence)} CI)"
+        return f"{ratio_text(r.ratio)} (no interval yet)"
+    return f"{ratio_text(r.ratio)} ({ci_text(r.ci_low, r.ci_high, r.confidence)})"
 
 
 def hyperfine_markdown(result: CompareResult) -> str:

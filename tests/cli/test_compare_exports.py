@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,7 +64,8 @@ def test_the_json_holds_what_hyperfines_scripts_read(tmp_path):
     )  # fmt: skip
     # markdown: the paired ratio with the interval that decided, labelled
     row = next(ln for ln in md.read_text().splitlines() if "bytearray" in ln)
-    assert "% CI)" in row and "–" in row.split("|")[5], row
+    # in the one interval format of session.format: "1.030 (99% CI 1.010–1.050)"
+    assert re.search(r"\(\d+(\.\d+)?% CI \d+\.\d{3}–\d+\.\d{3}\)", row.split("|")[5]), row
     # CSV: every timed run, as it ran
     rows = list(csv.DictReader(io.StringIO(raw.read_text())))
     assert len(rows) == 12 and {r["command_index"] for r in rows} == {"0", "1"}

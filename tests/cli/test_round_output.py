@@ -51,7 +51,7 @@ def test_round_table_for_a_higher_is_better_metric(make_repo, tmp_path, capsys, 
     lines = out.splitlines()
     up = next(line for line in lines if "throughput-up-by-a-quarter" in line)
     # piped output keeps every number whole (no "…" cut by an 80-column guess)
-    assert "0.8000" in up and "0.8000–0.8000" in up and "FASTER" in up, out
+    assert "0.800" in up and "0.800–0.800" in up and "FASTER" in up, out
     assert "…" not in out
     bad = next(line for line in lines if "wrong-answers" in line)
     # the verdict a reviewer sees (session.verdicts): BROKEN, never its speed verdict

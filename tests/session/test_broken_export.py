@@ -203,7 +203,7 @@ def test_rows_carry_their_round_and_words_not_stored_values(exported: dict[str, 
     corr = body.split("## Correctness", 1)[1].split("## Audits", 1)[0]
     rows = [r for r in corr.splitlines() if r.startswith("| round ") and r[8].isdigit()]
     assert {r.split("|")[1].strip() for r in rows} == {"round 1", "round 2", "round 3"}
-    assert "48.0 MiB → 32.0 MiB" in body  # bytes in MiB, not raw counts
+    assert "48 MiB → 32 MiB" in body  # bytes in MiB, not raw counts
     assert "Round 1 (completed, 12 blocks, untrusted: baseline not reproduced)" in body
     assert "### Round 3 (completed, 12 blocks)\n" in body
     # round summaries in words; the decisions made after round 3 only in round 3's

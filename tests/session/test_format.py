@@ -35,12 +35,29 @@ def test_eta(seconds: float | None, text: str) -> None:
 
 def test_bytes_one_formatter_with_sign() -> None:
     assert fmt.bytes_text(512) == "512 B"
-    assert fmt.bytes_text(12 * 2**10) == "12.0 KiB"
+    assert fmt.bytes_text(12 * 2**10) == "12 KiB"
     assert fmt.bytes_text(3 * 2**20 + 2**19) == "3.5 MiB"
-    assert fmt.bytes_text(5 * 2**30) == "5.00 GiB"
-    assert fmt.bytes_text(-3 * 2**20, signed=True) == "−3.0 MiB"
+    assert fmt.bytes_text(5 * 2**30) == "5 GiB"
+    assert fmt.bytes_text(-3 * 2**20, signed=True) == "−3 MiB"
     assert fmt.bytes_text(0, signed=True) == "±0 B"
     assert fmt.bytes_text(None) == "—"
+    assert fmt.bytes_text(math.nan) == "—"
+
+
+def test_one_bytes_formatter_at_every_door() -> None:
+    """measure writes bytes in its own words and may import nothing of ours: its formatter
+    is the one, and every other name for it is that same function's output."""
+    from measure.numerics import format_bytes
+    from session import verdicts
+
+    for n in (0, 512, 1536, 12 * 2**10, 150 * 2**20, 5 * 2**30, 3 * 2**40):
+        assert fmt.bytes_text(n) == format_bytes(n) == verdicts.bytes_text(n)
+
+
+def test_an_interval_says_its_confidence_when_asked() -> None:
+    assert fmt.ci_text(0.731, 0.755, 0.998) == "99.8% CI 0.731–0.755"
+    assert fmt.ci_text(0.731, 0.755, 0.99) == "99% CI 0.731–0.755"
+    assert fmt.ci_text(None, 0.755, 0.99) == fmt.DASH  # no interval: no label either
 
 
 def test_every_verdict_word_has_a_distinct_colour() -> None:

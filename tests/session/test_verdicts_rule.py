@@ -109,7 +109,7 @@ def test_ratio_and_byte_words() -> None:
     assert times_ci_text(0.95, 1.05) == "1.05× faster to 1.05× slower"
     assert bytes_text(512) == "512 B"
     assert bytes_text(3 * 2**20 + 2**19) == "3.5 MiB"
-    assert bytes_text(5 * 2**30) == "5.00 GiB"
+    assert bytes_text(5 * 2**30) == "5 GiB"
 
 
 def test_a_measurable_change_is_said_in_words_with_the_interval_that_decided() -> None:

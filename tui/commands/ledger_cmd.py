@@ -132,7 +132,7 @@ def check(args: argparse.Namespace) -> int:
 
 
 def print_artifacts(entries: list[Any], root: Any) -> None:
-    from session.artifacts import human_bytes
+    from session.format import bytes_text as human_bytes
     from tui.display import plain
 
     if not entries:
@@ -153,11 +153,11 @@ def prune_artifacts(args: argparse.Namespace) -> int:
     from session.artifacts import (
         artifacts_root,
         find_artifacts,
-        human_bytes,
         prunable,
         referenced_paths,
         remove,
     )
+    from session.format import bytes_text as human_bytes
     from tui.display import plain
 
     with open_ledger(args, readonly=True) as ledger:

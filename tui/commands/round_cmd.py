@@ -13,10 +13,10 @@ from typing import Any
 
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
+from session.format import VERDICT_STYLE
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.numbers import number, within
 from tui.commands.run_opts import (
-    VERDICT_STYLE,
     add_threshold,
     budget_of,
     engine_monitor,
@@ -286,7 +286,7 @@ def print_round(
         )
     cautions = []
     for c in comparisons:
-        ratio, ci = ratio_cells(c)
+        ratio, ci = ratio_cells(c, ci_col)
         seen = shown_verdict(c, corrects, rnd, (floors or {}).get(c.workload))
         if seen.below_floor:  # the cell wraps: the whole sentence goes under the table
             cautions.append((c, "below the floor", seen.words))

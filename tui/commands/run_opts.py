@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from session.errors import BadInput as UsageError
+from session.format import eta_text, ratio_text, verdict_style
+from session.verdicts import ci_cell, ci_heading, shown_verdict
 
 # An ASCII decimal, as typed: float() would also read "1_0" as 10 and "٥" as 5.
 _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
@@ -126,41 +128,17 @@ def interruptible() -> Iterator[Any]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _fmt_eta(eta: float | None) -> str:
-    if eta is None:
-        return "ETA —"
-    eta = max(0.0, eta)
-    if eta < 60:
-        return f"ETA {eta:.0f}s"
-    if eta < 3600:
-        return f"ETA {eta // 60:.0f}m{eta % 60:02.0f}s"
-    return f"ETA {eta // 3600:.0f}h{(eta % 3600) // 60:02.0f}m"
+def ratio_cells(c: Any, heading: str) -> tuple[str, str]:
+    """A comparison's ratio and interval cells in a table whose interval column is headed
+    `heading` (session.verdicts.ci_heading): one format, session.format's, at every door."""
+    return ratio_text(c.ratio), ci_cell(c, heading)
 
 
-def ratio_cells(c: Any) -> tuple[str, str]:
-    ratio = "—" if c.ratio is None else f"{c.ratio:.4f}"
-    ci = "—" if c.ci_low is None or c.ci_high is None else f"{c.ci_low:.4f}–{c.ci_high:.4f}"
-    return ratio, ci
-
-
-VERDICT_STYLE = {
-    "FASTER": "green",
-    "SLOWER": "red",
-    "SAME": "cyan",
-    "INCONCLUSIVE": "yellow",
-    "MEASURABLE": "magenta",
-    "FAILED": "red",
-    "BROKEN": "red",
-    "check failed": "red",
-}
-
-
-def _progress_word(c: Any, p: Any) -> str:
-    """A comparison's word while the round runs: never a speed verdict for a variant
-    whose correctness check failed (its timing says nothing worth keeping)."""
-    if c.variant_id in getattr(p, "failed_checks", ()):
-        return "check failed"
-    return str(c.verdict.value)
+def live_verdict(c: Any, p: Any) -> Any:
+    """A comparison's verdict while the round runs, by the session layer's rule: BROKEN
+    ("check failed") for a variant whose check failed, never a speed verdict (its timing
+    says nothing worth keeping); the app's live table shows the same."""
+    return shown_verdict(c, failed_checks=getattr(p, "failed_checks", ()) or ())
 
 
 @contextmanager
@@ -191,7 +169,7 @@ def progress_display(
     def render(p: Any) -> Any:
         parts: list[Any] = []
         if p.phase == "round":
-            head = f"{kind}: block {p.block} of at most {p.max_blocks}  {_fmt_eta(p.eta_s)}"
+            head = f"{kind}: block {p.block} of at most {p.max_blocks}  ETA {eta_text(p.eta_s)}"
         else:
             head = f"{kind}: {plain(p.message, 1000)}"  # it names stored workloads
         parts.append(Text(head))
@@ -201,16 +179,15 @@ def progress_display(
                         Text(f"{p.runs_done}/{p.runs_total} runs"))  # fmt: skip
             parts.append(bar)
         if p.comparisons:
-            from session.verdicts import ci_heading
-
             t = Table(box=None, header_style="bold", pad_edge=False)
-            for col in ("variant", "workload", "n", "ratio", ci_heading(p.comparisons), "verdict"):
+            heading = ci_heading(p.comparisons)
+            for col in ("variant", "workload", "n", "ratio", heading, "verdict"):
                 t.add_column(col)
             for c in p.comparisons:
-                ratio, ci = ratio_cells(c)
-                v = _progress_word(c, p)
+                ratio, ci = ratio_cells(c, heading)
+                v = live_verdict(c, p)
                 t.add_row(Text(name(c.variant_id)), shown(c.workload), str(c.n), ratio, ci,
-                          Text(v, style=VERDICT_STYLE.get(v, "white")))  # fmt: skip
+                          Text(v.text, style=verdict_style(v.word)))  # fmt: skip
             parts.append(t)
         return Group(*parts)
 
@@ -220,11 +197,11 @@ def progress_display(
             return
         if p.phase == "round":
             est = ", ".join(
-                f"{name(c.variant_id)}/{plain(c.workload)} {ratio_cells(c)[0]} "
-                f"{_progress_word(c, p)}"
+                f"{name(c.variant_id)}/{plain(c.workload)} {ratio_text(c.ratio)} "
+                f"{live_verdict(c, p).text}"
                 for c in p.comparisons
             )
-            line = f"block {p.block}/{p.max_blocks} {_fmt_eta(p.eta_s)}: {est}"
+            line = f"block {p.block}/{p.max_blocks} ETA {eta_text(p.eta_s)}: {est}"
         elif p.phase == "baseline":
             # one line per run would drown the log: about one per tenth of the runs
             step = (p.runs_done * 10 // p.runs_total) if p.runs_total else 0

@@ -101,7 +101,7 @@ def delete(args: argparse.Namespace) -> int:
 
 
 def _say_deleted(report: DeleteReport) -> None:
-    from session.artifacts import human_bytes
+    from session.format import bytes_text as human_bytes
     from tui.display import plain
 
     rows = sum(report.rows.values())

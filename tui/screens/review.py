@@ -20,6 +20,7 @@ from session import models as m
 from session.api import LedgerError, bisections, unreadable
 from session.conduct import baseline_words  # the one wording of a baseline's outcome
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
+from session.format import ratio_text, verdict_style
 from session.read_model import (
     SessionView,
     check_sessions,
@@ -32,11 +33,10 @@ from session.read_model import (
 from session.record import SessionExport, gather
 from session.record_files import default_export_dir, export_record
 from session.timing import error_tail, metric_legend
-from session.verdicts import ci_heading, verdict_for
+from session.verdicts import ci_cell, ci_heading, verdict_for
 from tui.display import LIMIT, cell, home_short, plain, shown
 from tui.screens.session import SessionScreen
 from tui.widgets.bisections import bisections_view
-from tui.widgets.ratio import VERDICT_STYLE, fmt_ci, fmt_ratio
 
 SORT_KEYS = ("created_at", "title", "repo", "rounds", "variants")
 
@@ -370,8 +370,8 @@ def session_summary(view: SessionView, record: SessionExport | None = None) -> G
                 else f"{r.number} {r.status.value}",
                 shown(view.variant_name(c.variant_id)),
                 shown(c.workload),
-                fmt_ratio(c.ratio),
-                fmt_ci(c.ci_low, c.ci_high),
+                ratio_text(c.ratio),
+                ci_cell(c, heading),
                 shown_verdict_text(*said[key]),
                 CHOICE_WORDS[d.choice] if d else "—",
             )
@@ -392,7 +392,7 @@ def session_summary(view: SessionView, record: SessionExport | None = None) -> G
 
 def shown_verdict_text(word: str, failure: str, trusted: bool) -> Text:
     """The verdict a reviewer sees: BROKEN with its failure, the untrusted mark."""
-    out = Text(word, style=VERDICT_STYLE.get(word, "bold"))
+    out = Text(word, style=verdict_style(word))
     if failure:
         out.append(f" {plain(failure, 60)}", style="magenta")
     if not trusted:

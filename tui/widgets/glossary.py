@@ -9,17 +9,17 @@ from __future__ import annotations
 from rich.text import Text
 
 from session.dispositions import CLASS_DESCRIPTIONS as CLASS_WORDS
+from session.format import verdict_style
 from session.residuals import SHORT as RESIDUAL_WORDS
 from session.verdicts import VERDICT_MEANINGS as VERDICT_WORDS
 from tui.widgets.rail import legend
-from tui.widgets.ratio import VERDICT_STYLE
 
 
 def glossary() -> Text:
     t = Text()
     t.append("Verdicts\n", style="bold")
     for word, text in VERDICT_WORDS.items():
-        t.append(f"  {word:<12} ", style=VERDICT_STYLE.get(word, "bold"))
+        t.append(f"  {word:<12} ", style=verdict_style(word))
         t.append(text + "\n")
     t.append(
         "  bar ├──■──┤: the interval that decided (its confidence in the column's heading) "

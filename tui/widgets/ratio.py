@@ -12,22 +12,16 @@ import math
 from rich.text import Text
 
 from session import models as m
+from session.format import VERDICT_STYLE, verdict_style
 
-VERDICT_STYLE: dict[str, str] = {
-    "FASTER": "bold green",
-    "SLOWER": "bold red",
-    "SAME": "bold blue",
-    "INCONCLUSIVE": "bold yellow",
-    "MEASURABLE": "bold cyan",
-    "BROKEN": "bold magenta",
-}
+__all__ = ["VERDICT_STYLE", "common_span", "pace_eta", "ratio_bar", "verdict_text"]
 
 
 def verdict_text(verdict: m.Verdict | str, broken: bool = False) -> Text:
     word = (
         "BROKEN" if broken else (verdict.value if isinstance(verdict, m.Verdict) else str(verdict))
     )
-    return Text(word, style=VERDICT_STYLE.get(word, "bold"))
+    return Text(word, style=verdict_style(word))
 
 
 def ratio_bar(
@@ -59,7 +53,7 @@ def ratio_bar(
     c = pos(1.0)
     cells[c], styles[c] = "│", "dim"
     lo, hi, est = pos(low), pos(high), pos(ratio)
-    style = VERDICT_STYLE.get(verdict, "bold")
+    style = verdict_style(verdict)
     for i in range(lo, hi + 1):
         cells[i], styles[i] = "─", style
     cells[lo], cells[hi] = "├", "┤"
@@ -80,23 +74,6 @@ def common_span(intervals: list[tuple[float | None, float | None]], threshold: f
             if x is not None and x > 0:
                 widest = max(widest, abs(math.log(x)))
     return max(widest, 0.01) * 1.15
-
-
-def fmt_ratio(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
-
-def fmt_ci(lo: float | None, hi: float | None) -> str:
-    if lo is None or hi is None:
-        return "—"
-    return f"[{lo:.3f}, {hi:.3f}]"
-
-
-def fmt_eta(seconds: float | None) -> str:
-    if seconds is None or seconds != seconds or seconds < 0:
-        return "—"
-    s = round(seconds)
-    return f"{s // 60}:{s % 60:02d}"
 
 
 def pace_eta(start: tuple[float, int], done: int, total: int, now: float) -> float | None:

@@ -17,6 +17,7 @@ from session import conduct
 from session import models as m
 from session.api import baseline_problem
 from session.conduct.common import band
+from session.format import eta_text
 from session.gates import baseline_warning
 from session.read_model import SessionView
 from session.record.baselines import said_once
@@ -26,7 +27,7 @@ from tui.screens.pane_messages import StartBaseline, StopWork
 from tui.screens.step_base import StepPane
 from tui.screens.steps.round import RoundPane
 from tui.widgets.form import Field
-from tui.widgets.ratio import fmt_eta, pace_eta
+from tui.widgets.ratio import pace_eta
 
 ADVISED = "round.advised_threshold"  # the Round step's key that fills the advised band
 
@@ -137,7 +138,7 @@ class BaselinePane(StepPane):
         self.query_one("#baseline-status", Static).update(
             Text.assemble(
                 (plain(p.message or p.phase, 1000), "bold"),
-                f" · ETA {fmt_eta(eta)} · s stops cleanly",
+                f" · ETA {eta_text(eta)} · s stops cleanly",
             )
         )
 

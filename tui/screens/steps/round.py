@@ -14,15 +14,16 @@ from textual.widgets import DataTable, ProgressBar, Static
 from session import conduct
 from session import models as m
 from session.api import Session, round_problem
+from session.format import eta_text, ratio_text
 from session.guidance import ROUND_GUIDANCE, untrusted_round
 from session.read_model import SessionView
 from session.timing import error_tail, metric_legend
-from session.verdicts import ci_heading, round_untrusted, verdict_for
+from session.verdicts import ci_cell, ci_heading, round_untrusted, verdict_for
 from tui.display import cell, plain
 from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound, StopWork
 from tui.screens.step_base import StepPane, clip
 from tui.widgets.form import Field
-from tui.widgets.ratio import common_span, fmt_ci, fmt_eta, fmt_ratio, ratio_bar, verdict_text
+from tui.widgets.ratio import common_span, ratio_bar, verdict_text
 
 
 class RoundPane(StepPane):
@@ -168,7 +169,7 @@ class RoundPane(StepPane):
             mx = max(int(p.max_blocks or 0), 1)
             bar.update(total=mx, progress=min(int(p.block or 0), mx))
             st.append(f"block {p.block} of ≤{p.max_blocks}", style="bold")
-            st.append(f" · runs {p.runs_done}/{p.runs_total} · ETA {fmt_eta(p.eta_s)}")
+            st.append(f" · runs {p.runs_done}/{p.runs_total} · ETA {eta_text(p.eta_s)}")
         else:
             total = int(p.runs_total or 0)
             if total > 0:
@@ -179,7 +180,7 @@ class RoundPane(StepPane):
             if total > 0:
                 st.append(f" · runs {p.runs_done}/{total}")
             if p.eta_s is not None:
-                st.append(f" · ETA {fmt_eta(p.eta_s)}")
+                st.append(f" · ETA {eta_text(p.eta_s)}")
         st.append(" · s stops cleanly\n")
         if blocks:
             st.append(f"{p.phase}: {plain(p.message or '', 1000)}", style="dim")
@@ -349,9 +350,12 @@ def comparison_table(
     cols = fit_columns(width, max(len(n) for n in names.values()),
                        max(len(w) for w in workloads.values()))  # fmt: skip
     name_w, wl_w = cols
+    heading = ci_heading(rows)  # a bare "CI" when rows differ: each cell then says its own
+    cis = {id(c): ci_cell(c, heading) for c in rows}
+    ci_w = max(CI_W, *(len(x) for x in cis.values()))
     out.append(
         f"{'variant':<{name_w}}  {'workload':<{wl_w}}  {'ratio':>{RATIO_W}}  "
-        f"{ci_heading(rows):<{CI_W}}  verdict\n",
+        f"{heading:<{ci_w}}  verdict\n",
         style="bold",
     )
     pad = name_w + 2  # the bar and the notes sit under the workload column
@@ -361,8 +365,8 @@ def comparison_table(
         broken = shown.broken
         out.append(f"{ellipsize(names[c.variant_id], name_w):<{name_w}}  ", style="bold")
         out.append(f"{ellipsize(workloads[c.workload], wl_w):<{wl_w}}  ")
-        out.append(f"{fmt_ratio(c.ratio):>{RATIO_W}}  ")
-        out.append(f"{fmt_ci(c.ci_low, c.ci_high):<{CI_W}}  ")
+        out.append(f"{ratio_text(c.ratio):>{RATIO_W}}  ")
+        out.append(f"{cis[id(c)]:<{ci_w}}  ")
         out.append_text(verdict_text(shown.word))
         if shown.words:  # MEASURABLE: "1.8% slower (real, below the ±2% band)"
             out.append(f" {shown.words}")
@@ -410,7 +414,7 @@ PHASE_WORDS = {
     "job": "cluster job",
 }
 RATIO_W = 6
-CI_W = 16  # "[0.731, 0.755]" and room for a wider interval
+CI_W = 16  # "0.731–0.755" and room for a wider interval, or the heading "99.8% CI"
 VERDICT_W = 12  # "INCONCLUSIVE"
 
 
