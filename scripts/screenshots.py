@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SIZES = ((120, 40), (80, 24))
+MONO_FONT = "DejaVu Sans Mono"  # for cairosvg's PNGs; fonts-dejavu-core on Debian
 OUT = ROOT / "screenshots"
 MANIFEST = OUT / "MANIFEST.json"
 COMMAND = "python scripts/screenshots.py"
@@ -113,7 +114,13 @@ def to_png(svg: Path, size: tuple[int, int]) -> None:
             return
     import cairosvg
 
-    cairosvg.svg2png(url=str(svg), write_to=str(png))
+    # Textual's SVG asks for Fira Code from the web, which cairosvg cannot load: its fallback
+    # is a proportional font whose runs overflow their cells (a dialog's border spills, a
+    # column drifts). A local monospace font of the same advance keeps every cell in place.
+    text = svg.read_text(encoding="utf-8").replace(
+        "font-family: Fira Code, monospace;", f'font-family: "{MONO_FONT}", monospace;'
+    )
+    cairosvg.svg2png(bytestring=text.encode(), write_to=str(png))
 
 
 Drive = Callable[[Any], Awaitable[None]]

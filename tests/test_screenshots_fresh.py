@@ -83,3 +83,9 @@ def test_a_changed_screen_file_is_named(tmp_path: Path) -> None:
     after = SHOTS.source_files(tmp_path)
     assert SHOTS.source_hash(after) != SHOTS.source_hash(before)
     assert _stale(before, after) == ["tui/screens/steps/round.py (changed)"]
+
+
+def test_the_readme_names_the_files_the_hash_covers() -> None:
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    (named,) = re.findall(r"source file of the screens they show \(([^)]*)\)", readme)
+    assert tuple(re.findall(r"`([^`]+)`", named)) == SHOTS.SOURCES
