@@ -1,6 +1,6 @@
 """Regenerate screenshots/ from the real `gpuopt demo` flow: an SVG and a PNG of every screen.
 
-    PYTHONPATH=. .venv/bin/python scripts/screenshots.py [--quick] [--only NAME] [--no-png]
+    python scripts/screenshots.py [--quick] [--only NAME] [--no-png]
 
 Nothing is staged: a demo repository is made, a new user's demo session is opened (what
 `gpuopt demo` shows first), and a second demo session is run through the whole method with
@@ -9,13 +9,17 @@ residuals, decisions). Each screen of the app is then pictured on that ledger at
 80x24, with this machine's own telemetry (no GPU here says so). The telemetry app is shown
 on a replayed scenario, labelled REPLAY; the served review is pictured in headless Chromium
 when chromium and chromedriver are installed. PNGs come from Chromium (faithful to the SVG's
-fonts), else from cairosvg.
+fonts), else from cairosvg. A full run writes screenshots/MANIFEST.json: the commit, and a
+hash of the source files of the screens pictured, which tests/test_screenshots_fresh.py
+holds to the current files.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -30,7 +34,59 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SIZES = ((120, 40), (80, 24))
+MONO_FONT = "DejaVu Sans Mono"  # for cairosvg's PNGs; fonts-dejavu-core on Debian
 OUT = ROOT / "screenshots"
+MANIFEST = OUT / "MANIFEST.json"
+COMMAND = "python scripts/screenshots.py"
+# What the pictures show: a change to any of these files makes them stale
+# (tests/test_screenshots_fresh.py compares this hash with the manifest's).
+SOURCES = ("tui/screens", "tui/widgets", "tui/gpuopt.tcss", "session/record")
+
+
+def source_files(root: Path = ROOT) -> dict[str, str]:
+    """sha256 of every source file the screens are drawn from, by path from root."""
+    found: dict[str, str] = {}
+    for entry in SOURCES:
+        top = root / entry
+        files = [top] if top.is_file() else sorted(top.rglob("*"))
+        for f in files:
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
+                found[f.relative_to(root).as_posix()] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return dict(sorted(found.items()))
+
+
+def source_hash(files: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+
+
+def pictures() -> dict[str, str]:
+    return {
+        f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in sorted(OUT.iterdir())
+        if f.suffix in (".svg", ".png")
+    }
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+    return done.stdout.strip()
+
+
+def write_manifest(quick: bool, wall_s: float) -> None:
+    """Which commit and which source files the pictures were made from."""
+    files = source_files()
+    manifest = {
+        "made_with": COMMAND + (" --quick" if quick else ""),
+        "commit": git("rev-parse", "HEAD"),
+        "sources_differ_from_commit": bool(git("status", "--porcelain", "--", *SOURCES)),
+        "wall_s": round(wall_s),
+        "source_hash": source_hash(files),
+        "sources": files,
+        "pictures": pictures(),
+        "kept_from_an_earlier_run": [] if can_serve() else [SERVED],
+    }
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    print(MANIFEST.relative_to(ROOT), flush=True)
 
 
 def to_png(svg: Path, size: tuple[int, int]) -> None:
@@ -58,7 +114,13 @@ def to_png(svg: Path, size: tuple[int, int]) -> None:
             return
     import cairosvg
 
-    cairosvg.svg2png(url=str(svg), write_to=str(png))
+    # Textual's SVG asks for Fira Code from the web, which cairosvg cannot load: its fallback
+    # is a proportional font whose runs overflow their cells (a dialog's border spills, a
+    # column drifts). A local monospace font of the same advance keeps every cell in place.
+    text = svg.read_text(encoding="utf-8").replace(
+        "font-family: Fira Code, monospace;", f'font-family: "{MONO_FONT}", monospace;'
+    )
+    cairosvg.svg2png(bytestring=text.encode(), write_to=str(png))
 
 
 Drive = Callable[[Any], Awaitable[None]]
@@ -211,12 +273,20 @@ async def telemetry_pictures(png: bool) -> None:
     )
 
 
+SERVED = "40-served-review-browser.png"
+
+
+def can_serve() -> bool:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    return bool(chromium and shutil.which("chromedriver"))
+
+
 def served_picture(db: Path) -> None:
     """The review served in a browser, pictured by headless Chromium (selenium)."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
     if not (chromium and driver_path):
-        print("served review: skipped (needs chromium and chromedriver)", flush=True)
+        print(f"served review: {SERVED} kept (needs chromium and chromedriver)", flush=True)
         return
     import socket
 
@@ -245,7 +315,7 @@ def served_picture(db: Path) -> None:
         driver = webdriver.Chrome(service=Service(driver_path), options=opts)
         driver.get(f"http://127.0.0.1:{port}/")
         time.sleep(6.0)  # the app starts in its own process and draws its first frame
-        target = OUT / "40-served-review-browser.png"
+        target = OUT / SERVED
         driver.save_screenshot(str(target))
         print(target.relative_to(ROOT), flush=True)
     finally:
@@ -263,9 +333,13 @@ def main() -> int:
     args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     if not args.only:  # the pictures of screens that no longer exist go too
-        for old in list(OUT.glob("*.svg")) + list(OUT.glob("*.png")):
-            old.unlink()
+        for old in [*OUT.glob("*.svg"), *OUT.glob("*.png"), MANIFEST]:
+            if old.name != SERVED or can_serve():  # kept when it cannot be made anew
+                old.unlink(missing_ok=True)
+    t0 = time.monotonic()
     asyncio.run(shoot(args.only, not args.no_png, args.quick))
+    if not args.only and not args.no_png:  # a partial set is not what the manifest vouches for
+        write_manifest(args.quick, time.monotonic() - t0)
     return 0
 
 

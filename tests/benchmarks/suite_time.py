@@ -1,0 +1,50 @@
+"""The whole suite's size and wall time here: the figures the README's Development section
+gives, recorded in docs/measured.json ("suite") with `--record`.
+
+    .venv/bin/python -m tests.benchmarks.suite_time [--workers 2] [--record]
+
+Runs `python -m pytest -n WORKERS -q` from the repository root, as the README says to, and
+takes the passed/failed/skipped counts from pytest's last line. Run it on a machine at rest
+(the load average before and after is recorded beside the time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+from tests.benchmarks.demo_time import ROOT, record
+
+
+def counts(last_line: str) -> dict[str, int]:
+    """'6 failed, 1072 passed, 3 skipped in 1560.2s' -> {'failed': 6, 'passed': 1072, ...}"""
+    return {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|errors?)", last_line)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (2)")
+    p.add_argument("--record", action="store_true", help="write the result to docs/measured.json")
+    args = p.parse_args()
+    argv = [sys.executable, "-m", "pytest", "-n", str(args.workers), "-q", "-p", "no:cacheprovider"]
+    load0 = os.getloadavg()[0]
+    t0 = time.monotonic()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    last = (done.stdout.strip().splitlines() or [""])[-1]
+    found = counts(last)
+    result = {"command": "python -m tests.benchmarks.suite_time --record",
+              "workers": args.workers, "wall_s": round(wall), "exit": done.returncode,
+              "tests": sum(found.values()), **found, "load_before": round(load0, 2),
+              "load_after": round(os.getloadavg()[0], 2)}  # fmt: skip
+    print(result, flush=True)
+    if args.record:
+        record("suite", result)
+
+
+if __name__ == "__main__":
+    main()
