@@ -315,6 +315,18 @@ def shell_cost_s(shell: str = "bash", runs: int = 10, cwd: str | Path = ".") -> 
     return statistics.median(times)
 
 
+_null: tuple[int, int] | None = None  # (pid that opened it, fd): /dev/null, kept open
+
+
+def _devnull() -> int:
+    """The run's stdin: /dev/null, opened once per process (not a file open per run)."""
+    global _null
+    pid = os.getpid()
+    if _null is None or _null[0] != pid:
+        _null = (pid, os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+    return _null[1]
+
+
 def run_command(
     command: str,
     cwd: str | Path,
@@ -363,6 +375,13 @@ def run_command(
     orphans.mark(full_env, run_mark)
 
     out, err = _Tail(), _Tail()
+    # Our own pipes, and their write ends kept open here until the command has exited:
+    # then the end of its output never wakes us apart from its exit (the pidfd), one wait
+    # where a pipe's hang-up, then the exit, were two; on a loaded machine each wait that
+    # ends is a turn in the run queue, in the timed wall clock.
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    write_ends = [out_w, err_w]
     forked_by = orphans.boot_tick()
     started_us = time.time_ns() // 1000
     t0 = time.perf_counter()
@@ -371,15 +390,17 @@ def run_command(
             argv,
             cwd=str(cwd),
             env=full_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdin=_devnull(),
+            stdout=out_w,
+            stderr=err_w,
             start_new_session=True,
             close_fds=True,
             executable=executable,
         )
     except OSError as exc:
         now = time.perf_counter()
+        for fd in (out_r, err_r, *write_ends):
+            os.close(fd)
         return RunResult(
             status=RunStatus.FAILED,
             value=None,
@@ -397,9 +418,15 @@ def run_command(
 
     pid = proc.pid
     orphans.watch_group(pid, forked_by)  # if gpuopt dies during the run, the guard ends it
-    assert proc.stdout is not None and proc.stderr is not None
-    fds = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    fds = {out_r: out, err_r: err}
     pidfd = _pidfd(pid)
+
+    def close_write_ends() -> None:
+        while write_ends:
+            os.close(write_ends.pop())
+
+    if pidfd is None:
+        close_write_ends()  # no exit to wait on: the pipes' hang-up and a 5 ms poll say it
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
@@ -459,6 +486,7 @@ def run_command(
             _kill_group(pid, signal.SIGKILL)
         if pidfd is not None:
             poller.unregister(pidfd)
+        close_write_ends()  # the reads below end at the output's end, not at our own ends
         # Drain what the command wrote; leftovers (of a hook) may hold the pipes: not long.
         drain_end = time.perf_counter() + DRAIN_GRACE_S
         while open_fds:
@@ -486,8 +514,9 @@ def run_command(
         raise
     finally:
         orphans.unwatch_group(pid)
-        proc.stdout.close()
-        proc.stderr.close()
+        close_write_ends()
+        os.close(out_r)
+        os.close(err_r)
         if pidfd is not None:
             os.close(pidfd)
     ended_us = time.time_ns() // 1000
