@@ -113,3 +113,15 @@ def test_output_is_kept_when_the_command_closes_its_streams_and_runs_on(tmp_path
     assert res.ok, res.error
     assert res.stdout_tail == "out\n" and res.stderr_tail == "err\n"
     assert res.wall_s >= 0.3
+
+
+def test_a_run_has_a_process_group_of_its_own_in_gpuopts_session(tmp_path: Path) -> None:
+    # Not a session of its own: with the scheduler's autogroups (a group per session) a
+    # new session per run made a scheduling group per run, whose start waited on a loaded
+    # machine. Its own group still lets a timeout kill everything it started.
+    res = run_command("cat /proc/self/stat", tmp_path, shell=None)
+    assert res.ok, res.error
+    fields = res.stdout_tail.rpartition(")")[2].split()
+    pid, pgid, sid = int(res.stdout_tail.split()[0]), int(fields[2]), int(fields[3])
+    assert pgid == pid != os.getpgrp()
+    assert sid == os.getsid(0)
