@@ -234,6 +234,7 @@ def interleaved(runs: int, turns: int = 3) -> None:
     from measure.telemetry.monitor import make_monitor
     from session import models as m
     from session.conduct.executor import ProcessExecutor
+    from session.conduct.loop import COMMIT_EVERY_S
     from tests.benchmarks import compare_vs_hyperfine as cvh
 
     true = shutil.which("true") or "/bin/true"
@@ -248,6 +249,7 @@ def interleaved(runs: int, turns: int = 3) -> None:
         ex = ProcessExecutor(led, session, mon)
         ex.batch = True
         block = [0]
+        committed = [time.monotonic()]
 
         def popen() -> None:
             p = subprocess.Popen([true], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -264,8 +266,9 @@ def interleaved(runs: int, turns: int = 3) -> None:
             block[0] += 1
             ex.run(m.Run(session_id=session.id, arm="baseline", workload="t",
                          block=block[0]), Path(cwd))  # fmt: skip
-            if block[0] % 2 == 0:
-                ex.flush()  # a block of two runs, one commit
+            if block[0] % 2 == 0 and time.monotonic() - committed[0] >= COMMIT_EVERY_S:
+                ex.flush()  # whole blocks, committed as a round does: at most 0.25 s apart
+                committed[0] = time.monotonic()
 
         arms: dict[str, Callable[[], None]] = {
             "(a) Popen, pipes, new session + wait": popen,
