@@ -490,7 +490,7 @@ def _guard_main(owner: str, record: str | None = None) -> int:
     heard = False  # the last read of the pipe had lines: more runs are likely to follow
     while not ended:
         watching = (bool(groups) or heard) and root_fd is not None
-        waits = [root_fd] if watching else [0, *([root_fd] if root_fd is not None else [])]
+        waits = [0] if root_fd is None else [root_fd] if watching else [0, root_fd]
         try:
             timeout = WATCH_INTERVAL_S if groups or watching else None
             ready, _, _ = select.select(waits, [], [], timeout)
