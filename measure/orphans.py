@@ -477,20 +477,40 @@ def _guard_main(owner: str, record: str | None = None) -> int:
         except OSError:
             pass
 
-    while True:
+    # While runs come, the pipe is read when the watch is due, or at once when gpuopt
+    # ends (its pidfd): a run's start and end, written at every run, then wake no one on
+    # gpuopt's clock (one or two wake-ups of this process per run, each a turn in a busy
+    # run queue, were a tenth of a run of `true`). After a quiet watch the pipe wakes us.
+    try:
+        root_fd: int | None = os.pidfd_open(root)
+    except (AttributeError, OSError):
+        root_fd = None
+    os.set_blocking(0, False)
+    ended = False
+    heard = False  # the last read of the pipe had lines: more runs are likely to follow
+    while not ended:
+        watching = (bool(groups) or heard) and root_fd is not None
+        waits = [0] if root_fd is None else [root_fd] if watching else [0, root_fd]
         try:
-            ready, _, _ = select.select([0], [], [], WATCH_INTERVAL_S if groups else None)
+            timeout = WATCH_INTERVAL_S if groups or watching else None
+            ready, _, _ = select.select(waits, [], [], timeout)
         except InterruptedError:
             continue
-        if ready:
+        heard = False
+        if root_fd is not None and root_fd in ready:
+            os.close(root_fd)  # gpuopt has ended: what its pipe still holds is read now,
+            root_fd = None  # and its end (a fork of it may hold the pipe open) awaited
+        while True:
             try:
-                chunk = os.read(0, 4096)
-            except InterruptedError:
-                continue
+                chunk = os.read(0, 65536)
+            except (BlockingIOError, InterruptedError):
+                break
             except OSError:
                 chunk = b""
             if not chunk:
+                ended = True
                 break
+            heard = True
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for raw in lines:
@@ -501,6 +521,8 @@ def _guard_main(owner: str, record: str | None = None) -> int:
                         note(f"G {parts[1]} {parts[2]}")
                     elif parts[0] == "-":
                         groups.pop(int(parts[1]), None)
+        if ended:
+            break
         if groups:
             for pid in _descendants(root):
                 st = _stat(pid)

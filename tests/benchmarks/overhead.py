@@ -33,7 +33,14 @@ Last, issue 21's figures: a `gpuopt round`'s cost per run on `true` (start to st
 the ledger) beside `hyperfine -N true`, interleaved, and `compare -N`'s time to its first
 run (tests.benchmarks.compare_vs_hyperfine measures both the same way).
 
-`--only floor,round` runs only those sections (names: runner, handoff, cost, floor, round).
+Then the same floor interleaved run by run (`interleaved`): each turn runs every arm once
+in a fresh random order, (a) Popen + wait, (b) os.posix_spawn + os.wait4, (c) run_command,
+(d) a round's per-run path (the executor's `run`, host telemetry on, runs held for a block
+commit), with `hyperfine -N --runs 200 true` between turns of 200; a slow spell hits every
+arm alike. Printed: the median and mean wall time per call, and this process's CPU.
+
+`--only floor,round` runs only those sections (names: runner, handoff, cost, floor,
+interleaved, round).
 
 Not a pytest module. On a shared machine the figures move with the load (printed).
 """
@@ -220,6 +227,90 @@ def python_floor(have_hf: bool, runs: int = 200, repeats: int = 3) -> None:
         print(f"  {arm:<42} per run {ms(w)}{c}{rel}")
 
 
+def interleaved(runs: int, turns: int = 3) -> None:
+    """Each arm once per step, in random order, so that load hits them alike; hyperfine -N
+    between turns (it cannot be interleaved run by run)."""
+    from ledger import Ledger  # the benchmark's own imports: measure needs none of it
+    from measure.telemetry.monitor import make_monitor
+    from session import models as m
+    from session.conduct.executor import ProcessExecutor
+    from session.conduct.loop import COMMIT_EVERY_S
+    from tests.benchmarks import compare_vs_hyperfine as cvh
+
+    true = shutil.which("true") or "/bin/true"
+    env = dict(os.environ)
+    cwd = tempfile.gettempdir()
+    with tempfile.TemporaryDirectory() as tmp:
+        led = Ledger.open(Path(tmp) / "l.db")
+        contract = m.Contract(workloads=[m.Workload(name="t", command="true")])
+        session = m.Session(title="bench", repo=tmp, contract=contract)
+        led.put(session)
+        mon = make_monitor(None, session.id, gpu=False)
+        ex = ProcessExecutor(led, session, mon)
+        ex.batch = True
+        block = [0]
+        committed = [time.monotonic()]
+
+        def popen() -> None:
+            p = subprocess.Popen([true], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+            p.communicate()
+
+        def spawn() -> None:
+            os.wait4(os.posix_spawn(true, [true], env), 0)
+
+        def runner() -> None:
+            run_command("true", cwd, shell=None)
+
+        def round_run() -> None:
+            block[0] += 1
+            ex.run(m.Run(session_id=session.id, arm="baseline", workload="t",
+                         block=block[0]), Path(cwd))  # fmt: skip
+            if block[0] % 2 == 0 and time.monotonic() - committed[0] >= COMMIT_EVERY_S:
+                ex.flush()  # whole blocks, committed as a round does: at most 0.25 s apart
+                committed[0] = time.monotonic()
+
+        arms: dict[str, Callable[[], None]] = {
+            "(a) Popen, pipes, new session + wait": popen,
+            "(b) os.posix_spawn + os.wait4": spawn,
+            "(c) run_command (-N)": runner,
+            "(d) a round's per-run path (executor.run)": round_run,
+        }
+        wall: dict[str, list[float]] = {a: [] for a in arms}
+        cpu: dict[str, float] = dict.fromkeys(arms, 0.0)
+        hf: list[float] = []
+        load = [os.getloadavg()[0]]
+        for arm in arms.values():
+            for _ in range(5):
+                arm()
+        for _ in range(turns):
+            for _ in range(runs):
+                for name in random.sample(list(arms), len(arms)):
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    arms[name]()
+                    wall[name].append(time.perf_counter() - t0)
+                    cpu[name] += time.process_time() - c0
+            out = Path(tmp) / "hf.json"
+            cvh.run(["hyperfine", "-N", "--style", "none", "--warmup", "5", "--runs",
+                     str(runs), "--export-json", str(out), "true"], Path(tmp))  # fmt: skip
+            hf.append(json.loads(out.read_text())["results"][0]["mean"])
+            load.append(os.getloadavg()[0])
+        ex.close()
+        mon.close()
+        led.close()
+    ref = statistics.median(hf)
+    print(f"\n== interleaved run by run on `true` ({turns} turns of {runs} runs per arm); "
+          f"load (1 min) {min(load):.2f}-{max(load):.2f}")  # fmt: skip
+    print(f"  {'hyperfine -N --runs ' + str(runs) + ' true (median of means)':<46} {ms(ref)}")
+    for name, ws in wall.items():
+        med, mean = statistics.median(ws), statistics.fmean(ws)
+        c = cpu[name] / len(ws)
+        print(
+            f"  {name:<46} median {ms(med)}  mean {ms(mean)}  our CPU {ms(c)}"
+            f"   mean {mean / ref:5.2f}x hyperfine -N"
+        )
+
+
 def round_and_startup(have_hf: bool, runs: int, repeats: int = 3) -> None:
     """Issue 21's two figures: a round's cost per run on `true` beside `hyperfine -N true`
     (interleaved repeats), and `gpuopt compare -N`'s time to its first run."""
@@ -298,6 +389,8 @@ def main() -> int:
         per_run_cost(have_hf)
     if on("floor"):
         python_floor(have_hf, args.round_runs)
+    if on("interleaved"):
+        interleaved(args.round_runs)
     if on("round"):
         round_and_startup(have_hf, args.round_runs)
     print(f"\nload average after: {os.getloadavg()}")

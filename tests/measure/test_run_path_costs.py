@@ -7,9 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from measure import orphans
 from measure.peak_rss import own_peak_kib
+from measure.runner import run_command
 
 
 def _status_kib(field: str) -> int:
@@ -73,3 +76,52 @@ def test_the_start_tick_handed_to_the_guard_is_no_later_than_procs() -> None:
             assert before <= st[4] <= after
         finally:
             child.communicate(b"")
+
+
+def _switches(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return sum(int(line.split()[1]) for line in f if line.startswith("voluntary_ctxt"))
+
+
+def test_the_guard_is_not_woken_at_every_run(tmp_path: Path) -> None:
+    # A run's start and end are written to the guard's pipe; read at every run, they woke
+    # it twice a run (each wake-up a turn in a busy run queue, inside the run's wall clock).
+    # It now reads them when its watch is due (10 a second) or when gpuopt ends: its
+    # wake-ups follow the time the runs take, not their number.
+    first = run_command("true", tmp_path, shell=None)  # the guard is started
+    guard = orphans._guard
+    assert guard is not None and guard.poll() is None
+    # the guard has started up (its imports block on the disk) once it has recorded a run
+    record = orphans._procs_file(orphans.owner_id())
+    while not (record.exists() and " " in record.read_text()):
+        assert guard.poll() is None, "the guard ended"
+        run_command("true", tmp_path, shell=None)
+    del first
+    runs = 200
+    before, t0 = _switches(guard.pid), time.monotonic()
+    for _ in range(runs):
+        assert run_command("true", tmp_path, shell=None).ok
+    woken, took = _switches(guard.pid) - before, time.monotonic() - t0
+    # 0.5-1.6 a run before (111-321 of 200 at load 13-18); about 10 a second now
+    assert woken < runs // 4, f"the guard woke {woken} times in {runs} runs ({took:.2f} s)"
+
+
+def test_output_is_kept_when_the_command_closes_its_streams_and_runs_on(tmp_path: Path) -> None:
+    # The runner holds the pipes' write ends until the exit: a command that closes its own
+    # output early is still timed to its exit, and what it wrote before is kept.
+    res = run_command("echo out; echo err >&2; exec >&- 2>&-; sleep 0.3", tmp_path)
+    assert res.ok, res.error
+    assert res.stdout_tail == "out\n" and res.stderr_tail == "err\n"
+    assert res.wall_s >= 0.3
+
+
+def test_a_run_has_a_process_group_of_its_own_in_gpuopts_session(tmp_path: Path) -> None:
+    # Not a session of its own: with the scheduler's autogroups (a group per session) a
+    # new session per run made a scheduling group per run, whose start waited on a loaded
+    # machine. Its own group still lets a timeout kill everything it started.
+    res = run_command("cat /proc/self/stat", tmp_path, shell=None)
+    assert res.ok, res.error
+    fields = res.stdout_tail.rpartition(")")[2].split()
+    pid, pgid, sid = int(res.stdout_tail.split()[0]), int(fields[2]), int(fields[3])
+    assert pgid == pid != os.getpgrp()
+    assert sid == os.getsid(0)
