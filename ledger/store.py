@@ -512,6 +512,9 @@ class Ledger:
         for col, value in where.items():
             if value is None:
                 clauses.append(f"{col} IS NULL")
+            elif isinstance(value, (tuple, frozenset)):  # any of these: one read for many
+                clauses.append(f"{col} IN ({', '.join('?' * len(value))})" if value else "0")
+                params.extend(v.value if hasattr(v, "value") else v for v in value)
             else:
                 clauses.append(f"{col} = ?")
                 params.append(value.value if hasattr(value, "value") else value)

@@ -125,8 +125,13 @@ def baseline_floors(ledger: Any, session_id: str) -> dict[str, Floor]:
     FLOPs or bytes and the ceilings): a variant's time below it cannot read FASTER."""
     from session.profile.run import latest_profiles  # the ledger side only when asked
 
+    return floors_of(latest_profiles(ledger, session_id, "baseline"))
+
+
+def floors_of(profiles: Mapping[str, Any]) -> dict[str, Floor]:
+    """`baseline_floors` of the baseline's newest profiles (workload -> Evidence)."""
     found = {}
-    for workload, ev in latest_profiles(ledger, session_id, "baseline").items():
+    for workload, ev in profiles.items():
         floor = roofline_floor(ev.summary)
         if floor is not None:
             found[workload] = floor

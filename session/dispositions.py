@@ -14,8 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from session import models as m
-from session.gates import GateRefusal, check_disposition, open_preflight_questions, require
+from session.gates import (
+    GateRefusal,
+    check_disposition,
+    latest_comparisons_in,
+    latest_correctness_in,
+    open_preflight_questions,
+    require,
+)
 from session.hypotheses import set_confidence, set_status
+from session.view import SessionView, load_rows
 
 # The optimization classes in words (models.OptimizationClass, as DESIGN.md defines them).
 CLASS_DESCRIPTIONS: dict[m.OptimizationClass, str] = {
@@ -55,6 +63,7 @@ __all__ = [
     "dispose",
     "preflight_warnings",
     "status_suggestion",
+    "status_suggestion_in",
 ]
 
 
@@ -169,6 +178,11 @@ class StatusSuggestion:
 
 
 def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
+    """`status_suggestion_in` of the ledger's rows of the disposition's session."""
+    return status_suggestion_in(load_rows(ledger, d.session_id), d)
+
+
+def status_suggestion_in(view: SessionView, d: m.Disposition) -> StatusSuggestion | None:
     """What a keep or a reject says of the variant's hypothesis. The residual read for the
     variant decides, as the method says (`SUGGESTED_STATUS`), except
     for a hypothesis that predicted no direction (a control) and saw nothing move: it is
@@ -179,27 +193,29 @@ def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
     residual: kept → supported, rejected → weakened. Supported raises the confidence a
     step, weakened lowers it, rejected makes it low. None when there is no hypothesis, the
     choice waits for evidence, or the hypothesis already says so."""
-    variant = ledger.find(m.Variant, d.variant_id)
+    variant = view.variant(d.variant_id)
     if variant is None or not variant.hypothesis_id:
         return None
-    h = ledger.find(m.Hypothesis, variant.hypothesis_id)
+    h = view.hypothesis(variant.hypothesis_id)
     if h is None or d.choice is m.DispositionChoice.NEED_EVIDENCE:
         return None
     rejected = d.choice is m.DispositionChoice.REJECT
-    residuals = ledger.list(m.Residual, variant_id=variant.id, order_by="created_at, rowid")
+    residuals = sorted(
+        (r for r in view.residuals if r.variant_id == variant.id), key=lambda r: r.created_at
+    )
     read = residuals[-1] if residuals else None
     cls = (read.confirmed or read.suggested) if read else None
     control = h.predicted_direction is None and cls is m.ResidualClass.NOTHING_MOVED
-    if control and not _check_failed(ledger, variant):
+    if control and not _check_failed(view, variant):
         # a control that saw nothing move: supported only where its round said SAME; an
         # INCONCLUSIVE round is no evidence either way (and fires "a verdict other than SAME")
-        seen = _latest_verdicts(ledger, variant)
+        seen = _latest_verdicts(view, variant)
         if not seen or any(v is not m.Verdict.SAME for v in seen):
             return None
         status = m.HypothesisStatus.SUPPORTED
     elif rejected and read is not None and read.confirmed in _MECHANISM_FAILED:
         status = m.HypothesisStatus.REJECTED
-    elif rejected and _check_failed(ledger, variant):
+    elif rejected and _check_failed(view, variant):
         status = m.HypothesisStatus.WEAKENED  # it may be fast, but not as a correct change
     elif cls is None:
         status = m.HypothesisStatus.WEAKENED if rejected else m.HypothesisStatus.SUPPORTED
@@ -220,23 +236,15 @@ def status_suggestion(ledger: Any, d: m.Disposition) -> StatusSuggestion | None:
     return StatusSuggestion(h, status, confidence, why, reopen)
 
 
-def _latest_verdicts(ledger: Any, variant: m.Variant) -> list[m.Verdict]:
+def _latest_verdicts(view: SessionView, variant: m.Variant) -> list[m.Verdict]:
     """The speed verdicts of the variant in the latest round that measured it."""
-    rows = ledger.list(m.Comparison, variant_id=variant.id)
-    numbers = {r.id: r.number for r in ledger.list(m.Round, session_id=variant.session_id)}
-    if not rows:
-        return []
-    last = max(rows, key=lambda c: numbers.get(c.round_id, -1)).round_id
-    return [c.verdict for c in rows if c.round_id == last]
+    _, rows = latest_comparisons_in(view, variant)
+    return [c.verdict for c in rows]
 
 
-def _check_failed(ledger: Any, variant: m.Variant) -> bool:
+def _check_failed(view: SessionView, variant: m.Variant) -> bool:
     """Whether the latest check of the variant on any workload failed."""
-    latest: dict[str, m.CorrectnessResult] = {}
-    rows = ledger.list(m.CorrectnessResult, variant_id=variant.id, order_by="created_at, rowid")
-    for c in rows:
-        latest[c.workload] = c
-    return any(not c.passed for c in latest.values())
+    return any(not c.passed for c in latest_correctness_in(view, variant))
 
 
 def apply_status_suggestion(ledger: Any, s: StatusSuggestion) -> m.Hypothesis:

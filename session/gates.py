@@ -1,7 +1,9 @@
 """The gates of the method: conditions a step must meet, each refusal with its reason in words.
 
-Every check here reads the ledger and returns the list of unmet conditions (empty: the gate
-opens). `require(...)` turns a non-empty list into a `GateRefusal`. Nothing here writes.
+Every check returns the list of unmet conditions (empty: the gate opens); `require(...)`
+turns a non-empty list into a `GateRefusal`. Nothing here writes. The `*_in` forms are
+functions of one loaded `SessionView` and read nothing; the others read what they need from
+the ledger and apply the same rule.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from session import check_words
 from session import models as m
 from session.errors import GateRefusal
 from session.ledger_port import LedgerLike
+from session.profile.base import newest_profiles
 from session.timing import metric_legend
+from session.view import SessionView
 
 __all__ = [
     "FLAG_FIELDS",
@@ -23,17 +27,22 @@ __all__ = [
     "VariantFacts",
     "baseline_warning",
     "check_disposition",
+    "check_disposition_in",
     "check_one_factor",
     "check_round_allowed",
     "gradient_outputs",
     "in_form",
     "is_gradient_output",
     "latest_comparisons",
+    "latest_comparisons_in",
     "latest_correctness",
+    "latest_correctness_in",
     "open_preflight_questions",
     "own_inputs_refusals",
     "require",
+    "round_refusal",
     "variant_facts",
+    "variant_facts_in",
 ]
 
 
@@ -73,15 +82,19 @@ def require(reasons: Iterable[str]) -> None:
 
 
 def check_round_allowed(ledger: LedgerLike, session: m.Session) -> list[str]:
+    """`round_refusal` of the session's latest baseline, as stored."""
+    return round_refusal(session, ledger.latest_baseline(session.id))
+
+
+def round_refusal(session: m.Session, baseline: m.Baseline | None) -> list[str]:
     """A round compares variants against a baseline: one never judged, with failing runs, or
     drifting for a cause the telemetry names blocks it; one drifting with no named cause, or
     too noisy for its band, does not (`baseline_warning` says what a round may do)."""
     from session import conduct  # lazy: the measuring engine, only for a recorded baseline
 
-    baseline = ledger.latest_baseline(session.id)
     if baseline is None:
         return ["no round before a baseline: record one first (gpuopt baseline)"]
-    got = conduct.outcome(ledger, session, baseline)
+    got = judged_outcome(baseline)
     if got is None:
         return [
             f"no round before a judged baseline: baseline {baseline.id} has not been judged "
@@ -95,6 +108,12 @@ def check_round_allowed(ledger: LedgerLike, session: m.Session) -> list[str]:
             f"{conduct.outcome_words(got, delta)}{detail}; {conduct.repair_words(got)}"
         ]
     return []
+
+
+def judged_outcome(baseline: m.Baseline) -> m.Outcome | None:
+    """The baseline's outcome as recorded, at its own band (None: never judged); reads
+    nothing (`session.conduct.outcome` at the baseline's own threshold)."""
+    return baseline.judged_outcome()
 
 
 def baseline_warning(ledger: LedgerLike, session: m.Session, baseline: m.Baseline) -> str:
@@ -167,19 +186,44 @@ def latest_comparisons(
     """The comparisons of the most recent round that measured this variant."""
     comps = ledger.list(m.Comparison, variant_id=variant.id)  # unreadable rows: noted, skipped
     # `list` by id, not `get`: a round row that does not read back is noted and skipped
-    rounds = [
-        r for rid in dict.fromkeys(c.round_id for c in comps) for r in ledger.list(m.Round, id=rid)
-    ]
-    if not rounds:
+    ids = tuple(dict.fromkeys(c.round_id for c in comps))
+    return _latest_of(ledger.list(m.Round, id=ids) if ids else [], comps)
+
+
+def latest_comparisons_in(
+    view: SessionView, variant: m.Variant
+) -> tuple[m.Round | None, list[m.Comparison]]:
+    """`latest_comparisons` of the rows a view holds."""
+    mine = [c for c in view.all_comparisons() if c.variant_id == variant.id]
+    return _latest_of(view.rounds, mine)
+
+
+def _latest_of(
+    rounds: Iterable[m.Round], comps: list[m.Comparison]
+) -> tuple[m.Round | None, list[m.Comparison]]:
+    measured = {c.round_id for c in comps}
+    found = [r for r in rounds if r.id in measured]
+    if not found:
         return None, []
-    rnd = max(rounds, key=lambda r: (r.number, r.started_at))
+    rnd = max(found, key=lambda r: (r.number, r.started_at))
     return rnd, [c for c in comps if c.round_id == rnd.id]
 
 
 def latest_correctness(ledger: LedgerLike, variant: m.Variant) -> list[m.CorrectnessResult]:
     """The newest correctness result of this variant for each workload."""
+    rows = ledger.list(m.CorrectnessResult, variant_id=variant.id, order_by="created_at, rowid")
+    return newest_per_workload(rows)
+
+
+def latest_correctness_in(view: SessionView, variant: m.Variant) -> list[m.CorrectnessResult]:
+    """`latest_correctness` of the rows a view holds."""
+    return newest_per_workload(view.correctness_of(variant.id))
+
+
+def newest_per_workload(rows: Iterable[m.CorrectnessResult]) -> list[m.CorrectnessResult]:
+    """The newest of each workload's results (by time; of equal times, the later row)."""
     found: dict[str, m.CorrectnessResult] = {}
-    for r in ledger.list(m.CorrectnessResult, variant_id=variant.id, order_by="created_at, rowid"):
+    for r in sorted(rows, key=lambda c: c.created_at):  # stable: equal times keep row order
         found[r.workload] = r
     return list(found.values())
 
@@ -221,6 +265,19 @@ def variant_facts(ledger: LedgerLike, session: m.Session, variant: m.Variant) ->
         correctness=latest_correctness(ledger, variant),
         workloads={w.name: w for w in session.contract.workloads},
         floors=check_words.baseline_floors(ledger, session.id),
+    )
+
+
+def variant_facts_in(view: SessionView, variant: m.Variant) -> VariantFacts:
+    """`variant_facts` of the rows a view holds."""
+    rnd, comps = latest_comparisons_in(view, variant)
+    return VariantFacts(
+        variant=variant,
+        round=rnd,
+        comparisons=comps,
+        correctness=latest_correctness_in(view, variant),
+        workloads={w.name: w for w in view.session.contract.workloads},
+        floors=check_words.floors_of(newest_profiles(view.evidence, "baseline")),
     )
 
 
@@ -388,7 +445,20 @@ def check_disposition(ledger: LedgerLike, session: m.Session, d: m.Disposition) 
     variant = ledger.get(m.Variant, d.variant_id)
     if variant is None:
         return [f"no variant {d.variant_id}"]
-    facts = variant_facts(ledger, session, variant)
+    return disposition_problems(session, variant_facts(ledger, session, variant), d)
+
+
+def check_disposition_in(view: SessionView, d: m.Disposition) -> list[str]:
+    """`check_disposition` of the rows a view holds."""
+    variant = view.variant(d.variant_id)
+    if variant is None:
+        return [f"no variant {d.variant_id}"]
+    return disposition_problems(view.session, variant_facts_in(view, variant), d)
+
+
+def disposition_problems(session: m.Session, facts: VariantFacts, d: m.Disposition) -> list[str]:
+    """Every unmet condition for this disposition, of the facts known of its variant."""
+    variant = facts.variant
     out = _measured(facts)
     choice = d.choice
     if choice is m.DispositionChoice.REJECT:

@@ -8,6 +8,7 @@ disposed of. The wording here is gpuopt's own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,12 +130,14 @@ def answers(ledger: LedgerLike, session: m.Session) -> dict[m.PreflightQuestion,
 
 def checklist(ledger: LedgerLike, session: m.Session) -> list[m.ChecklistItem]:
     """All fourteen items, those never touched as not done."""
-    rows = {
-        r["number"]: r
-        for r in ledger.query(
-            "SELECT number, done, note FROM checklist WHERE session_id = ?", (session.id,)
-        )
-    }
+    return checklist_of(
+        ledger.query("SELECT number, done, note FROM checklist WHERE session_id = ?", (session.id,))
+    )
+
+
+def checklist_of(stored: Sequence[Mapping[str, Any]]) -> list[m.ChecklistItem]:
+    """`checklist` of the stored rows (number, done, note), as a view holds them."""
+    rows = {r["number"]: r for r in stored}
     return [
         m.ChecklistItem(
             number=n,

@@ -1,8 +1,9 @@
 """The read model of one session: everything a front end shows of it, read in one go.
 
-`load_view` reads a session and its rows into a typed `SessionView`; the app draws it, and
-the few questions a screen asks about what it shows (the residual the round suggests, what
-each disposition still lacks) are answered here by the method's own functions. Every count
+`load_view` reads a session and its rows into a typed `SessionView` (session.view: one read
+per table); the app draws it, and the few questions a screen asks about what it shows (the
+residual the round suggests, what each disposition still lacks) are answered here by the
+method's own functions, of the view alone: a redraw reads nothing. Every count
 or listing a front end needs beyond the models is read here too, so no SQL lives in `tui/`.
 """
 
@@ -14,73 +15,15 @@ from typing import Any
 
 from session import check_words
 from session import models as m
-from session.gates import check_disposition
+from session.gates import baseline_warning, check_disposition_in
+from session.profile.base import newest_profiles
 from session.residuals import confirm_residual as confirm_residual_class
-from session.residuals import record_residual, suggest_residual
-from session.steps import step_states
+from session.residuals import record_residual, suggest_residual_in
+from session.steps import step_states_of
+from session.view import SessionView, load_rows
+from session.view import baseline_run_count as baseline_run_count  # its callers' old home
 
 STEP_ORDER: tuple[m.StepName, ...] = tuple(m.StepName)
-
-
-@dataclass
-class SessionView:
-    session: m.Session
-    baselines: list[m.Baseline] = field(default_factory=list)
-    hypotheses: list[m.Hypothesis] = field(default_factory=list)
-    variants: list[m.Variant] = field(default_factory=list)
-    rounds: list[m.Round] = field(default_factory=list)
-    comparisons: dict[str, list[m.Comparison]] = field(default_factory=dict)  # round id -> rows
-    correctness: list[m.CorrectnessResult] = field(default_factory=list)
-    audits: list[m.Audit] = field(default_factory=list)
-    residuals: list[m.Residual] = field(default_factory=list)
-    dispositions: list[m.Disposition] = field(default_factory=list)
-    preflight: list[m.PreflightAnswer] = field(default_factory=list)
-    steps: list[m.StepStatus] = field(default_factory=list)
-    baseline_runs: int = 0
-    suggestions: dict[str, tuple[m.ResidualClass, str]] = field(default_factory=dict)
-    # rows of this session that do not read back as their model (ledger.store.UnreadableRow):
-    # named on the screen, left out of every list above
-    unreadable: list[Any] = field(default_factory=list)
-    # workload -> its roofline floor, from the baseline's newest profile (session.check_words)
-    floors: dict[str, check_words.Floor] = field(default_factory=dict)
-    # the session as read, with its row version: a save writes only over this version
-    session_read: Any = None
-
-    @property
-    def baseline(self) -> m.Baseline | None:
-        return self.baselines[-1] if self.baselines else None
-
-    @property
-    def last_round(self) -> m.Round | None:
-        return self.rounds[-1] if self.rounds else None
-
-    def variant_name(self, vid: str) -> str:
-        if vid == "baseline":
-            return "baseline"
-        for v in self.variants:
-            if v.id == vid:
-                return v.name
-        return vid[:8]
-
-    def hypothesis(self, hid: str | None) -> m.Hypothesis | None:
-        return next((h for h in self.hypotheses if h.id == hid), None)
-
-    def step(self, name: m.StepName) -> m.StepStatus:
-        for s in self.steps:
-            if s.step is name:
-                return s
-        return m.StepStatus(step=name)
-
-    def correctness_of(self, vid: str) -> list[m.CorrectnessResult]:
-        return [c for c in self.correctness if c.variant_id == vid]
-
-    def disposition_of(self, vid: str) -> m.Disposition | None:
-        rows = [d for d in self.dispositions if d.variant_id == vid]
-        return rows[-1] if rows else None
-
-    def residual_of(self, vid: str) -> m.Residual | None:
-        rows = [r for r in self.residuals if r.variant_id == vid]
-        return rows[-1] if rows else None
 
 
 def load_view(ledger: Any, session_id: str) -> SessionView:
@@ -102,43 +45,15 @@ def load_view(ledger: Any, session_id: str) -> SessionView:
 
 
 def _load_view(ledger: Any, session_id: str) -> SessionView:
-    read = ledger.get_versioned(m.Session, session_id)
-    if read is None:
-        raise LookupError(f"no session {session_id} in {ledger.path}")
-    session = read.model
-    sid = session.id
-    view = SessionView(
-        session_read=read,
-        session=session,
-        baselines=ledger.list(m.Baseline, session_id=sid, order_by="created_at, rowid"),
-        hypotheses=ledger.list(m.Hypothesis, session_id=sid, order_by="created_at, rowid"),
-        variants=ledger.list(m.Variant, session_id=sid, order_by="created_at, rowid"),
-        rounds=ledger.list(m.Round, session_id=sid, order_by="number, rowid"),
-        correctness=ledger.list(m.CorrectnessResult, session_id=sid),
-        audits=ledger.list(m.Audit, session_id=sid),
-        residuals=ledger.list(m.Residual, session_id=sid),
-        dispositions=ledger.list(m.Disposition, session_id=sid, order_by="created_at, rowid"),
-        preflight=ledger.list(m.PreflightAnswer, session_id=sid),
-    )
-    for r in view.rounds:
-        view.comparisons[r.id] = ledger.list(m.Comparison, round_id=r.id)
-    if view.baseline is not None:
-        view.baseline_runs = baseline_run_count(ledger, view.baseline.id)
-    view.steps = step_states(ledger, session)
-    view.floors = check_words.baseline_floors(ledger, sid)
+    view = load_rows(ledger, session_id)
+    if view.baseline is not None:  # reads the baseline's runs only when it is too noisy
+        view.baseline_advice = baseline_warning(ledger, view.session, view.baseline)
+    view.steps = step_states_of(view)
+    view.floors = check_words.floors_of(newest_profiles(view.evidence, "baseline"))
     return view
 
 
 # ---------------------------------------------------------------------------- counts
-
-
-def baseline_run_count(ledger: Any, baseline_id: str) -> int:
-    """Runs of the baseline itself (not of rounds), warm-ups and failures included."""
-    rows = ledger.query(
-        "SELECT COUNT(*) AS n FROM runs WHERE baseline_id = ? AND round_id IS NULL",
-        (baseline_id,),
-    )
-    return int(rows[0]["n"]) if rows else 0
 
 
 def values_per_workload(ledger: Any, baseline_id: str) -> dict[str, int]:
@@ -206,7 +121,8 @@ def residual_suggestion(
     ledger: Any, view: SessionView, variant: m.Variant
 ) -> tuple[m.ResidualClass, str] | None:
     """(class, explanation) the method suggests for a measured variant; None before its
-    last round compared it. Kept in the view: it is asked at every repaint."""
+    last round compared it. Of the view alone (`ledger` is not read): it is asked at every
+    repaint, and kept in the view."""
     rnd = view.last_round
     if rnd is None:
         return None
@@ -214,7 +130,7 @@ def residual_suggestion(
         return view.suggestions[variant.id]
     if not any(c.variant_id == variant.id for c in view.comparisons.get(rnd.id, [])):
         return None
-    found = suggest_residual(ledger, view.session, variant)
+    found = suggest_residual_in(view, variant)
     view.suggestions[variant.id] = (found.suggested, found.explanation)
     return view.suggestions[variant.id]
 
@@ -255,7 +171,7 @@ def disposition_gates(
             optimization_class=suggested or m.OptimizationClass.NA,
             **_FILLED_FORM,
         )
-        out[choice] = check_disposition(ledger, view.session, d)
+        out[choice] = check_disposition_in(view, d)
     return out
 
 
@@ -263,38 +179,51 @@ def disposition_gates(
 
 
 def record_reads(ledger: Any, view: SessionView) -> RecordReads:
-    """What the decision record reads beyond the view: evidence, each hypothesis's history,
-    per round the medians of every arm, the trust and status counts of its runs."""
-    sid = view.session.id
-    reads = RecordReads(
-        evidence=ledger.list(m.Evidence, session_id=sid, order_by="created_at, rowid"),
-    )
+    """What the decision record reads beyond the view: each hypothesis's history, per round
+    the medians of every arm, the trust and status counts of its runs (one read of each
+    table: the evidence is the view's)."""
+    reads = RecordReads(evidence=list(view.evidence))
+    ids = tuple(h.id for h in view.hypotheses)
+    events = ledger.list(m.HypothesisEvent, hypothesis_id=ids, order_by="at, rowid") if ids else []
     for h in view.hypotheses:
-        reads.history[h.id] = ledger.list(
-            m.HypothesisEvent, hypothesis_id=h.id, order_by="at, rowid"
-        )
+        reads.history[h.id] = [e for e in events if e.hypothesis_id == h.id]
+    rounds = tuple(r.id for r in view.rounds)
+    rows = ledger.query(*_round_runs_sql(rounds)) if rounds else []
     for r in view.rounds:
-        reads.medians[r.id] = arm_medians(ledger, r.id)
-        reads.trust[r.id] = {
-            (row["arm"], row["workload"], row["trust"]): int(row["n"])
-            for row in ledger.query(
-                "SELECT arm, workload, trust, COUNT(*) AS n FROM runs WHERE round_id = ? "
-                "AND warmup = 0 GROUP BY arm, workload, trust ORDER BY trust",
-                (r.id,),
-            )
-        }
+        mine = [row for row in rows if row["round_id"] == r.id]
+        reads.medians[r.id] = _medians(mine)
+        trust: dict[tuple[str, str, str], int] = {}
+        for row in sorted((x for x in mine if not x["warmup"]), key=lambda x: x["trust"]):
+            key = (row["arm"], row["workload"], row["trust"])
+            trust[key] = trust.get(key, 0) + 1
+        reads.trust[r.id] = trust
         counts: dict[str, int] = {"total": 0}
-        for row in ledger.query(
-            "SELECT status, trust, COUNT(*) AS n FROM runs WHERE round_id = ? "
-            "GROUP BY status, trust ORDER BY status, trust",
-            (r.id,),
-        ):
-            counts["total"] += row["n"]
-            counts[row["status"]] = counts.get(row["status"], 0) + row["n"]
-            key = f"trust_{row['trust']}"
-            counts[key] = counts.get(key, 0) + row["n"]
+        for row in sorted(mine, key=lambda x: (x["status"], x["trust"])):
+            counts["total"] += 1
+            counts[row["status"]] = counts.get(row["status"], 0) + 1
+            tkey = f"trust_{row['trust']}"
+            counts[tkey] = counts.get(tkey, 0) + 1
         reads.runs[r.id] = counts
     return reads
+
+
+def _round_runs_sql(round_ids: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    marks = ", ".join("?" * len(round_ids))
+    return (
+        "SELECT round_id, arm, workload, trust, status, warmup, value FROM runs "
+        f"WHERE round_id IN ({marks}) ORDER BY rowid",
+        round_ids,
+    )
+
+
+def _medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
+    """(arm, workload) -> the median value of the runs that count (ok, not warm-ups:
+    quarantined runs are left out, as the statistics leave them out)."""
+    values: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        if not row["warmup"] and row["status"] == "ok" and row["value"] is not None:
+            values.setdefault((row["arm"], row["workload"]), []).append(float(row["value"]))
+    return {k: statistics.median(v) for k, v in values.items()}
 
 
 @dataclass
@@ -311,11 +240,4 @@ class RecordReads:
 def arm_medians(ledger: Any, round_id: str) -> dict[tuple[str, str], float]:
     """(arm, workload) -> the median value of the round's measured runs that count (ok,
     not warm-ups: quarantined runs are left out, as the statistics leave them out)."""
-    values: dict[tuple[str, str], list[float]] = {}
-    for row in ledger.query(
-        "SELECT arm, workload, value FROM runs WHERE round_id = ? AND warmup = 0 "
-        "AND status = 'ok' AND value IS NOT NULL",
-        (round_id,),
-    ):
-        values.setdefault((row["arm"], row["workload"]), []).append(float(row["value"]))
-    return {k: statistics.median(v) for k, v in values.items()}
+    return _medians(ledger.query(*_round_runs_sql((round_id,))))

@@ -24,10 +24,11 @@ from session import hypotheses
 from session import models as m
 from session.concerns import record_suggestions
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
-from session.gates import latest_comparisons, latest_correctness
+from session.gates import latest_comparisons, latest_comparisons_in, latest_correctness_in
+from session.profile.base import newest_profiles
 from session.profile.check import mechanism
-from session.profile.run import latest_profiles
 from session.verdicts import shown_verdict
+from session.view import SessionView, load_rows
 
 R = m.ResidualClass
 # Per workload, the profile summaries of the baseline and of the variant (session.profile).
@@ -277,19 +278,29 @@ def suggest_residual(
     mechanism_moved: bool | None = None,
 ) -> ResidualSuggestion:
     """Read the ledger for a variant (its latest round unless given) and suggest a class."""
+    view = load_rows(ledger, session.id, session)
+    return suggest_residual_in(view, variant, round_id=round_id, mechanism_moved=mechanism_moved)
 
-    h = ledger.get(m.Hypothesis, variant.hypothesis_id) if variant.hypothesis_id else None
+
+def suggest_residual_in(
+    view: SessionView,
+    variant: m.Variant,
+    *,
+    round_id: str | None = None,
+    mechanism_moved: bool | None = None,
+) -> ResidualSuggestion:
+    """The class the method suggests for a variant (its latest round unless given), of the
+    rows one view holds."""
+    session = view.session
+    h = view.hypothesis(variant.hypothesis_id) if variant.hypothesis_id else None
     if round_id:
-        comps = list(ledger.list(m.Comparison, round_id=round_id, variant_id=variant.id))
+        comps = [c for c in view.comparisons.get(round_id, []) if c.variant_id == variant.id]
     else:
-        _, comps = latest_comparisons(ledger, variant)
-    audits = [
-        a for a in ledger.list(m.Audit, session_id=session.id) if a.arm in ("baseline", variant.id)
-    ]
-
+        _, comps = latest_comparisons_in(view, variant)
+    audits = [a for a in view.audits if a.arm in ("baseline", variant.id)]
     profiles = (
-        {w: e.summary for w, e in latest_profiles(ledger, session.id, "baseline").items()},
-        {w: e.summary for w, e in latest_profiles(ledger, session.id, variant.id).items()},
+        {w: e.summary for w, e in newest_profiles(view.evidence, "baseline").items()},
+        {w: e.summary for w, e in newest_profiles(view.evidence, variant.id).items()},
     )
     found = classify(
         improve=predicts_improvement(h, session.contract.metric),
@@ -301,7 +312,7 @@ def suggest_residual(
         profiles=profiles,
     )
 
-    failed = sorted(r.workload for r in latest_correctness(ledger, variant) if not r.passed)
+    failed = sorted(r.workload for r in latest_correctness_in(view, variant) if not r.passed)
     if failed:  # a speed-up of wrong results says little about the mechanism
         found.reasons.append(
             f"its correctness check failed on {', '.join(failed)}: the timings are of wrong "
@@ -383,11 +394,11 @@ def confirm_residual(
 # ---------------------------------------------------------------------------- round summary
 
 
-def _rests_on(ledger: Any, disposition: m.Disposition) -> str | None:
+def _rests_on(rounds: Sequence[m.Round], disposition: m.Disposition) -> str | None:
     """The round a disposition rests on: the last one with its variant that ended before it."""
     ended = [
         r
-        for r in ledger.list(m.Round, session_id=disposition.session_id)
+        for r in rounds
         if disposition.variant_id in r.variant_ids
         and r.ended_at is not None
         and r.ended_at <= disposition.created_at
@@ -397,25 +408,24 @@ def _rests_on(ledger: Any, disposition: m.Disposition) -> str | None:
 
 def draft_round_summary(ledger: Any, rnd: m.Round) -> dict[str, str]:
     """A round summary filled from the ledger; text the person wrote (stored) wins."""
-    session = ledger.find(m.Session, rnd.session_id)
-    baseline = ledger.find(m.Baseline, rnd.baseline_id)
-    variants = [v for vid in rnd.variant_ids if (v := ledger.find(m.Variant, vid))]
+    return draft_round_summary_in(load_rows(ledger, rnd.session_id), rnd)
+
+
+def draft_round_summary_in(view: SessionView, rnd: m.Round) -> dict[str, str]:
+    """A round summary filled from one view's rows; text the person wrote (stored) wins."""
+    session = view.session
+    baseline = next((b for b in view.baselines if b.id == rnd.baseline_id), None)
+    variants = [v for vid in rnd.variant_ids if (v := view.variant(vid))]
     names = {v.id: v.name for v in variants}
-    comps = ledger.list(m.Comparison, round_id=rnd.id)
-    hyps = {
-        v.hypothesis_id: ledger.find(m.Hypothesis, v.hypothesis_id)
-        for v in variants
-        if v.hypothesis_id
-    }
-    residuals = [
-        r for r in ledger.list(m.Residual, session_id=rnd.session_id) if r.round_id == rnd.id
-    ]
+    comps = view.comparisons.get(rnd.id, [])
+    hyps = {v.hypothesis_id: view.hypothesis(v.hypothesis_id) for v in variants if v.hypothesis_id}
+    residuals = [r for r in view.residuals if r.round_id == rnd.id]
     dispositions = [
         d
-        for d in ledger.list(m.Disposition, session_id=rnd.session_id)
-        if d.variant_id in names and _rests_on(ledger, d) == rnd.id
+        for d in view.dispositions
+        if d.variant_id in names and _rests_on(view.rounds, d) == rnd.id
     ]
-    checks = ledger.list(m.CorrectnessResult, session_id=rnd.session_id)
+    checks = view.correctness
     ref = ""
     if baseline is not None:
         ref = ", ".join(f"{k}={v:.6g}" for k, v in baseline.reference.items())

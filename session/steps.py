@@ -1,7 +1,8 @@
-"""The eight steps of a session and the state of each, computed from the ledger alone.
+"""The eight steps of a session and the state of each, computed from its rows alone.
 
 A step is not started, in progress, done, or blocked (with the reason). Nothing is stored:
-the states are read fresh each time, so the command line and the TUI always agree.
+the states are a function of one loaded view (`step_states_of`), so the command line and
+the TUI always agree, and a view built by hand tests them without a ledger.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from typing import Any
 from session import models as m
 from session.gates import (
     baseline_warning,
-    check_round_allowed,
-    latest_comparisons,
-    latest_correctness,
+    judged_outcome,
+    latest_comparisons_in,
+    latest_correctness_in,
+    round_refusal,
 )
+from session.hypotheses import missing_fields
 from session.timing import metric_legend
 from session.verdicts import round_untrusted
+from session.view import SessionView, load_rows
 
 S = m.StepState
 
@@ -53,13 +57,13 @@ def _contract(session: m.Session) -> m.StepStatus:
     )
 
 
-def _baseline(ledger: Any, session: m.Session) -> m.StepStatus:
+def _baseline(view: SessionView) -> m.StepStatus:
     from session import conduct  # lazy: the measuring engine, only for a recorded baseline
 
-    b = ledger.latest_baseline(session.id)
+    b, session = view.baseline, view.session
     if b is None:
         return _status(m.StepName.BASELINE, S.NOT_STARTED, "no baseline recorded")
-    got = conduct.outcome(ledger, session, b)
+    got = judged_outcome(b)
     if got is None:
         return _status(m.StepName.BASELINE, S.IN_PROGRESS, f"baseline {b.id} not judged yet")
     delta = session.contract.threshold if b.threshold is None else b.threshold
@@ -69,20 +73,15 @@ def _baseline(ledger: Any, session: m.Session) -> m.StepStatus:
         return _status(
             m.StepName.BASELINE, S.BLOCKED, f"baseline {b.id} is {words}{detail}; repair it"
         )
-    warning = baseline_warning(ledger, session, b)
-    return _status(m.StepName.BASELINE, S.DONE, warning or f"baseline {b.id} {words}")
+    return _status(m.StepName.BASELINE, S.DONE, view.baseline_advice or f"baseline {b.id} {words}")
 
 
-def _preflight(ledger: Any, session: m.Session) -> m.StepStatus:
-    from session.preflight import checklist_touched
-
-    answers = ledger.list(m.PreflightAnswer, session_id=session.id)
-    fresh = ledger.get(m.Session, session.id) or session
-    touched = checklist_touched(ledger, session)
+def _preflight(view: SessionView) -> m.StepStatus:
+    answers, fresh = view.preflight, view.session
     classified = (
         fresh.bottleneck is not m.BottleneckClass.UNKNOWN or fresh.bottleneck_evidence.strip()
     )
-    if not answers and not touched and not classified:
+    if not answers and not view.checklist_touched and not classified:
         return _status(m.StepName.PREFLIGHT, S.NOT_STARTED, "no question answered yet")
     missing = []
     answered = {a.question for a in answers}
@@ -103,10 +102,8 @@ def _preflight(ledger: Any, session: m.Session) -> m.StepStatus:
     return _status(m.StepName.PREFLIGHT, S.DONE, f"bottleneck {fresh.bottleneck.value}")
 
 
-def _hypotheses(ledger: Any, session: m.Session) -> m.StepStatus:
-    from session.hypotheses import missing_fields
-
-    hyps = ledger.list(m.Hypothesis, session_id=session.id)
+def _hypotheses(view: SessionView) -> m.StepStatus:
+    hyps = view.hypotheses
     if not hyps:
         return _status(m.StepName.HYPOTHESES, S.NOT_STARTED, "no hypothesis written")
     incomplete = [(h, missing_fields(h)) for h in hyps]
@@ -117,14 +114,14 @@ def _hypotheses(ledger: Any, session: m.Session) -> m.StepStatus:
     return _status(m.StepName.HYPOTHESES, S.DONE, f"{len(hyps)} hypothesis(es)")
 
 
-def _round(ledger: Any, session: m.Session, refusal: list[str]) -> m.StepStatus:
-    rounds = ledger.list(m.Round, session_id=session.id, order_by="number, rowid")
+def _round(view: SessionView, refusal: list[str]) -> m.StepStatus:
+    rounds, session = view.rounds, view.session
     if any(r.status is m.RoundStatus.RUNNING for r in rounds):
         r = next(r for r in rounds if r.status is m.RoundStatus.RUNNING)
         return _status(m.StepName.ROUND, S.IN_PROGRESS, f"round {r.number} running")
     if refusal:
         return _status(m.StepName.ROUND, S.BLOCKED, refusal[0])
-    if not ledger.list(m.Variant, session_id=session.id) and not rounds:
+    if not view.variants and not rounds:
         return _status(m.StepName.ROUND, S.NOT_STARTED, "no variant yet")
     done = [r for r in rounds if r.status is m.RoundStatus.COMPLETED]
     if done:
@@ -153,18 +150,17 @@ def untrusted_next(session: m.Session, rnd: m.Round, why: str) -> str:
     return head + f"run the round again ({shlex.join(['gpuopt', 'round', session.id])})"
 
 
-def _measured_variants(ledger: Any, session: m.Session) -> list[m.Variant]:
-    return [
-        v for v in ledger.list(m.Variant, session_id=session.id) if latest_comparisons(ledger, v)[1]
-    ]
+def _measured_variants(view: SessionView) -> list[m.Variant]:
+    return [v for v in view.variants if latest_comparisons_in(view, v)[1]]
 
 
-def _results(ledger: Any, session: m.Session, measured: list[m.Variant]) -> m.StepStatus:
+def _results(view: SessionView, measured: list[m.Variant]) -> m.StepStatus:
+    session = view.session
     if not measured:
         return _status(m.StepName.RESULTS, S.NOT_STARTED, "no comparison yet")
     untrusted = {}
     for v in measured:
-        rnd, _ = latest_comparisons(ledger, v)
+        rnd, _ = latest_comparisons_in(view, v)
         if rnd is not None and round_untrusted(rnd):
             untrusted[rnd.number] = rnd
     if untrusted:  # never ✓ on verdicts that cannot be relied on
@@ -172,8 +168,7 @@ def _results(ledger: Any, session: m.Session, measured: list[m.Variant]) -> m.St
         return _status(
             m.StepName.RESULTS, S.IN_PROGRESS, untrusted_next(session, rnd, round_untrusted(rnd))
         )
-    residuals = ledger.list(m.Residual, session_id=session.id)
-    confirmed = {r.variant_id for r in residuals if r.confirmed is not None}
+    confirmed = {r.variant_id for r in view.residuals if r.confirmed is not None}
     waiting = [v.name for v in measured if v.hypothesis_id and v.id not in confirmed]
     if waiting:
         return _status(
@@ -182,9 +177,9 @@ def _results(ledger: Any, session: m.Session, measured: list[m.Variant]) -> m.St
     return _status(m.StepName.RESULTS, S.DONE, f"{len(measured)} variant(s) read")
 
 
-def _disposition(ledger: Any, session: m.Session, measured: list[m.Variant]) -> m.StepStatus:
+def _disposition(view: SessionView, measured: list[m.Variant]) -> m.StepStatus:
     changes = [v for v in measured if not v.probe]
-    ready = [v for v in changes if latest_correctness(ledger, v)]
+    ready = [v for v in changes if latest_correctness_in(view, v)]
     if not ready:
         why = (
             "no variant has both a comparison and a correctness result"
@@ -192,7 +187,7 @@ def _disposition(ledger: Any, session: m.Session, measured: list[m.Variant]) -> 
             else "no measured variant to decide on"
         )
         return _status(m.StepName.DISPOSITION, S.BLOCKED if changes else S.NOT_STARTED, why)
-    decided = {d.variant_id for d in ledger.list(m.Disposition, session_id=session.id)}
+    decided = {d.variant_id for d in view.dispositions}
     waiting = [v.name for v in changes if v.id not in decided]
     if len(waiting) == len(changes):
         return _status(m.StepName.DISPOSITION, S.NOT_STARTED, f"to decide: {', '.join(waiting)}")
@@ -202,22 +197,32 @@ def _disposition(ledger: Any, session: m.Session, measured: list[m.Variant]) -> 
 
 
 def step_states(ledger: Any, session: m.Session) -> list[m.StepStatus]:
-    """The state of every step, in the order of the method."""
-    refusal = check_round_allowed(ledger, session)
-    measured = _measured_variants(ledger, session)
+    """The state of every step, in the order of the method, read from the ledger (one
+    read per table) for `session` as given."""
+    view = load_rows(ledger, session.id, session)
+    if view.baseline is not None:
+        view.baseline_advice = baseline_warning(ledger, session, view.baseline)
+    return step_states_of(view)
+
+
+def step_states_of(view: SessionView) -> list[m.StepStatus]:
+    """The state of every step, in the order of the method, of one loaded view."""
+    session = view.session
+    refusal = round_refusal(session, view.baseline)
+    measured = _measured_variants(view)
     states = [
         _contract(session),
-        _baseline(ledger, session),
-        _preflight(ledger, session),
-        _hypotheses(ledger, session),
-        _round(ledger, session, refusal),
-        _results(ledger, session, measured),
-        _disposition(ledger, session, measured),
+        _baseline(view),
+        _preflight(view),
+        _hypotheses(view),
+        _round(view, refusal),
+        _results(view, measured),
+        _disposition(view, measured),
     ]
     disp = states[-1]
     if disp.state is S.DONE:
         record = _status(m.StepName.RECORD, S.DONE, f"ready: gpuopt export {session.id}")
-    elif ledger.list(m.Disposition, session_id=session.id):
+    elif view.dispositions:
         record = _status(m.StepName.RECORD, S.IN_PROGRESS, "some variants still to decide")
     else:
         record = _status(m.StepName.RECORD, S.NOT_STARTED, "nothing decided yet")

@@ -37,3 +37,17 @@ def traces_dir(ledger: Any, session: m.Session) -> Path:
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:60] or "workload"
+
+
+def is_profile(ev: m.Evidence) -> bool:
+    return ev.kind is m.EvidenceKind.TORCH_PROFILE and ev.summary.get("source") == PROFILE_SOURCE
+
+
+def newest_profiles(evidence: list[m.Evidence], arm: str) -> dict[str, m.Evidence]:
+    """The newest profile of each workload for one arm ("baseline" or a variant id), of a
+    session's evidence oldest first (a view's `evidence`)."""
+    found: dict[str, m.Evidence] = {}
+    for ev in evidence:
+        if is_profile(ev) and ev.summary.get("arm") == arm:
+            found[str(ev.summary.get("workload", ""))] = ev
+    return found

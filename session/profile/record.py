@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from session import models as m
-from session.profile.base import BASELINE
+from session.profile.base import BASELINE, newest_profiles
 from session.profile.check import Estimate, check_predictions, compare, estimate
 from session.profile.run import latest_profiles
 from session.profile.text import profile_markdown, roofline_series
+from session.view import SessionView, load_rows
 
 
 def hypothesis_text(h: m.Hypothesis) -> str:
@@ -24,8 +25,13 @@ def hypothesis_text(h: m.Hypothesis) -> str:
 def hypothesis_estimates(ledger: Any, session: m.Session, text: str) -> dict[str, Estimate]:
     """Per workload with a baseline profile, what it says of a hypothesis's text: the Amdahl
     ceiling of the ops it names and the bytes fusing the pairs it names would save."""
+    return estimates_of(latest_profiles(ledger, session.id, BASELINE), text)
+
+
+def estimates_of(base: Mapping[str, m.Evidence], text: str) -> dict[str, Estimate]:
+    """`hypothesis_estimates` of the baseline's newest profiles (workload -> Evidence)."""
     found: dict[str, Estimate] = {}
-    for workload, ev in latest_profiles(ledger, session.id, BASELINE).items():
+    for workload, ev in base.items():
         e = estimate(text, ev.summary)
         if e.lines:
             found[workload] = e
@@ -64,23 +70,32 @@ def mechanism_lines(
 def gathered(ledger: Any, session: m.Session) -> tuple[list[tuple[str, Any]], list[Any]]:
     """(label, summary) of the newest profiles, baseline first, and per profiled variant
     (name, its mechanism lines)."""
-    base = latest_profiles(ledger, session.id, BASELINE)
+    return gathered_in(load_rows(ledger, session.id, session))
+
+
+def gathered_in(view: SessionView) -> tuple[list[tuple[str, Any]], list[Any]]:
+    """`gathered` of the rows one view holds."""
+    base = newest_profiles(view.evidence, BASELINE)
     profiles: list[tuple[str, Any]] = [("baseline", ev.summary) for ev in base.values()]
     checks: list[tuple[str, list[str]]] = []
-    for v in ledger.list(m.Variant, session_id=session.id, order_by="created_at, rowid"):
-        mine = latest_profiles(ledger, session.id, v.id)
+    for v in view.variants:
+        mine = newest_profiles(view.evidence, v.id)
         if not mine:
             continue
         profiles += [(v.name, ev.summary) for ev in mine.values()]
-        h = ledger.get(m.Hypothesis, v.hypothesis_id) if v.hypothesis_id else None
+        h = view.hypothesis(v.hypothesis_id) if v.hypothesis_id else None
         checks.append((v.name, mechanism_lines(h, base, mine)))
     return profiles, checks
 
 
-def record_markdown(ledger: Any, session: m.Session, folder: Path | None = None) -> list[str]:
+def record_markdown(
+    ledger: Any, session: m.Session, folder: Path | None = None, view: SessionView | None = None
+) -> list[str]:
     """The record's profile section; with `folder` (where the record is written) a roofline
-    PNG goes beside it when matplotlib is installed."""
-    profiles, checks = gathered(ledger, session)
+    PNG goes beside it when matplotlib is installed. `view`: the session's rows, when read
+    already (else they are read here)."""
+    view = view or load_rows(ledger, session.id, session)
+    profiles, checks = gathered_in(view)
     if not profiles:
         return []
     picture = None
@@ -89,8 +104,13 @@ def record_markdown(ledger: Any, session: m.Session, folder: Path | None = None)
         picture = png.name if png else None
     out = profile_markdown(profiles, checks, picture)
     estimates = []
-    for h in ledger.list(m.Hypothesis, session_id=session.id, order_by="created_at, rowid"):
-        lines = estimate_lines(ledger, session, hypothesis_text(h))
+    base = newest_profiles(view.evidence, BASELINE)
+    for h in view.hypotheses:
+        lines = [
+            f"{w}: {line}"
+            for w, e in estimates_of(base, hypothesis_text(h)).items()
+            for line in e.lines
+        ]
         if lines:
             estimates.append(f"- {h.title}")
             estimates += [f"  - {line}" for line in lines]

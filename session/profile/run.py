@@ -26,8 +26,12 @@ from session.profile.base import (
     PROFILE_SOURCE,
     ProfileError,
     ProfileRun,
+    newest_profiles,
     slug,
     traces_dir,
+)
+from session.profile.base import (
+    is_profile as is_profile,  # its callers' old home
 )
 from session.profile.shell import profile_shell
 
@@ -213,17 +217,11 @@ def profile_arm(
     return runs, [] if nsight else others
 
 
-def is_profile(ev: m.Evidence) -> bool:
-    return ev.kind is m.EvidenceKind.TORCH_PROFILE and ev.summary.get("source") == PROFILE_SOURCE
-
-
 def latest_profiles(ledger: Any, session_id: str, arm: str) -> dict[str, m.Evidence]:
-    """The newest profile of each workload for one arm ("baseline" or a variant id)."""
-    found: dict[str, m.Evidence] = {}
-    for ev in ledger.list(m.Evidence, session_id=session_id, order_by="created_at, rowid"):
-        if is_profile(ev) and ev.summary.get("arm") == arm:
-            found[str(ev.summary.get("workload", ""))] = ev
-    return found
+    """The newest profile of each workload for one arm ("baseline" or a variant id), read
+    from the ledger (a view has them: `newest_profiles(view.evidence, arm)`)."""
+    rows = ledger.list(m.Evidence, session_id=session_id, order_by="created_at, rowid")
+    return newest_profiles(rows, arm)
 
 
 def shell_advice(others: Sequence[m.Workload]) -> list[str]:

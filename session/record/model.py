@@ -19,10 +19,9 @@ from session import models as m
 from session import verdicts as vd
 from session.conduct import baseline_words
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
-from session.dispositions import status_suggestion
+from session.dispositions import status_suggestion_in
 from session.evidence import describe
-from session.preflight import CHECKLIST, QUESTIONS
-from session.preflight import checklist as checklist_items
+from session.preflight import CHECKLIST, QUESTIONS, checklist_of
 from session.read_model import RecordReads, SessionView, load_view, record_reads
 from session.record.plan import measurement_plan
 from session.record.rows import (
@@ -50,7 +49,7 @@ from session.record.rows import (
 )
 from session.record.table import fixed
 from session.residuals import DESCRIPTIONS as RESIDUAL_WORDS
-from session.residuals import draft_round_summary
+from session.residuals import draft_round_summary_in
 from session.timing import metric_label, metric_text
 
 if TYPE_CHECKING:
@@ -329,7 +328,7 @@ def gather(
         ],
         checklist=[
             ChecklistRow(number=c.number, item=CHECKLIST[c.number], done=c.done, note=c.note)
-            for c in checklist_items(ledger, session)
+            for c in checklist_of(view.checklist)
         ],
         hypotheses=[
             HypothesisRow(
@@ -442,7 +441,7 @@ def gather(
     for row in view.unreadable:
         kind = _ROW_KINDS.get(row.table, row.table.replace("_", " "))
         out.summary.left_out[kind] = out.summary.left_out.get(kind, 0) + 1
-    out._profile_lines = _profile_section(ledger, session, folder)
+    out._profile_lines = _profile_section(ledger, session, folder, view)
     return out
 
 
@@ -463,12 +462,14 @@ def _baseline_outcome(view: SessionView, baseline_id: str | None) -> str:
     return baseline_words(b, view.session.contract.threshold) if b is not None else ""
 
 
-def _profile_section(ledger: Ledger, session: m.Session, folder: Path | None = None) -> list[str]:
+def _profile_section(
+    ledger: Ledger, session: m.Session, folder: Path | None = None, view: SessionView | None = None
+) -> list[str]:
     """The profile section of `gpuopt profile` (session.profile.record)."""
     # lazy: profile.record -> profile.text -> session.record -> this module (a cycle)
     from session.profile.record import record_markdown
 
-    return record_markdown(ledger, session, folder=folder)
+    return record_markdown(ledger, session, folder=folder, view=view)
 
 
 def _suggested_status(ledger: Ledger, view: SessionView, h: m.Hypothesis) -> str | None:
@@ -477,7 +478,7 @@ def _suggested_status(ledger: Ledger, view: SessionView, h: m.Hypothesis) -> str
 
     mine = {v.id for v in view.variants if v.hypothesis_id == h.id}
     decided = [d for d in view.dispositions if d.variant_id in mine]
-    offer = status_suggestion(ledger, decided[-1]) if decided else None
+    offer = status_suggestion_in(view, decided[-1]) if decided else None
     if offer is None:
         return None
     return f"{offer.status.value}, confidence {offer.confidence.value}"
@@ -557,7 +558,7 @@ def _round_row(
                 variant_median=medians.get((c.variant_id, c.workload)),
             )
         )
-    search = dict(draft_round_summary(ledger, r))
+    search = dict(draft_round_summary_in(view, r))
     person = (r.summary or {}).get("search_round")
     written = {k for k, v in person.items() if v} if isinstance(person, dict) else set()
     # The drafted lines in this record's words and verdicts, unless the person wrote them.
