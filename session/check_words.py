@@ -120,16 +120,10 @@ def roofline_floor(summary: Mapping[str, Any] | None) -> Floor | None:
     return Floor(floor_s * 1e3, step_ms, flops, io_bytes, source)
 
 
-def baseline_floors(ledger: Any, session_id: str) -> dict[str, Floor]:
-    """Per workload, the roofline floor of the baseline's newest profile (where it has the
-    FLOPs or bytes and the ceilings): a variant's time below it cannot read FASTER."""
-    from session.profile.run import latest_profiles  # the ledger side only when asked
-
-    return floors_of(latest_profiles(ledger, session_id, "baseline"))
-
-
 def floors_of(profiles: Mapping[str, Any]) -> dict[str, Floor]:
-    """`baseline_floors` of the baseline's newest profiles (workload -> Evidence)."""
+    """Per workload, the roofline floor of the baseline's newest profile (workload ->
+    Evidence; where it has the FLOPs or bytes and the ceilings): a variant's time below it
+    cannot read FASTER (the ledger's: session.profile.run.baseline_floors)."""
     found = {}
     for workload, ev in profiles.items():
         floor = roofline_floor(ev.summary)

@@ -264,8 +264,12 @@ def variant_facts(ledger: LedgerLike, session: m.Session, variant: m.Variant) ->
         comparisons=comps,
         correctness=latest_correctness(ledger, variant),
         workloads={w.name: w for w in session.contract.workloads},
-        floors=check_words.baseline_floors(ledger, session.id),
+        floors=check_words.floors_of(newest_profiles(_evidence(ledger, session), "baseline")),
     )
+
+
+def _evidence(ledger: LedgerLike, session: m.Session) -> list[m.Evidence]:
+    return ledger.list(m.Evidence, session_id=session.id, order_by="created_at, rowid")
 
 
 def variant_facts_in(view: SessionView, variant: m.Variant) -> VariantFacts:

@@ -21,6 +21,7 @@ from measure.profiling import ceilings, nsys, roofline
 from measure.worktrees import worktree
 from session import evidence
 from session import models as m
+from session.check_words import Floor, floors_of
 from session.profile.base import (
     BASELINE,
     PROFILE_SOURCE,
@@ -222,6 +223,12 @@ def latest_profiles(ledger: Any, session_id: str, arm: str) -> dict[str, m.Evide
     from the ledger (a view has them: `newest_profiles(view.evidence, arm)`)."""
     rows = ledger.list(m.Evidence, session_id=session_id, order_by="created_at, rowid")
     return newest_profiles(rows, arm)
+
+
+def baseline_floors(ledger: Any, session_id: str) -> dict[str, Floor]:
+    """Per workload, the roofline floor of the baseline's newest profile, read from the
+    ledger (a view has them: `SessionView.floors`)."""
+    return floors_of(latest_profiles(ledger, session_id, BASELINE))
 
 
 def shell_advice(others: Sequence[m.Workload]) -> list[str]:

@@ -1,6 +1,6 @@
 """The round's command-line table applies the roofline floor and the second look
 (issue 20, build 7): the rule is session's (verdicts.shown_verdict with the baseline's
-floor from check_words.baseline_floors), the table and --json only say it.
+floor from session.profile.run.baseline_floors), the table and --json only say it.
 
 Rows are written as the engine writes them (a real SQLite ledger), with a baseline
 profile whose floor is known: 1 TFLOP per 2 ms step against probes of 700 TFLOP/s and

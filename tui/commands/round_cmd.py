@@ -129,7 +129,7 @@ def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str])
 def run(args: argparse.Namespace) -> int:
     from session import conduct
     from session.api import Session
-    from session.check_words import baseline_floors
+    from session.profile.run import baseline_floors
 
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
     check_options(args)
@@ -185,7 +185,7 @@ def report_round(
 ) -> int:
     """A round's table (or JSON, with `extra` keys) and its exit status, for a round run
     here and one run as a Slurm job alike. `floors` (workload -> the roofline floor of the
-    baseline's profile, session.check_words.baseline_floors) are read from the ledger when
+    baseline's profile, session.profile.run.baseline_floors) are read from the ledger when
     not given: a time below its floor never reads FASTER."""
     from session import models as m
     from session.verdicts import shown_verdict
@@ -215,7 +215,7 @@ def report_round(
 
 def _floors(args: argparse.Namespace, session: Any) -> Mapping[str, Any]:
     """The baseline's roofline floors, from the ledger `args` names (read only)."""
-    from session.check_words import baseline_floors
+    from session.profile.run import baseline_floors
 
     with open_ledger(args, readonly=True) as ledger:
         return baseline_floors(ledger, session.id)
