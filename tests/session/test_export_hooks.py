@@ -22,7 +22,7 @@ def test_evidence_rows_and_the_profile_section(
 ) -> None:
     monkeypatch.setattr(
         session.profile.record, "record_markdown",
-        lambda ledger, s, folder=None: ["## Profiles", "", "profile of the baseline"],
+        lambda ledger, s, folder=None, view=None: ["## Profiles", "", "profile of the baseline"],
     )  # fmt: skip
     monkeypatch.setitem(RENDERERS, "measurement", lambda e: [f"measured {e.title}"])
     with Ledger.open(tmp_path / "l.db") as ledger:
