@@ -506,6 +506,8 @@ class Ledger:
         return self._validated(cls, table.name, rows[0][0], rows[0][1]) if rows else None
 
     def list(self, cls: type[T], order_by: str = "rowid", **where: Any) -> list[T]:
+        """The rows of `cls` matching every column = value (None: IS NULL; a tuple: any of
+        its values, in one read), as models; rows that do not validate are noted."""
         table = TABLES[cls]
         clauses = []
         params: list[Any] = []
