@@ -17,7 +17,12 @@ SQL statement the ledger's connection executes is counted through sqlite3's
 
 The goal (issue 19): at most one read per table for a load, 0 for a redraw. Each figure is
 printed with its reads per table and the tables read more than once; `--sql` prints the
-statements themselves.
+statements themselves. tests/session/test_view_reads.py holds these figures.
+
+Measured on the sample: before the one loaded view (main at a5ef0f7) load_view 40 reads over
+14 tables, gather given the view 34, the whole gather 74, a redraw 21; after it 14 over 14,
+2 (hypothesis events and the rounds' runs), 16 (runs twice: the view counts the baseline's,
+the record reads the rounds'), 0.
 """
 
 from __future__ import annotations
