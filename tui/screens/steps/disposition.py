@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Static
 
 from session import models as m
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
-from session.dispositions import StatusSuggestion, apply_status_suggestion, status_suggestion
+from session.dispositions import StatusSuggestion, apply_status_suggestion, status_suggestion_in
 from session.gates import in_form
 from session.read_model import SessionView, disposition_gates
 from tui.display import cell, plain
@@ -132,7 +132,7 @@ class DispositionPane(StepPane):
         if self.view is None:
             return None
         d = self.view.disposition_of(v.id)
-        return None if d is None else status_suggestion(self.context.ledger, d)
+        return None if d is None else status_suggestion_in(self.view, d)  # reads nothing
 
     def action_update_status(self) -> None:
         """Offer the suggested status change; only a yes writes it."""
