@@ -137,6 +137,11 @@ def _fmt_eta(eta: float | None) -> str:
     return f"ETA {eta // 3600:.0f}h{(eta % 3600) // 60:02.0f}m"
 
 
+def _eta_if_known(p: Any) -> str:
+    """A check's or an audit's ETA, once conduct knows one (none is made up before)."""
+    return f"  {_fmt_eta(p.eta_s)}" if getattr(p, "eta_s", None) is not None else ""
+
+
 def ratio_cells(c: Any) -> tuple[str, str]:
     ratio = "—" if c.ratio is None else f"{c.ratio:.4f}"
     ci = "—" if c.ci_low is None or c.ci_high is None else f"{c.ci_low:.4f}–{c.ci_high:.4f}"
@@ -193,7 +198,7 @@ def progress_display(
         if p.phase == "round":
             head = f"{kind}: block {p.block} of at most {p.max_blocks}  {_fmt_eta(p.eta_s)}"
         else:
-            head = f"{kind}: {plain(p.message, 1000)}"  # it names stored workloads
+            head = f"{kind}: {plain(p.message, 1000)}{_eta_if_known(p)}"  # stored names
         parts.append(Text(head))
         if p.runs_total:
             bar = Table.grid(padding=(0, 1))
@@ -233,7 +238,7 @@ def progress_display(
                 return
             line = f"{plain(p.message, 1000)} ({p.runs_done}/{p.runs_total} runs)"
         else:
-            line = plain(p.message, 1000)
+            line = plain(p.message, 1000) + _eta_if_known(p)
         if line != last_line[0]:  # a Text: names such as bench[fp16] are never markup
             console.print(Text(f"{kind}: {line}"), soft_wrap=True)
             last_line[0] = line
