@@ -1058,9 +1058,15 @@ class SessionScreen(Screen[None]):
         )
 
     def on_engine_progress(self, msg: EngineProgress) -> None:
-        pane = self.pane(m.StepName.BASELINE if msg.kind == "baseline" else m.StepName.ROUND)
-        if pane.built_body:  # a pane not shown yet has no bar to move
-            pane.progress(msg.progress)  # type: ignore[attr-defined]
+        rnd = self.query_one(RoundPane)
+        panes: list[StepPane] = [rnd]
+        if msg.kind == "baseline":  # and the round pane's too while its g records it
+            panes = [self.query_one(BaselinePane)]
+            if rnd.rebaselining:
+                panes.append(rnd)
+        for pane in panes:
+            if pane.built_body:  # a pane not shown yet has no bar to move
+                pane.progress(msg.progress)  # type: ignore[attr-defined]
 
     def _end(self) -> None:
         self.busy = None
