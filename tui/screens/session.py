@@ -119,6 +119,15 @@ class EngineDone(Message):
         self.error = error
 
 
+class ExportDone(Message):
+    """The export thread's end: the file written, or why not."""
+
+    def __init__(self, path: str, error: str = "") -> None:
+        super().__init__()
+        self.path = path
+        self.error = error
+
+
 class SessionScreen(Screen[None]):
     BINDINGS = SESSION_BINDINGS
     COMMANDS = {ScreenCommands}
@@ -934,15 +943,33 @@ class SessionScreen(Screen[None]):
         return self._record_md
 
     def export_record(self) -> None:
+        """Write the record in a thread (it gathers the whole session): the Record pane
+        stays busy until the thread's message names the file, or the error."""
         if self.view is None:
             return
+        self._export_worker(self.view.session, export_dir(self.app))
+
+    @work(thread=True, exit_on_error=False, group="export", name="export")
+    def _export_worker(self, session: m.Session, folder: Path) -> None:
+        """In a worker thread, on a read-only ledger connection of its own."""
         try:
-            path = self.api.export(self.view.session, export_dir(self.app)).value
-        except OSError as exc:
-            self.show_error("Export failed", str(exc))
+            with Ledger.open(self.app.ledger_path, readonly=True) as ledger:  # type: ignore[attr-defined]
+                path = Session(ledger, session.id).export(session, folder).value
+        except Exception as exc:  # said in the pane and over the app; the app lives on
+            self.post_message(ExportDone("", str(exc) or type(exc).__name__))
             return
-        self.app.exported = str(path)  # type: ignore[attr-defined]
-        self.notify(f"Record written to {plain(path, None)} (and .json)", timeout=8, markup=False)
+        self.post_message(ExportDone(str(path)))
+
+    def on_export_done(self, msg: ExportDone) -> None:
+        pane = self.query_one(RecordPane)
+        pane.export_finished(msg.path, msg.error)
+        if msg.error:
+            self.show_error("Export failed", msg.error)
+            return
+        self.app.exported = msg.path  # type: ignore[attr-defined]
+        self.notify(
+            f"Record written to {plain(msg.path, None)} (and .json)", timeout=8, markup=False
+        )
 
     # ------------------------------------------------------------------ work
 
