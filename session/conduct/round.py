@@ -13,7 +13,8 @@ import random
 import shlex
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -401,6 +402,8 @@ def _finish(
             max_blocks=max_blocks,
             runs_done=loop.runs_done,
             comparisons=list(loop.comparisons.values()),
+            # the one verdict rule to the last report: a failed check is BROKEN
+            failed_checks=[a for a in label if loop.checks.get(label[a]) is False],
         ),
     )
     return rnd
@@ -528,38 +531,57 @@ def _checks(
     trees: dict[str, Path],
     progress: ProgressFn,
 ) -> dict[str, bool]:
-    """The contract's correctness check, once per variant in its worktree."""
+    """The contract's correctness check, once per variant in its worktree; for torch
+    workloads the numerical check of each variant and the audit of each arm. Each step is
+    reported before it runs, as "n of m", with an ETA once one step has taken its time."""
     results: dict[str, bool] = {}
     check = session.contract.check
+    names = {BASELINE_ARM: "the baseline", **{v.id: v.name for v in chosen}}
+    steps: list[tuple[str, Callable[[], None]]] = []
+
+    def command(v: m.Variant) -> None:
+        assert check
+        res = run_hook(
+            check, trees[v.id], env=executor.env(None), timeout_s=session.contract.timeout_s
+        )
+        passed = res.status is not m.RunStatus.TIMEOUT and res.exit_code == 0
+        ledger.put(
+            m.CorrectnessResult(
+                session_id=session.id,
+                variant_id=v.id,
+                workload="(check command)",
+                passed=passed,
+                exit_code=res.exit_code,
+                output_tail=tail((res.stdout_tail + res.stderr_tail) or res.error),
+            )
+        )
+        results[v.name] = passed
+
+    def numerical(v: m.Variant) -> None:
+        found = torch_checks.check_variant(ledger, session, v, trees[BASELINE_ARM], trees[v.id])
+        if found:
+            ledger.put(*found)
+            results[v.name] = results.get(v.name, True) and all(c.passed for c in found)
+
+    def audit(arm: str, tree: Path) -> None:
+        audits = torch_checks.audit_arm(ledger, session, arm, tree)
+        if audits:
+            ledger.put(*audits)
+
     if check:
-        for v in chosen:
-            say(progress, Progress("check", f"check in {v.name}: {check}"))
-            res = run_hook(
-                check, trees[v.id], env=executor.env(None), timeout_s=session.contract.timeout_s
-            )
-            passed = res.status is not m.RunStatus.TIMEOUT and res.exit_code == 0
-            ledger.put(
-                m.CorrectnessResult(
-                    session_id=session.id,
-                    variant_id=v.id,
-                    workload="(check command)",
-                    passed=passed,
-                    exit_code=res.exit_code,
-                    output_tail=tail((res.stdout_tail + res.stderr_tail) or res.error),
-                )
-            )
-            results[v.name] = passed
+        steps += [(f"check in {v.name}: {check}", partial(command, v)) for v in chosen]
     if needs_torch(session):
-        for v in chosen:
-            say(progress, Progress("check", f"numerical check of {v.name}"))
-            found = torch_checks.check_variant(ledger, session, v, trees[BASELINE_ARM], trees[v.id])
-            if found:
-                ledger.put(*found)
-                results[v.name] = results.get(v.name, True) and all(c.passed for c in found)
-        for arm, tree in trees.items():
-            audits = torch_checks.audit_arm(ledger, session, arm, tree)
-            if audits:
-                ledger.put(*audits)
+        steps += [(f"numerical check of {v.name}", partial(numerical, v)) for v in chosen]
+        steps += [
+            (f"audit of {names.get(arm, arm)}", partial(audit, arm, tree))
+            for arm, tree in trees.items()
+        ]
+    t0 = time.monotonic()
+    for i, (what, step) in enumerate(steps):
+        # the steps' mean so far for each one left: the first has none to go by
+        eta = (time.monotonic() - t0) / i * (len(steps) - i) if i else None
+        say(progress, Progress("check", f"{what} ({i + 1} of {len(steps)})", eta_s=eta))
+        step()
     return results
 
 

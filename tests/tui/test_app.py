@@ -164,6 +164,10 @@ async def test_export_writes_the_record(tmp_path: Path) -> None:
         await settle(pilot)
         await pilot.press("8", "x")
         await settle(pilot)
+        for _ in range(6000):  # the export's thread saying it wrote is the event
+            if app.exported is not None:
+                break
+            await pilot.pause(0.01)
     md = out / f"gpuopt-{SID}.md"
     assert md.is_file() and "Decision record" in md.read_text()
     assert (out / f"gpuopt-{SID}.json").is_file()

@@ -156,7 +156,7 @@ async def test_export_says_at_once_it_is_writing_and_then_its_path(
         from session.record_files import export_record
 
         assert pane.view is not None
-        app.exported = str(export_record(ledger, pane.view.session, tmp_path / "out"))  # type: ignore[attr-defined]
+        pane.export_finished(str(export_record(ledger, pane.view.session, tmp_path / "out")))
 
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.pane

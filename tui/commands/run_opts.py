@@ -141,6 +141,11 @@ def live_verdict(c: Any, p: Any) -> Any:
     return shown_verdict(c, failed_checks=getattr(p, "failed_checks", ()) or ())
 
 
+def _eta_if_known(p: Any) -> str:
+    """A check's or an audit's ETA, once conduct knows one (none is made up before)."""
+    return f"  ETA {eta_text(p.eta_s)}" if getattr(p, "eta_s", None) is not None else ""
+
+
 @contextmanager
 def progress_display(
     kind: str, names: dict[str, str] | None = None
@@ -171,7 +176,7 @@ def progress_display(
         if p.phase == "round":
             head = f"{kind}: block {p.block} of at most {p.max_blocks}  ETA {eta_text(p.eta_s)}"
         else:
-            head = f"{kind}: {plain(p.message, 1000)}"  # it names stored workloads
+            head = f"{kind}: {plain(p.message, 1000)}{_eta_if_known(p)}"  # stored names
         parts.append(Text(head))
         if p.runs_total:
             bar = Table.grid(padding=(0, 1))
@@ -210,7 +215,7 @@ def progress_display(
                 return
             line = f"{plain(p.message, 1000)} ({p.runs_done}/{p.runs_total} runs)"
         else:
-            line = plain(p.message, 1000)
+            line = plain(p.message, 1000) + _eta_if_known(p)
         if line != last_line[0]:  # a Text: names such as bench[fp16] are never markup
             console.print(Text(f"{kind}: {line}"), soft_wrap=True)
             last_line[0] = line

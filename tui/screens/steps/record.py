@@ -34,7 +34,7 @@ class RecordPane(StepPane):
     _record: Any = None  # the record's model, read once per view
     _record_md = ""
     _shown_md: str | None = None
-    _export_before: str | None = None
+    _exporting = False  # an export asked for and not yet answered
 
     def body(self) -> ComposeResult:
         from textual.widgets import Markdown  # markdown-it costs 0.1 s: only when shown
@@ -83,28 +83,23 @@ class RecordPane(StepPane):
 
     def action_export(self) -> None:
         """Say at once that the record is being written, and where; ask for the export
-        once that line is on screen (the export holds the app while it writes), then
-        show its path."""
+        once that line is on screen. The line stays until the screen hands back the
+        written path or the error (`export_finished`); x meanwhile writes nothing more."""
+        if self._exporting:
+            self.notify("The record is being written.", markup=False)
+            return
+        self._exporting = True
         target = getattr(self.app, "export_dir", None) or default_export_dir()
-        self._export_before = getattr(self.app, "exported", None)
         self.export_line(f"Writing the record to {plain(target, None)} …")
-        self.call_after_refresh(self._ask_export)
+        self.call_after_refresh(self.post_message, ExportRecord())
 
-    def _ask_export(self) -> None:
-        self.post_message(ExportRecord())
-        self.set_timer(0.05, self._export_done)
-
-    def _export_done(self) -> None:
-        """The written path, once the export says it (the app's `exported`); an export
-        that failed shows its error over the app, and this line says so."""
-        path = getattr(self.app, "exported", None)
-        # the app keeps a new string per export: the same path written again is a new one
-        if path is not None and path is not self._export_before:
+    def export_finished(self, path: str, error: str = "") -> None:
+        """The export's end, as the session screen was told it: the path, or the error."""
+        self._exporting = False
+        if error:
+            self.export_line(f"The record was not written: {plain(error, 1000)}")
+        else:
             self.export_line(f"Written: {plain(path, None)} (and .json beside it)")
-        elif self.app.screen is not self.screen:  # the error dialog over the app
-            self.export_line("The record was not written: see the message.")
-        elif self.is_attached:
-            self.set_timer(0.05, self._export_done)
 
     def export_line(self, text: str) -> None:
         self.query_one("#record-export", Static).update(text)
