@@ -30,6 +30,11 @@ def own_peak_kib() -> int:
             if _status is None or _status[0] != pid:
                 _status = (pid, os.open(STATUS, os.O_RDONLY | os.O_CLOEXEC))
             data = os.pread(_status[1], 8192, 0)
+            if f"\nPid:\t{pid}\n".encode() not in data:
+                # the number was closed by other code and now names another file (a
+                # double close elsewhere): reading it would give a floor not ours
+                _status = (pid, os.open(STATUS, os.O_RDONLY | os.O_CLOEXEC))
+                data = os.pread(_status[1], 8192, 0)
         at = data.find(b"VmHWM:")
         if at >= 0:
             return int(data[at + 6 : data.index(b"kB", at)])
