@@ -65,6 +65,7 @@ def checked(problem_repo, tmp_path_factory: pytest.TempPathFactory):
     ledger.close()
 
 
+@pytest.mark.slow
 def test_dropped_affine_layernorm_fails_after_random_reinit(checked) -> None:
     r = checked["results"]["layernorm"]
     # weight 1 and bias 0 at construction made it bit-identical; random values do not
@@ -73,6 +74,7 @@ def test_dropped_affine_layernorm_fails_after_random_reinit(checked) -> None:
     assert "re-initialised at random" in r.options["reinit"]
 
 
+@pytest.mark.slow
 def test_softmax_without_max_fails_on_the_stress_inputs_only(checked) -> None:
     r = checked["results"]["softmax"]
     assert not r.passed

@@ -39,6 +39,7 @@ def profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, An
     return out
 
 
+@pytest.mark.slow
 def test_naive_softmax_tables(profiles):
     s = profiles["naive"]
     assert s["sequence"] == ["aten::max", "aten::sub", "aten::exp", "aten::sum", "aten::div"]

@@ -37,6 +37,7 @@ def test_a_cached_result_is_timed_on_fresh_inputs_and_re_checked(tmp_path: Path)
     assert r.data["source"].endswith(":ModelNew")
 
 
+@pytest.mark.slow
 def test_its_own_get_inputs_are_not_what_is_timed(tmp_path: Path) -> None:
     r = _timed(tmp_path, "own_inputs")
     assert r.ok, r.output_tail
@@ -82,6 +83,7 @@ def get_init_inputs():
 """
 
 
+@pytest.mark.slow
 def test_a_degenerate_reference_is_warned_of(tmp_path: Path) -> None:
     (tmp_path / "d.py").write_text(DEGENERATE)
     common = {"mode": "outputs", "kind": "kernelbench", "spec": "d.py", "trials": 2, "seed": 3}

@@ -58,6 +58,7 @@ def _stat(result: m.CorrectnessResult, output: str) -> m.ErrorStats:
     return next(s for s in result.stats if s.output == output)
 
 
+@pytest.mark.slow
 def test_every_torch_workload_gets_a_stored_result(checked) -> None:
     ledger, session = checked["ledger"], checked["session"]
     stored = ledger.list(m.CorrectnessResult, session_id=session.id)

@@ -72,6 +72,7 @@ async def test_the_add_variant_form_offers_the_branches_and_names_the_variant(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_variant_from_a_patch_picked_in_the_files(tmp_path: Path) -> None:
     import sys
 
