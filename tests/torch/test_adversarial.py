@@ -17,6 +17,10 @@ from session import models as m
 from session import torch_checks
 from session.record import build_export, to_markdown
 
+# Every test here reads one module fixture that starts torch workers (25-35 s at load
+# ~10, its cost lands on whichever test runs first): the whole module is slow.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def checked(problem_repo, tmp_path_factory: pytest.TempPathFactory):
@@ -65,7 +69,6 @@ def checked(problem_repo, tmp_path_factory: pytest.TempPathFactory):
     ledger.close()
 
 
-@pytest.mark.slow
 def test_dropped_affine_layernorm_fails_after_random_reinit(checked) -> None:
     r = checked["results"]["layernorm"]
     # weight 1 and bias 0 at construction made it bit-identical; random values do not
@@ -74,7 +77,6 @@ def test_dropped_affine_layernorm_fails_after_random_reinit(checked) -> None:
     assert "re-initialised at random" in r.options["reinit"]
 
 
-@pytest.mark.slow
 def test_softmax_without_max_fails_on_the_stress_inputs_only(checked) -> None:
     r = checked["results"]["softmax"]
     assert not r.passed
