@@ -176,6 +176,7 @@ async def test_export_writes_the_record(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_review_sorts_filters_and_lists_rejected_ideas(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, review=True, telemetry="off")
@@ -202,6 +203,7 @@ async def test_review_sorts_filters_and_lists_rejected_ideas(tmp_path: Path) -> 
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_read_only_never_starts_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = sample_ledger(tmp_path / "l.db", m.StepName.CONTRACT)
     called = []
@@ -216,6 +218,7 @@ async def test_read_only_never_starts_work(tmp_path: Path, monkeypatch: pytest.M
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_failing_worker_shows_a_modal_and_the_app_lives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -240,6 +243,7 @@ async def test_a_failing_worker_shows_a_modal_and_the_app_lives(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_narrow_terminal_keeps_every_part(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)
