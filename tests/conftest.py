@@ -46,3 +46,11 @@ def make_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., 
         return repo
 
     return make
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first: with two workers the run then ends on short tests instead of
+    one worker finishing a minute-long test alone (the sort is stable, so every worker
+    collects the same order, as xdist requires)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -245,6 +245,7 @@ def test_after_a_crash_the_next_round_cleans_up(make_repo, tmp_path):
     assert not any((tmp_path / "worktrees").iterdir())
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_the_baseline(make_repo, tmp_path):
     repo = busy_repo(make_repo)
     env = cli_env(tmp_path)

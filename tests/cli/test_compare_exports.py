@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tui.cli import main
 
 # A peak above gpuopt's own: Linux counts the parent's peak in a child's, so the command
@@ -32,6 +34,7 @@ def _is_num(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
+@pytest.mark.slow
 def test_the_json_holds_what_hyperfines_scripts_read(tmp_path):
     js, md, raw = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.csv"
     done = subprocess.run(

@@ -9,6 +9,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tui.cli import main
 
 
@@ -25,6 +27,7 @@ def _repo(tmp: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_a_round_says_which_workloads_pay_the_shell_and_which_run_directly(
     tmp_path, capsys, monkeypatch
 ):

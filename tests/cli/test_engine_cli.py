@@ -55,6 +55,7 @@ def make_patch(repo: Path, tmp_path: Path, changes: dict[str, str], name: str) -
     return patch
 
 
+@pytest.mark.slow
 def test_baseline_variant_round(setup, capsys, tmp_path):
     repo, ledger, sid = setup
     code, out, err = gpuopt(capsys, ledger, "round", sid)

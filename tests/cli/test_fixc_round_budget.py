@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tui.cli import main
 
 
@@ -16,6 +18,7 @@ def gpuopt(capsys, ledger: Path, *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow
 def test_a_round_stopped_by_its_budget_says_so(make_repo, tmp_path, capsys):
     repo = make_repo(files={"value.txt": "1.00\n"})
     ledger = tmp_path / "l.db"

@@ -135,6 +135,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     ],
     ids=lambda a: " ".join(a).replace("{sid}", "S"),
 )
+@pytest.mark.slow
 def test_a_listing_into_a_pipe_whose_reader_left_is_quiet(recorded, argv: list[str]) -> None:
     path, sid = recorded
     code, err = _into_a_gone_reader(["--ledger", str(path), *(a.format(sid=sid) for a in argv)])
@@ -143,6 +144,7 @@ def test_a_listing_into_a_pipe_whose_reader_left_is_quiet(recorded, argv: list[s
 
 
 @pytest.mark.parametrize("stream", ["stdout", "stderr"])
+@pytest.mark.slow
 def test_a_round_whose_reader_left_before_it_began_completes(recorded, stream: str) -> None:
     """The round's table (stdout) or its progress (stderr) into a pipe already gone: the
     measurement is no less kept, and nothing is said about the pipe."""

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_new_validation import new, one_line
 
 from ledger import Ledger
@@ -66,6 +67,7 @@ def test_stored_output_of_a_run_holds_no_secret(tmp_path: Path) -> None:
     assert "<redacted DATABASE_URL>" in stored and "<redacted ANTHROPIC_AUTH>" in stored
 
 
+@pytest.mark.slow
 def test_a_secret_given_as_contract_env_is_refused(make_repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo()
     ledger = tmp_path / "l.db"

@@ -18,6 +18,7 @@ from session import models as m
 
 
 @pytest.mark.parametrize("attempt", range(5))
+@pytest.mark.slow
 def test_a_round_beside_a_looping_writer_leaves_the_ledger_whole(
     tmp_path: Path, attempt: int
 ) -> None:

@@ -111,6 +111,7 @@ def test_newer_ledger_opens_read_only_and_is_never_changed(tmp_path: Path) -> No
     assert state(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_newer_ledger_through_the_command_line(tmp_path: Path) -> None:
     path = tmp_path / "newer.db"
     make_newer(path)

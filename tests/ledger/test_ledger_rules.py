@@ -172,6 +172,7 @@ WORD = st.text(alphabet=st.characters(categories=["Lu", "Ll", "Lo", "Nd"]), min_
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(word=WORD, noise=st.text(max_size=60), field=st.sampled_from(
     ["symptom", "mechanism", "predicted_effect", "falsifier", "confounders"]))  # fmt: skip
+@pytest.mark.slow
 def test_search_finds_any_word_of_any_text_field(
     tmp_path_factory: Any, word: str, noise: str, field: str
 ) -> None:

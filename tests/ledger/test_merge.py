@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from session import models as m
 from session.ledger_access import Ledger
 from session.merge import merge_ledgers
@@ -160,6 +162,7 @@ def test_a_row_whose_parent_is_missing_is_skipped_with_why(tmp_path: Path) -> No
         assert led.check() == []
 
 
+@pytest.mark.slow
 def test_cli_merge_into_the_ledger_in_use_and_conflict_exit(tmp_path: Path) -> None:
     a, b, team = tmp_path / "a.db", tmp_path / "b.db", tmp_path / "team.db"
     session, hyp = _box_a(a)

@@ -7,12 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from overlap import ENV, prepare
 
 from ledger import Ledger
 from session import models as m
 
 
+@pytest.mark.slow
 def test_a_round_whose_progress_reader_left_completes(tmp_path: Path) -> None:
     path, sid = prepare(tmp_path)
     proc = subprocess.Popen(

@@ -8,9 +8,12 @@ from __future__ import annotations
 import os
 import threading
 
+import pytest
+
 from measure.telemetry.monitor import make_monitor
 
 
+@pytest.mark.slow
 def test_a_host_only_run_end_is_taken_while_the_telemetry_thread_is_held_up() -> None:
     held = threading.Event()
     release = threading.Event()

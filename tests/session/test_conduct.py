@@ -241,6 +241,7 @@ def test_variants_from_a_ref_and_from_a_patch(ledger, repo, tmp_path):
 # ------------------------------------------------------------------------------ rounds
 
 
+@pytest.mark.slow
 def test_round_measures_interleaved_blocks_and_decides(ledger, repo, tmp_path):
     session = make_session(
         ledger,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_record_fix_tester import W, _baseline, _record, _round, _session, _variant
 
 from ledger import Ledger
@@ -84,6 +85,7 @@ def test_the_record_on_a_terminal_has_no_html_entities() -> None:
     assert "literal &lt; stays in code" in shown
 
 
+@pytest.mark.slow
 def test_gpuopt_export_on_a_terminal_reads_as_text(tmp_path: Path) -> None:
     with Ledger.open(tmp_path / "l.db") as ledger:
         s = _widened(ledger)

@@ -17,6 +17,10 @@ from session import models as m
 from session import torch_checks
 from session.record import build_export, to_markdown
 
+# Every test here reads one module fixture that starts torch workers (25-35 s at load
+# ~10, its cost lands on whichever test runs first): the whole module is slow.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def checked(problem_repo, tmp_path_factory: pytest.TempPathFactory):

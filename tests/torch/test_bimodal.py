@@ -74,6 +74,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
         yield s
 
 
+@pytest.mark.slow
 def test_allocator_bimodal_arm_is_flagged_with_cause_and_fix(server, tmp_path: Path) -> None:
     import os
 

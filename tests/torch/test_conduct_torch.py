@@ -49,6 +49,7 @@ class ModelNew(nn.Module):
 QUICK = {"GPUOPT_TORCH_MIN_TIME": "0", "GPUOPT_TORCH_MIN_SAMPLES": "3", "GPUOPT_TORCH_WARMUP": "1"}
 
 
+@pytest.mark.slow
 def test_without_preloading_each_run_is_spawned(
     make_repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,6 +40,7 @@ def test_workload_command_shape() -> None:
     assert uv.startswith("uv run python -B ")
 
 
+@pytest.mark.slow
 def test_a_timed_replicate_prints_one_json_value(torch_repo) -> None:
     """The exact command the engine runs (bash -c in the worktree); a training path here,
     a KernelBench file in the end-to-end test."""
@@ -74,6 +75,7 @@ def test_a_timed_replicate_prints_one_json_value(torch_repo) -> None:
     assert status.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_replicate_can_report_its_fastest_call(torch_repo) -> None:
     """--stat min (GPUOPT_TORCH_STAT=min): for CPUs shared with other tenants."""
     cmd, _, key = harness.workload_command("torch", "torch:kern.s_train:bench")
@@ -90,6 +92,7 @@ def test_a_replicate_can_report_its_fastest_call(torch_repo) -> None:
     assert line["stat"] == "min" and line[key] == line["min"] <= line["median"]
 
 
+@pytest.mark.slow
 def test_worker_failures_are_one_clear_line(torch_repo, tmp_path) -> None:
     workloads = [
         m.Workload.parse("a=torch:kern.nothing_here:bench"),

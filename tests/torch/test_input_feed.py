@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import torch
 
 
@@ -24,6 +25,7 @@ def _make(k: int, on_device: bool = False) -> list[Any]:
     return [wide, small, torch.tensor(k % 1000), 7]
 
 
+@pytest.mark.slow
 def test_no_call_sees_a_data_pointer_an_earlier_call_saw() -> None:
     feed = _feed(_make)
     ptrs: list[int] = []

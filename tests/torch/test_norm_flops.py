@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 
@@ -19,6 +20,7 @@ def _flops(tw, fn, x) -> dict:
     return tw.work_and_traffic(w, False, 0)
 
 
+@pytest.mark.slow
 def test_layer_norm_and_softmax_flops_follow_their_formulas() -> None:
     tw = _worker()
     x = torch.randn(8, 64)

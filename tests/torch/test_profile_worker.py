@@ -21,6 +21,11 @@ pytest.importorskip("torch")
 KIB256 = 256 * 256 * 4  # one 256x256 float32 tensor
 
 
+# Every test here reads one module fixture that starts torch workers (25-35 s at load
+# ~10, its cost lands on whichever test runs first): the whole module is slow.
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     root = write_all(tmp_path_factory.mktemp("problems"))

@@ -29,6 +29,7 @@ def _timed(tmp_path: Path, cheat: str, *, reference: bool = True) -> harness.Wor
     return harness.run_worker(command, new, env=env, timeout_s=300)
 
 
+@pytest.mark.slow
 def test_a_cached_result_is_timed_on_fresh_inputs_and_re_checked(tmp_path: Path) -> None:
     r = _timed(tmp_path, "cached_output")
     assert r.ok, r.output_tail
@@ -37,6 +38,7 @@ def test_a_cached_result_is_timed_on_fresh_inputs_and_re_checked(tmp_path: Path)
     assert r.data["source"].endswith(":ModelNew")
 
 
+@pytest.mark.slow
 def test_its_own_get_inputs_are_not_what_is_timed(tmp_path: Path) -> None:
     r = _timed(tmp_path, "own_inputs")
     assert r.ok, r.output_tail
@@ -56,6 +58,7 @@ def test_its_own_get_inputs_are_not_what_is_timed(tmp_path: Path) -> None:
         ("input_view", "a view of input 0"),
     ],
 )
+@pytest.mark.slow
 def test_a_timed_cheat_is_refused_in_words(tmp_path: Path, cheat: str, words: str) -> None:
     r = _timed(tmp_path, cheat)
     assert not r.ok
@@ -82,6 +85,7 @@ def get_init_inputs():
 """
 
 
+@pytest.mark.slow
 def test_a_degenerate_reference_is_warned_of(tmp_path: Path) -> None:
     (tmp_path / "d.py").write_text(DEGENERATE)
     common = {"mode": "outputs", "kind": "kernelbench", "spec": "d.py", "trials": 2, "seed": 3}
@@ -118,6 +122,7 @@ def bench(device, seed):
 """
 
 
+@pytest.mark.slow
 def test_a_torch_factory_is_timed_on_fresh_inputs_too(tmp_path: Path) -> None:
     """A `torch:MODULE:CALLABLE` workload gets a new input set per timed call, as the
     get_inputs path does: the factory is called again (another seed) outside the timer."""

@@ -14,6 +14,10 @@ from measure import harness
 from session import models as m
 from session import torch_checks
 
+# Every test here reads one module fixture that starts torch workers (25-35 s at load
+# ~10, its cost lands on whichever test runs first): the whole module is slow.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def checked(torch_repo, tmp_path_factory: pytest.TempPathFactory):

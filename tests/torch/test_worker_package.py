@@ -99,6 +99,7 @@ def _blocked(script: str) -> list[str]:
         "module",  # python -m torch_worker
     ],
 )
+@pytest.mark.slow
 def test_the_worker_runs_from_a_copy_without_gpuopt(box: Path, how: str) -> None:
     args = ["time", "--kind", "kernelbench", "--spec", "problem.py"]
     main = str(box / "torch_worker" / "__main__.py")
@@ -117,6 +118,7 @@ def test_the_worker_runs_from_a_copy_without_gpuopt(box: Path, how: str) -> None
     assert line["gpuopt_value"] > 0 and line["device"] == "cpu"
 
 
+@pytest.mark.slow
 def test_a_copy_run_by_path_times_a_workload_named_like_a_worker_module(box: Path) -> None:
     """The package's folder is off sys.path: the checkout's `timing` module is the one used."""
     line = _run(box, [str(box / "torch_worker" / "__main__.py"), "time", "--spec", "timing:bench"])

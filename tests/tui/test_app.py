@@ -34,6 +34,7 @@ def _text(widget: Static) -> str:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_every_step_shows_its_own_content(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)
@@ -65,6 +66,7 @@ async def test_every_step_shows_its_own_content(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_contract_form_puts_each_error_under_its_field(tmp_path: Path) -> None:
     db = tmp_path / "l.db"
     Ledger.open(db).close()
@@ -105,6 +107,7 @@ async def test_contract_form_puts_each_error_under_its_field(tmp_path: Path) -> 
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_hypothesis_form_recalls_similar_rejected_ideas(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db", m.StepName.PREFLIGHT)
     app = steady_app(db, session_id=SID)
@@ -126,6 +129,7 @@ async def test_hypothesis_form_recalls_similar_rejected_ideas(tmp_path: Path) ->
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_refused_gate_says_what_is_missing(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db", m.StepName.DISPOSITION)
     app = steady_app(db, session_id=SID)
@@ -156,6 +160,7 @@ async def test_a_refused_gate_says_what_is_missing(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_export_writes_the_record(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     out = tmp_path / "out"
@@ -175,6 +180,7 @@ async def test_export_writes_the_record(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_review_sorts_filters_and_lists_rejected_ideas(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, review=True, telemetry="off")
@@ -201,6 +207,7 @@ async def test_review_sorts_filters_and_lists_rejected_ideas(tmp_path: Path) -> 
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_read_only_never_starts_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = sample_ledger(tmp_path / "l.db", m.StepName.CONTRACT)
     called = []
@@ -215,6 +222,7 @@ async def test_read_only_never_starts_work(tmp_path: Path, monkeypatch: pytest.M
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_failing_worker_shows_a_modal_and_the_app_lives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -239,6 +247,7 @@ async def test_a_failing_worker_shows_a_modal_and_the_app_lives(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_narrow_terminal_keeps_every_part(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)
@@ -251,6 +260,7 @@ async def test_narrow_terminal_keeps_every_part(tmp_path: Path) -> None:
             assert region.width > 0 and region.height > 0 and region.right <= 80, sel
 
 
+@pytest.mark.slow
 def test_the_ui_process_never_imports_torch(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     script = f"""

@@ -24,6 +24,7 @@ BENCH = 'import json\nprint(json.dumps({"gpuopt_value": float(open("value.txt").
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_app_records_a_baseline_while_the_cli_writes(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo("work", {"bench.py": BENCH, "value.txt": "1.0\n"})
     db = tmp_path / "l.db"

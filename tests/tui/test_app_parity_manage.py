@@ -20,6 +20,7 @@ def _run(screen: SessionScreen, title: str) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_record_is_exported_to_the_folder_typed(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)
@@ -41,6 +42,7 @@ async def test_the_record_is_exported_to_the_folder_typed(tmp_path: Path) -> Non
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_session_is_renamed_archived_and_deleted_from_inside_it(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)

@@ -62,6 +62,7 @@ async def _modal(app, pilot, **values: str) -> None:  # type: ignore[no-untyped-
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_whole_session_through_the_app(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = _repo(make_repo)
     db = tmp_path / "l.db"

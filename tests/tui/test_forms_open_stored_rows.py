@@ -51,6 +51,7 @@ def _cli(db: Path, *args: str) -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_e_on_a_hypothesis_added_without_direction(tmp_path: Path) -> None:
     db = tmp_path / "l.db"
     s = _session(db)

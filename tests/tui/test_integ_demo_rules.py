@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import run_git
 
 from ledger import Ledger
@@ -32,6 +33,7 @@ def test_the_demo_contract_is_everyones() -> None:
         assert "GPUOPT_TORCH_STAT" not in contract.workloads[0].env
 
 
+@pytest.mark.slow
 def test_a_too_noisy_demo_baseline_is_recorded_once_and_goes_on(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     bench = BENCH.format(counter=str(tmp_path / "count"))
     repo = make_repo("noisy", {"bench.py": bench, "v.txt": "1.0\n"})

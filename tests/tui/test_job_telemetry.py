@@ -40,6 +40,7 @@ def _journal(tmp_path: Path) -> Path:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_panel_shows_the_jobs_state_and_its_nodes_gpu_samples(tmp_path: Path) -> None:
     journal = _journal(tmp_path)
     db = sample_ledger(tmp_path / "l.db")

@@ -22,6 +22,7 @@ def _config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_remapped_key_moves_and_the_help_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

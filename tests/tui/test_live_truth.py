@@ -170,6 +170,7 @@ async def test_while_g_records_the_baseline_again_the_round_pane_shows_it(
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.slow
 async def test_the_preflight_bottleneck_dropdown_stays_inside_its_dialog(
     tmp_path: Path, size: tuple[int, int]
 ) -> None:

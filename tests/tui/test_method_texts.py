@@ -38,6 +38,7 @@ def _choices(field: Field) -> list[tuple[str, str]]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_every_step_shows_the_session_layers_title_and_questions(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)
@@ -72,6 +73,7 @@ async def test_every_step_shows_the_session_layers_title_and_questions(tmp_path:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_forms_offer_the_session_layers_residual_and_choice_texts(
     tmp_path: Path,
 ) -> None:
@@ -96,6 +98,7 @@ async def test_the_forms_offer_the_session_layers_residual_and_choice_texts(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_status_form_refuses_a_blank_reason_in_the_session_layers_words(
     tmp_path: Path,
 ) -> None:
@@ -119,6 +122,7 @@ async def test_the_status_form_refuses_a_blank_reason_in_the_session_layers_word
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_decide_form_names_what_a_gate_lacks_by_its_fields(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)

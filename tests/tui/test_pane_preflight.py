@@ -33,6 +33,7 @@ async def test_preflight_pane_asks_to_save_the_edited_answer(tmp_path: Path) -> 
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_preflight_pane_sets_the_bottleneck_the_checklist_and_an_evidence_link(
     tmp_path: Path,
 ) -> None:

@@ -48,6 +48,7 @@ async def settled(pilot: Any, pane: RecordPane) -> Markdown:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_record_pane_shows_the_record_and_asks_for_its_export(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db")
     app = PaneApp(RecordPane, ledger)
@@ -64,6 +65,7 @@ async def test_record_pane_shows_the_record_and_asks_for_its_export(tmp_path: Pa
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_record_pane_reads_the_records_model(tmp_path: Path) -> None:
     """The pane shows the record of the same model the export writes, laid out for its
     width: summary first, the narrow table in the app and the full one in the file."""
@@ -89,6 +91,7 @@ async def test_record_pane_reads_the_records_model(tmp_path: Path) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.slow
 async def test_every_table_the_record_step_shows_fits_its_width(
     tmp_path: Path, size: tuple[int, int]
 ) -> None:
@@ -120,6 +123,7 @@ async def test_every_table_the_record_step_shows_fits_its_width(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_record_step_scrolls_to_its_last_section(tmp_path: Path) -> None:
     ledger = sample(tmp_path / "l.db")
     app = PaneApp(RecordPane, ledger)
@@ -139,6 +143,7 @@ async def test_the_record_step_scrolls_to_its_last_section(tmp_path: Path) -> No
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_export_says_at_once_it_is_writing_and_then_its_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,6 +17,7 @@ pytest.importorskip("session.conduct")
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_ctrl_q_during_a_baseline_asks_then_stops_cleanly(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo()
     db = tmp_path / "l.db"

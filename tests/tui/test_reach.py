@@ -69,6 +69,7 @@ def test_one_key_means_one_thing_across_the_steps() -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_escape_goes_from_a_field_to_its_step_then_to_the_session_list(
     tmp_path: Path,
 ) -> None:
@@ -97,6 +98,7 @@ async def test_escape_goes_from_a_field_to_its_step_then_to_the_session_list(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_half_typed_hypothesis_is_never_cleared_without_a_question(
     tmp_path: Path,
 ) -> None:
@@ -133,6 +135,7 @@ async def test_a_half_typed_hypothesis_is_never_cleared_without_a_question(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_form_with_typed_text_asks_before_escape_drops_it(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)
@@ -160,6 +163,7 @@ async def test_a_form_with_typed_text_asks_before_escape_drops_it(tmp_path: Path
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_help_shows_hidden_keys_and_a_glossary(tmp_path: Path) -> None:
     db = sample_ledger(tmp_path / "l.db")
     app = steady_app(db, session_id=SID)

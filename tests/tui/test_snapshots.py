@@ -16,6 +16,7 @@ SIZES = [(120, 40), (80, 24)]
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("scene", SCENES, ids=lambda s: s.name)
+@pytest.mark.slow
 def test_scene(scene, size, snap_compare, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("HOME", str(tmp_path))  # the title bar shows ~/.local/share/gpuopt/…
     app = make_app(scene, tmp_path)

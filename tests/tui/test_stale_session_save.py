@@ -64,6 +64,7 @@ async def _edit_title_and_save(app, pilot, title: str) -> None:  # type: ignore[
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_reload_keeps_the_cli_edit(tmp_path: Path, make_repo) -> None:  # type: ignore[no-untyped-def]
     db = tmp_path / "l.db"
     s = _session(db, make_repo())
@@ -112,6 +113,7 @@ async def test_save_mine_onto_the_stored_version(tmp_path: Path, make_repo) -> N
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_hypothesis_edit_keeps_a_field_the_cli_changed(tmp_path: Path) -> None:
     from tui_helpers import SID, sample_ledger
 
@@ -141,6 +143,7 @@ async def test_a_hypothesis_edit_keeps_a_field_the_cli_changed(tmp_path: Path) -
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_saving_the_preflight_keeps_an_answer_given_elsewhere(tmp_path: Path) -> None:
     from tui_helpers import SID, sample_ledger
 

@@ -115,6 +115,7 @@ async def visit_every_screen(db: Path, suffix: str) -> dict[str, str]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_issues_text_is_shown_literally_everywhere(tmp_path: Path) -> None:
     db = hostile_ledger(tmp_path, ISSUE)
     seen = await visit_every_screen(db, ISSUE)

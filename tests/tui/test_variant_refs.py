@@ -35,6 +35,7 @@ def test_refs_carry_their_subject_and_a_diff_stat_against_the_baseline(tmp_path:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_add_variant_form_offers_the_branches_and_names_the_variant(
     tmp_path: Path,
 ) -> None:
@@ -72,6 +73,7 @@ async def test_the_add_variant_form_offers_the_branches_and_names_the_variant(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_variant_from_a_patch_picked_in_the_files(tmp_path: Path) -> None:
     import sys
 
