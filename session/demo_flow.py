@@ -17,8 +17,8 @@ from session.conduct.common import band
 from session.dispositions import dispose
 from session.gates import GateRefusal
 from session.hypotheses import add_hypothesis
+from session.md import fixed
 from session.read_model import confirm_residual, load_view, residual_suggestion
-from session.record.table import fixed
 from session.verdicts import ci_heading, verdict_for
 
 HYPOTHESES: list[dict[str, Any]] = [

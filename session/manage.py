@@ -20,6 +20,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ledger import queries
 from measure.git import (
     SNAPSHOT_REF_PREFIX,
     GitError,
@@ -60,28 +61,6 @@ KEPT = (
 # A ref pinned this recently may belong to a baseline or variant being recorded: its row is
 # written just after the ref, so "no row uses it" is not yet evidence.
 RECENT_S = 15 * 60
-
-# The session's rows, children before their parents (the ledger's foreign keys are on).
-# Each: table, and the condition that picks the session's rows (? is the session id).
-_OF_SESSION = (
-    ("hypothesis_events", "hypothesis_id IN (SELECT id FROM hypotheses WHERE session_id = ?)"),
-    ("comparisons", "round_id IN (SELECT id FROM rounds WHERE session_id = ?)"),
-    ("telemetry_batches", "session_id = ?"),
-    ("runs", "session_id = ?"),
-    ("hooks", "session_id = ?"),
-    ("audits", "session_id = ?"),
-    ("correctness", "session_id = ?"),
-    ("residuals", "session_id = ?"),
-    ("dispositions", "session_id = ?"),
-    ("evidence", "session_id = ?"),
-    ("preflight", "session_id = ?"),
-    ("checklist", "session_id = ?"),
-    ("rounds", "session_id = ?"),
-    ("variants", "session_id = ?"),
-    ("baselines", "session_id = ?"),
-    ("hypotheses", "session_id = ?"),
-    ("sessions", "id = ?"),
-)
 
 
 @dataclass(frozen=True)
@@ -159,12 +138,7 @@ def archive_session(ledger: LedgerLike, session_id: str, archived: bool = True) 
 
 def _kept_variant_ids(ledger: LedgerLike, session_id: str) -> set[str]:
     # Any keep ever recorded counts: a later change of mind does not make the code worthless.
-    rows = ledger.query(
-        "SELECT DISTINCT variant_id FROM dispositions WHERE session_id = ? AND choice IN "
-        f"({', '.join('?' * len(KEPT))})",
-        (session_id, *(c.value for c in KEPT)),
-    )
-    return {r["variant_id"] for r in rows}
+    return queries.kept_variant_ids(ledger, session_id, (c.value for c in KEPT))
 
 
 def _session_refs(ledger: LedgerLike, session_id: str) -> list[tuple[RefLine, bool]]:
@@ -172,17 +146,9 @@ def _session_refs(ledger: LedgerLike, session_id: str) -> list[tuple[RefLine, bo
     Read from the columns and the JSON, so a row that no longer validates still counts."""
     kept = _kept_variant_ids(ledger, session_id)
     out: list[tuple[RefLine, bool]] = []
-    for r in ledger.query(
-        "SELECT id, snapshot_ref AS ref, snapshot_commit AS commit_ FROM baselines "
-        "WHERE session_id = ? ORDER BY rowid",
-        (session_id,),
-    ):
+    for r in queries.baseline_refs(ledger, session_id):
         out.append((RefLine(r["ref"], r["commit_"], f"baseline {r['id']}"), False))
-    for r in ledger.query(
-        "SELECT id, name, json_extract(data, '$.snapshot.ref') AS ref, "
-        "snapshot_commit AS commit_ FROM variants WHERE session_id = ? ORDER BY rowid",
-        (session_id,),
-    ):
+    for r in queries.variant_refs(ledger, session_id):
         is_kept = r["id"] in kept
         what = f"variant {r['name']}{' (kept)' if is_kept else ''}"
         out.append((RefLine(r["ref"] or "", r["commit_"], what), is_kept))
@@ -191,17 +157,7 @@ def _session_refs(ledger: LedgerLike, session_id: str) -> list[tuple[RefLine, bo
 
 def _refs_in_use(ledger: LedgerLike) -> tuple[set[str], set[str]]:
     """The snapshot refs and commits some row of the ledger names, any session's."""
-    refs: set[str] = set()
-    commits: set[str] = set()
-    for r in ledger.query("SELECT snapshot_ref AS ref, snapshot_commit AS c FROM baselines"):
-        refs.add(r["ref"])
-        commits.add(r["c"])
-    for r in ledger.query(
-        "SELECT json_extract(data, '$.snapshot.ref') AS ref, snapshot_commit AS c FROM variants"
-    ):
-        refs.add(r["ref"])
-        commits.add(r["c"])
-    return refs, commits
+    return queries.refs_in_use(ledger)
 
 
 def _refusal_if_running(ledger: LedgerLike, session: m.Session) -> None:
@@ -225,10 +181,7 @@ def delete_session(ledger: LedgerLike, session_id: str, *, with_refs: bool = Fal
     with ledger.write() as db:
         _refusal_if_running(ledger, session)  # inside the lock: no round starts meanwhile
         refs = _session_refs(ledger, session.id)
-        for table, where in _OF_SESSION:
-            cursor = db.execute(f"DELETE FROM {table} WHERE {where}", [session.id])
-            if cursor.rowcount:
-                report.rows[table] = cursor.rowcount
+        report.rows.update(queries.delete_session_rows(db, session.id))
         still_used, _ = _refs_in_use(ledger)  # another session's row naming the same ref
     doomed = []
     for line, kept in refs:
@@ -340,7 +293,7 @@ def missing_refs(ledger: LedgerLike) -> tuple[list[MissingRef], list[str]]:
     repositories that could not be read (moved, or on another machine: not a problem)."""
     missing: list[MissingRef] = []
     unreachable: list[str] = []
-    sessions = ledger.query("SELECT id, repo FROM sessions ORDER BY rowid")
+    sessions = queries.session_repos(ledger)
     by_repo: dict[str, list[str]] = {}
     for r in sessions:
         by_repo.setdefault(r["repo"], []).append(r["id"])

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger import queries
 from session import models as m
 from session.edits import write_fields
 from session.errors import BadInput
@@ -130,9 +131,7 @@ def answers(ledger: LedgerLike, session: m.Session) -> dict[m.PreflightQuestion,
 
 def checklist(ledger: LedgerLike, session: m.Session) -> list[m.ChecklistItem]:
     """All fourteen items, those never touched as not done."""
-    return checklist_of(
-        ledger.query("SELECT number, done, note FROM checklist WHERE session_id = ?", (session.id,))
-    )
+    return checklist_of(queries.checklist_rows(ledger, session.id))
 
 
 def checklist_of(stored: Sequence[Mapping[str, Any]]) -> list[m.ChecklistItem]:
@@ -149,8 +148,7 @@ def checklist_of(stored: Sequence[Mapping[str, Any]]) -> list[m.ChecklistItem]:
 
 
 def checklist_touched(ledger: LedgerLike, session: m.Session) -> int:
-    rows = ledger.query("SELECT COUNT(*) AS n FROM checklist WHERE session_id = ?", (session.id,))
-    return int(rows[0]["n"])
+    return queries.checklist_touched(ledger, session.id)
 
 
 def view(ledger: LedgerLike, session: m.Session) -> PreflightView:
@@ -216,12 +214,7 @@ def set_checklist(
     old = {c.number: c for c in checklist(ledger, session)}[number]
     item = m.ChecklistItem(number=number, done=done, note=old.note if note is None else note)
     with ledger.write() as db:
-        db.execute(
-            "INSERT INTO checklist (session_id, number, done, note) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(session_id, number) DO UPDATE SET done = excluded.done, "
-            "note = excluded.note",
-            (session.id, item.number, int(item.done), item.note),
-        )
+        queries.save_checklist_item(db, session.id, item.number, item.done, item.note)
     return item
 
 

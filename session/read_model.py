@@ -13,6 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger import queries
 from session import check_words
 from session import models as m
 from session.gates import baseline_warning, check_disposition_in
@@ -58,12 +59,7 @@ def _load_view(ledger: Any, session_id: str) -> SessionView:
 
 def values_per_workload(ledger: Any, baseline_id: str) -> dict[str, int]:
     """How many measured runs of the baseline itself (not of rounds) gave a value."""
-    rows = ledger.query(
-        "SELECT workload, COUNT(*) AS n FROM runs WHERE baseline_id = ? AND round_id IS NULL "
-        "AND warmup = 0 AND status = 'ok' GROUP BY workload",
-        (baseline_id,),
-    )
-    return {r["workload"]: r["n"] for r in rows}
+    return queries.values_per_workload(ledger, baseline_id)
 
 
 # ---------------------------------------------------------------------------- rows a screen lists
@@ -107,11 +103,7 @@ def check_sessions(ledger: Any) -> None:
 
 def kept_per_session(ledger: Any) -> dict[str, int]:
     """Per session id, how many of its dispositions keep a variant (any of the keep kinds)."""
-    rows = ledger.query(
-        "SELECT session_id, COUNT(*) AS n FROM dispositions "
-        "WHERE choice LIKE 'keep%' GROUP BY session_id"
-    )
-    return {r["session_id"]: r["n"] for r in rows}
+    return queries.kept_per_session(ledger)
 
 
 # ---------------------------------------------------------------------------- questions
@@ -188,7 +180,7 @@ def record_reads(ledger: Any, view: SessionView) -> RecordReads:
     for h in view.hypotheses:
         reads.history[h.id] = [e for e in events if e.hypothesis_id == h.id]
     rounds = tuple(r.id for r in view.rounds)
-    rows = ledger.query(*_round_runs_sql(rounds)) if rounds else []
+    rows = queries.round_runs(ledger, rounds)
     for r in view.rounds:
         mine = [row for row in rows if row["round_id"] == r.id]
         reads.medians[r.id] = _medians(mine)
@@ -205,15 +197,6 @@ def record_reads(ledger: Any, view: SessionView) -> RecordReads:
             counts[tkey] = counts.get(tkey, 0) + 1
         reads.runs[r.id] = counts
     return reads
-
-
-def _round_runs_sql(round_ids: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
-    marks = ", ".join("?" * len(round_ids))
-    return (
-        "SELECT round_id, arm, workload, trust, status, warmup, value FROM runs "
-        f"WHERE round_id IN ({marks}) ORDER BY rowid",
-        round_ids,
-    )
 
 
 def _medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
@@ -240,4 +223,4 @@ class RecordReads:
 def arm_medians(ledger: Any, round_id: str) -> dict[tuple[str, str], float]:
     """(arm, workload) -> the median value of the round's measured runs that count (ok,
     not warm-ups: quarantined runs are left out, as the statistics leave them out)."""
-    return _medians(ledger.query(*_round_runs_sql((round_id,))))
+    return _medians(queries.round_runs(ledger, (round_id,)))

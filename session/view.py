@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger import queries
 from session import check_words
 from session import models as m
 
@@ -125,16 +126,10 @@ def load_rows(ledger: Any, session_id: str, session: m.Session | None = None) ->
         view.comparisons[r.id] = [c for c in comps if c.round_id == r.id]
     if view.baseline is not None:
         view.baseline_runs = baseline_run_count(ledger, view.baseline.id)
-    view.checklist = ledger.query(
-        "SELECT number, done, note FROM checklist WHERE session_id = ?", (sid,)
-    )
+    view.checklist = queries.checklist_rows(ledger, sid)
     return view
 
 
 def baseline_run_count(ledger: Any, baseline_id: str) -> int:
     """Runs of the baseline itself (not of rounds), warm-ups and failures included."""
-    rows = ledger.query(
-        "SELECT COUNT(*) AS n FROM runs WHERE baseline_id = ? AND round_id IS NULL",
-        (baseline_id,),
-    )
-    return int(rows[0]["n"]) if rows else 0
+    return queries.baseline_run_count(ledger, baseline_id)

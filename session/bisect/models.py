@@ -43,13 +43,17 @@ class Model(BaseModel):
 
 class Judged(Model):
     """One paired comparison of a step: ratio = the commit / the end it is compared with
-    (below 1 is better), the round's 95% interval, and the sequential rule's verdict."""
+    (below 1 is better), the interval that decided and its confidence, and the sequential
+    rule's verdict."""
 
     verdict: m.Verdict
     n: int = 0
     ratio: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    # The confidence of ci_low..ci_high (the design's, or its wider change interval's).
+    # None in steps stored before it was kept: their interval is the 95% one.
+    confidence: float | None = Field(default=None, gt=0, lt=1)
     min_effect: float | None = None  # undecided: the smallest effect the limit resolves
     blocks_needed: int | None = None  # undecided: forecast to decide; None: not in the limit
     note: str = ""

@@ -1,12 +1,13 @@
 """One round of a bisection: the commits of a probe, interleaved and paired.
 
 Each block runs every commit once in a fresh random order (measure.schedule), after one
-excluded warm-up run each; the per-block log ratios give the Hodges–Lehmann ratio with
-its 95% interval (measure.stats) and the verdict of the sequential design of a round
-(measure.sequential), read at its looks only. A step stops at the first look where the
-verdicts place the midpoint (session.bisect.search.side_of), or at its block limit. The
-values come from a sampler, so the conductor runs processes and the benchmark draws
-synthetic values through the same code.
+excluded warm-up run each; the per-block log ratios give the Hodges–Lehmann ratio and
+the verdict of the sequential design of a round (measure.sequential), read at its looks
+only. The interval kept is the one that decided, with its confidence, as a round keeps
+it. A step stops at the first look where the verdicts place the midpoint
+(session.bisect.search.side_of), or at its block limit. The values come from a sampler,
+so the conductor runs processes and the benchmark draws synthetic values through the
+same code.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from measure import schedule, sequential
-from measure.stats import paired_estimate, paired_log_ratios
+from measure.stats import paired_log_ratios
 from session import models as m
 from session.bisect.models import Judged, Side, Step
 from session.bisect.search import Probe, side_of
@@ -58,14 +59,15 @@ def judge(
     """a against b over their common blocks: ratio a / b, as a round compares a variant."""
     blocks = sorted(set(a) & set(b))
     d = paired_log_ratios([b[k] for k in blocks], [a[k] for k in blocks], higher)
-    shown = paired_estimate(d, threshold=threshold)  # the reported numbers (95%)
     look = sequential.judge(d, threshold, design)
+    shown = look.interval  # the interval that decided: kept, and said, with its confidence
     return Judged(
         verdict=look.verdict,
         n=shown.n,
         ratio=shown.ratio,
         ci_low=shown.ci_low,
         ci_high=shown.ci_high,
+        confidence=look.confidence,
         min_effect=None if look.decided else look.min_effect,
         blocks_needed=None if look.decided else look.blocks_needed,
         note="" if look.decided else undecided_words(look, shown, design, final),

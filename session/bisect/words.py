@@ -10,7 +10,8 @@ from typing import Any
 from session.bisect.models import Bisection, Judged, Side, Step
 from session.bisect.search import Search, replay
 from session.conduct.common import band
-from session.verdicts import times_ci_text, times_text
+from session.format import confidence_text
+from session.verdicts import interval_confidence, times_ci_text, times_text
 
 __all__ = [
     "Mark",
@@ -46,8 +47,9 @@ def _judged(j: Judged | None) -> str:
         return "no values"
     if j.ratio is None:
         return f"no ratio ({j.note or 'too few values'})"
-    ci = times_ci_text(j.ci_low, j.ci_high)
-    return f"{times_text(j.ratio)} (95% CI {ci}) {j.verdict.value}"
+    # the interval that decided, named with its own confidence (older steps: 95%)
+    ci = f"{confidence_text(interval_confidence(j))} CI {times_ci_text(j.ci_low, j.ci_high)}"
+    return f"{times_text(j.ratio)} ({ci}) {j.verdict.value}"
 
 
 def step_lines(rec: Bisection, step: Step, state: Search) -> list[str]:

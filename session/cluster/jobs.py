@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledger import Ledger
+from ledger import Ledger, queries
 from ledger.journal_import import import_entries, imported_offset, jobs, put_job, slim_seed
 from measure import slurm
 from measure.journal import read_from
@@ -384,7 +384,7 @@ def _close(ledger: Ledger, job: SlurmJob, result: FollowResult, why: str | None)
         ledger.put(rnd)
         result.closed_here = True
     if rnd.status is m.RoundStatus.RUNNING:
-        started = bool(ledger.query("SELECT 1 FROM runs WHERE round_id = ? LIMIT 1", (rnd.id,)))
+        started = queries.round_has_runs(ledger, rnd.id)
         because = why or (
             f"the Slurm job {job.job_id} ended {state} before it closed the round"
             if started or result.ended

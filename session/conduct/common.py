@@ -7,13 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from measure import orphans
-from measure.git import GitError, repo_root
+from measure.git import repo_root
 from measure.redact import redact
-from measure.worktrees import cleanup_stale_worktrees as clean
 from session import bands, errors
 from session import models as m
 from session.ledger_port import LedgerLike
+
+# Shared with session.variants, which lies below conduct: their home is session.snapshots.
+from session.snapshots import cleanup_stale_worktrees as cleanup_stale_worktrees
+from session.snapshots import snapshot_model as snapshot_model
 
 BASELINE_ARM = "baseline"
 OUTPUT_TAIL = 4096
@@ -49,17 +51,6 @@ def say(progress: ProgressFn, p: Progress) -> None:
         progress(p)
 
 
-def cleanup_stale_worktrees(repo: str | Path) -> int:
-    """Remove worktrees a crashed gpuopt left behind for this repository, after killing
-    what it left running (in them, most likely)."""
-
-    orphans.sweep_dead_owners()
-    try:
-        return clean(repo)
-    except GitError:
-        return 0
-
-
 def subdir(session: m.Session) -> Path:
     """Where in the checkout the session's repository path lies (runs start there)."""
 
@@ -68,17 +59,6 @@ def subdir(session: m.Session) -> Path:
         return here.relative_to(repo_root(here).resolve())
     except ValueError:
         return Path()
-
-
-def snapshot_model(info: Any) -> m.Snapshot:
-    return m.Snapshot(
-        id=info.id,
-        commit=info.commit,
-        ref=info.ref,
-        head=info.head,
-        dirty=info.dirty,
-        warnings=list(info.warnings),
-    )
 
 
 def tail(text: str, limit: int = OUTPUT_TAIL) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from measure.numerics import format_bytes
 from measure.profiling.roofline import si
-from session.record.table import md_table
+from session.md import md_table
 
 OP_HEAD = ("operator", "calls", "self time", "share", "input shapes")
 TENSOR_HEAD = ("bytes", "shape", "dtype", "made by", "read by", "alive", "kind")

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from measure.redact import Redactor, is_secret
 from session import models as m
+from session.md import md_cell, md_code, md_table, visible_controls
 from session.record import markdown
 from session.record.model import FORMAT, FORMAT_VERSION, SessionExport, gather
 from session.record.plan import measurement_plan
-from session.record.table import md_cell, md_code, md_table, visible_controls
 
 if TYPE_CHECKING:
     from ledger import Ledger

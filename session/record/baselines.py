@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from session.md import md_cell, md_code, md_table, section, words, yes
 from session.record.model import SessionExport
 from session.record.rows import BaselineRow, EnvironmentRow
-from session.record.table import md_cell, md_code, md_table, section, words, yes
 
 
 def _env_rows(env: EnvironmentRow) -> list[list[str]]:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from session.record.model import CheckRow, SessionExport
-from session.record.rows import AuditRow
-from session.record.table import (
+from session.md import (
     md_cell,
     md_code,
     md_table,
@@ -17,6 +15,8 @@ from session.record.table import (
     words,
     yes,
 )
+from session.record.model import CheckRow, SessionExport
+from session.record.rows import AuditRow
 from session.verdicts import bytes_text, sci
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from session.md import join, md_table, section, words, yes
 from session.record.model import SessionExport
 from session.record.rows import StepRow
-from session.record.table import join, md_table, section, words, yes
 from session.timing import TORCH_KINDS
 from session.torch_checks import HARNESS_CHECK
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from session.md import join, md_cell, md_table, round_label, section, words, yes
 from session.record.model import SessionExport
 from session.record.rows import ResidualRow
-from session.record.table import join, md_cell, md_table, round_label, section, words, yes
 
 
 def residuals_lines(x: SessionExport) -> list[str]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from session.md import fixed, md_cell, md_table, section, words
 from session.record.model import SessionExport
 from session.record.rows import EvidenceRow
-from session.record.table import fixed, md_cell, md_table, section, words
 
 # evidence kind (its stored value) -> markdown lines for one evidence row
 RENDERERS: dict[str, Callable[[EvidenceRow], list[str]]] = {}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from session.concerns import LABELS
+from session.md import md_cell, md_table, section, words
 from session.record.model import SessionExport
 from session.record.rows import HypothesisRow
-from session.record.table import md_cell, md_table, section, words
 from session.verdicts import bytes_text
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from session.record.table import md_cell
+from session.md import md_cell
 
 READ_LIMIT = 64 * 1024 * 1024  # a record is far smaller; a bigger file is not one
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from session.md import fitted, md_table, section, words
 from session.record.baselines import baseline_lines
 from session.record.checks import audits_lines, correctness_lines
 from session.record.contract import contract_lines
@@ -16,7 +17,6 @@ from session.record.plan_md import plan_lines
 from session.record.preflight import preflight_lines
 from session.record.rounds import rounds_lines
 from session.record.summary import summary_lines
-from session.record.table import fitted, md_table, section, words
 
 SECTIONS = (
     summary_lines,

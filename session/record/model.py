@@ -21,6 +21,7 @@ from session.conduct import baseline_words
 from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
 from session.dispositions import status_suggestion_in
 from session.evidence import describe
+from session.md import fixed
 from session.preflight import CHECKLIST, QUESTIONS, checklist_of
 from session.read_model import RecordReads, SessionView, load_view, record_reads
 from session.record.plan import measurement_plan
@@ -47,7 +48,6 @@ from session.record.rows import (
     VariantSnapshotRow,
     WorkloadRow,
 )
-from session.record.table import fixed
 from session.residuals import DESCRIPTIONS as RESIDUAL_WORDS
 from session.residuals import draft_round_summary_in
 from session.timing import metric_label, metric_text

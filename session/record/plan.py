@@ -13,8 +13,8 @@ import shlex
 
 from session import commands
 from session import models as m
+from session.md import words as stored_words
 from session.record.rows import PlanItem
-from session.record.table import words as stored_words
 
 
 def _tree(var: str, repo: str, name: str, commit: str, subdir: str = "") -> list[str]:

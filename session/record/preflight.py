@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from session.md import md_cell, md_table, section, words
 from session.record.model import SessionExport
-from session.record.table import md_cell, md_table, section, words
 
 
 def preflight_lines(x: SessionExport) -> list[str]:

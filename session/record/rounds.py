@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+from session.md import figure, fixed, join, md_cell, md_code, md_table, section, words
 from session.record.model import RoundRow, SessionExport
 from session.record.summary import legend
-from session.record.table import figure, fixed, join, md_cell, md_code, md_table, section, words
 from session.residuals import ROUND_SUMMARY_FIELDS
 from session.verdicts import ci_heading, times_text
 

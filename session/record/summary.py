@@ -4,8 +4,8 @@ the verdict, by how much, whether it is correct, what was decided and on which r
 from __future__ import annotations
 
 from session import models as m
+from session.md import figure, fit_width, fixed, md_cell, md_table, round_label
 from session.record.model import SessionExport, SummaryRow
-from session.record.table import figure, fit_width, fixed, md_cell, md_table, round_label
 from session.verdicts import VERDICT_MEANINGS, ci_heading
 
 

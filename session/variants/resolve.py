@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ledger import LedgerError
 from session import models as m
-from session.conduct.common import BadInput, GateRefused
+from session.errors import BadInput, GateRefused
 from session.ledger_port import LedgerLike
 
 __all__ = ["resolve_variants"]

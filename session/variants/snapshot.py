@@ -16,14 +16,9 @@ from measure.git import (
 )
 from measure.worktrees import worktree
 from session import models as m
-from session.conduct.common import (
-    BadInput,
-    ConductError,
-    GateRefused,
-    cleanup_stale_worktrees,
-    snapshot_model,
-)
+from session.errors import BadInput, ConductError, GateRefused
 from session.ledger_port import LedgerLike
+from session.snapshots import cleanup_stale_worktrees, snapshot_model
 
 __all__ = ["add_variant"]
 

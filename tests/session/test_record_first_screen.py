@@ -14,9 +14,9 @@ from test_record_fix_tester import W, _baseline, _record, _round, _session, _var
 
 from ledger import Ledger
 from session import models as m
+from session.md import for_terminal, md_cell
 from session.record.baselines import said_once
 from session.record.summary import MAX_LINES, MEDIANS_IN_ROUND
-from session.record.table import for_terminal, md_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 NOISY = "too noisy for ±2%"

@@ -14,8 +14,8 @@ from typing import Any
 
 from ledger import Ledger
 from session import models as m
+from session.md import md_cell
 from session.record import gather, to_json, to_markdown
-from session.record.table import md_cell
 from session.verdicts import CHECK_COMMAND
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

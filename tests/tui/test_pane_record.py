@@ -11,7 +11,7 @@ import pytest
 from pane_harness import Holder, PaneApp, built, sample
 from textual.widgets import Markdown
 
-from session.record.table import table_width
+from session.md import table_width
 from tui.screens.pane_messages import ExportRecord
 from tui.screens.steps.record import RecordPane
 

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 def on_terminal(markdown: str) -> str:
     """The markdown record as a terminal reads it when stdout is one (no HTML entities);
     into a file or a pipe it stays markdown, as GitHub renders it."""
-    from session.record.table import for_terminal
+    from session.md import for_terminal
 
     return for_terminal(markdown) if sys.stdout.isatty() else markdown
 

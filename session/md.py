@@ -1,5 +1,6 @@
-"""The shared table and escaping layer of the markdown record: every exporter's cells,
-tables, code blocks and section heads go through here.
+"""The markdown table and escaping layer: every cell, table, code block and section head
+the session layer writes (the decision record's exporters, the profile's text) goes
+through here. A leaf: it imports nothing of ours, so any package may use it.
 
 Every piece of text a person typed reaches the markdown through `md_cell` (one line:
 newlines, pipes, backticks, backslashes, brackets, HTML and autolink triggers escaped) or
