@@ -90,7 +90,8 @@ def format_bytes(n: float, signed: bool = False) -> str:
     v = abs(float(n))
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if v < 1024 or unit == "TiB":
-            text = f"{v:.0f}" if unit == "B" or v >= 100 or v == int(v) else f"{v:.1f}"
+            # three significant digits, trailing zeros dropped (2 GiB, 1.95 GiB, 48.2 MiB)
+            text = f"{v:.0f}" if unit == "B" or v >= 100 else f"{v:.3g}"
             return f"{sign}{text} {unit}"
         v /= 1024
     return f"{sign}{v} TiB"  # unreachable
