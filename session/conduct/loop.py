@@ -1,7 +1,8 @@
 """The round loop: warm-ups, then interleaved blocks until the design says stop.
 
-It drives an `Executor` (session.conduct.executor) and keeps the paired estimates: after
-each block it updates and stores the comparisons; it may stop only at the planned looks
+It drives an `Executor` (session.conduct.executor) and keeps the paired estimates: it
+judges and stores the comparisons at the planned looks and a few times a second between
+(FRESH_BLOCKS says when; every block reports progress); it may stop only at the planned looks
 of the sequential design (measure.sequential), at the block limit, or when the budget or
 a stop request ends it. Nothing here starts a process itself, so a scripted executor
 tests the round's logic.
