@@ -16,14 +16,17 @@ import psutil
 from measure.telemetry.backend import Sample
 
 MEMORY_EVERY_S = 0.1  # as the CPU percentage: no sample needs fresher host memory
+# Per-core frequencies (sysfs, one file a core: ~0.15 ms) at the sampler's run rate at most:
+# every 4th sample was every other run of a short command, whose runs take two samples each.
+FREQ_EVERY_S = 0.25
 
 
 class HostBackend:
     source = "host"
 
-    def __init__(self, freq_every: int = 4):
-        self._freq_every = max(1, freq_every)  # per-core frequency at most every Nth sample
-        self._n = 0
+    def __init__(self, freq_every_s: float = FREQ_EVERY_S):
+        self._freq_every_s = freq_every_s  # per-core frequency at most this often
+        self._freq_at = -float("inf")
         self._root: psutil.Process | None = None
         self._procs: dict[int, psutil.Process] = {}
         self.tree_pids: set[int] = set()
@@ -44,6 +47,8 @@ class HostBackend:
         self._procs = {}
         if pid is None:
             return
+        if _PROC and not os.path.exists(f"/proc/{pid}"):
+            return  # reaped already (a short run): psutil would raise, at ~0.1 ms a run
         try:
             self._root = psutil.Process(pid)
             self.tree_pids.add(pid)
@@ -86,11 +91,11 @@ class HostBackend:
         except OSError:
             s.load1 = None
         extra: dict[str, Any] = dict(self._host_memory(now))
-        if self._freq_ok and self._n % self._freq_every == 0:
+        if self._freq_ok and now - self._freq_at >= self._freq_every_s:
             self._last_freq = self._core_freqs()
+            self._freq_at = now
         if self._last_freq:
             extra["core_mhz"] = self._last_freq
-        self._n += 1
         if self._root is not None:
             rss = 0
             seen = False
@@ -128,6 +133,7 @@ class HostBackend:
         return [round(f.current, 1) for f in freqs]
 
 
+_PROC = os.path.isdir(f"/proc/{os.getpid()}")  # Linux: a live pid has its directory
 _CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
 
 

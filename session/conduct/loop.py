@@ -1,7 +1,8 @@
 """The round loop: warm-ups, then interleaved blocks until the design says stop.
 
-It drives an `Executor` (session.conduct.executor) and keeps the paired estimates: after
-each block it updates and stores the comparisons; it may stop only at the planned looks
+It drives an `Executor` (session.conduct.executor) and keeps the paired estimates: it
+judges and stores the comparisons at the planned looks and a few times a second between
+(FRESH_BLOCKS says when; every block reports progress); it may stop only at the planned looks
 of the sequential design (measure.sequential), at the block limit, or when the budget or
 a stop request ends it. Nothing here starts a process itself, so a scripted executor
 tests the round's logic.
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from measure import schedule, sequential
-from measure.stats import paired_log_ratios
+from measure.stats import PairedEstimate, paired_log_ratios
 from session import models as m
 from session.conduct.common import BASELINE_ARM, Progress, ProgressFn, say
 from session.conduct.executor import Executor
@@ -27,6 +28,12 @@ from session.ledger_port import LedgerLike
 
 MAX_ATTEMPTS = 3
 COMMIT_EVERY_S = 0.25  # whole blocks are committed at most this far apart
+# The paired statistics cost O(n^2) in the blocks (Walsh averages) and the forecast O(the
+# block limit): judged after every block they came to most of a short command's run. So
+# they are judged at every block of the first FRESH_BLOCKS (cheap there, and what a live
+# view shows first), at every planned look, at the block limit and with each commit (at
+# most COMMIT_EVERY_S apart); between, the progress shows the last ones judged.
+FRESH_BLOCKS = 10
 Key = tuple[str, str]  # (arm, workload)
 _NO_VALUE = (m.RunStatus.FAILED, m.RunStatus.TIMEOUT, m.RunStatus.NO_METRIC)
 
@@ -152,6 +159,10 @@ class RoundLoop:
         self.overhead = 0.0
         self._committed = self.t0  # when whole blocks were last committed
         self.stale = False
+        self._judged_at = 0  # `completed` when the comparisons were last judged
+        self._waiting: list[Key] = []  # as last judged
+        self._shown: list[m.Comparison] = []  # the progress's copies, as last judged
+        self._failed_checks: list[str] | None = None
 
     def _new_run(self, arm: str, workload: str, block: int, attempt: int, warm: bool) -> m.Run:
         p = self.plan
@@ -295,12 +306,13 @@ class RoundLoop:
                     if not look.settled:
                         waiting.append(key)
         self._mark_failed()
+        self._judged_at, self._waiting = self.completed, waiting
+        self._shown = [c.model_copy() for c in self.comparisons.values()]
         return live, waiting
 
     def _after_block(self, block: int) -> str | None:
         p = self.plan
         now = time.monotonic()
-        live_keys, waiting = self.update()
         p.rnd.blocks = self.completed
         # Whole blocks only, at most COMMIT_EVERY_S apart and at every look: a commit
         # (synchronous=FULL, so an fsync) per block of a short command cost more than its
@@ -311,6 +323,10 @@ class RoundLoop:
             or block >= p.max_blocks
             or self.completed == p.min_blocks
         )
+        if due or self.completed <= FRESH_BLOCKS:
+            live_keys, waiting = self.update()
+        else:  # between looks: no stop can come of a verdict, only of no live comparison
+            live_keys, waiting = self._live_keys(), self._waiting
         if due:
             self.executor.flush(p.rnd, *self.comparisons.values())
             self._committed = now
@@ -319,16 +335,21 @@ class RoundLoop:
         self._say(block, waiting, elapsed)
         return self._stop_after(block, live_keys, waiting, elapsed)
 
+    def _live_keys(self) -> list[Key]:
+        """The keys that can still get values (as update() gives them), without judging."""
+        return [
+            key
+            for v in self.plan.variants
+            for name in self.plan.names
+            if (key := (v.id, name)) not in self.dropped
+            and not self.state.never_ran(*key)
+            and not self.state.never_ran(BASELINE_ARM, name)
+        ]
+
     def _say(self, block: int, waiting: list[Key], elapsed: float) -> None:
         p = self.plan
-        live = [
-            dataclasses.replace(  # still waiting (a MEASURABLE beyond the band too)
-                self.looks[k].estimate,
-                verdict=m.Verdict.INCONCLUSIVE,
-                blocks_needed=self.looks[k].blocks_needed,
-            )
-            for k in waiting
-        ]
+        since = self.completed - self._judged_at  # blocks run since the last judgement
+        live = [_still_waiting(self.looks[k], since) for k in waiting if k in self.looks]
         eta = schedule.eta_s(
             self.completed,
             p.max_blocks,
@@ -336,6 +357,9 @@ class RoundLoop:
             live,
             self.design.next_look(self.completed) if live else p.min_blocks,
         )
+        if self._failed_checks is None:  # the checks ran before the blocks: known by now
+            label = p.label
+            self._failed_checks = [a for a in p.arms if self.checks.get(label.get(a, a)) is False]
         say(
             self.progress,
             Progress(
@@ -346,8 +370,8 @@ class RoundLoop:
                 runs_done=self.runs_done,
                 runs_total=p.max_blocks * len(p.arms) * len(p.names),
                 eta_s=eta,
-                comparisons=[c.model_copy() for c in self.comparisons.values()],
-                failed_checks=[a for a in p.arms if self.checks.get(p.label.get(a, a)) is False],
+                comparisons=list(self._shown),  # copied once per judgement, not per block
+                failed_checks=list(self._failed_checks),
             ),
         )
 
@@ -390,6 +414,17 @@ class RoundLoop:
                 f"{label.get(arm, arm)}/{name}: FAILED, {why}{last}; dropped from later blocks"
             )
         return notes
+
+
+def _still_waiting(look: sequential.Look, since: int) -> PairedEstimate:
+    """A waiting look's estimate for the ETA (a MEASURABLE beyond the band too), with the
+    blocks it needed less those run since it was judged."""
+    needed = look.blocks_needed
+    return dataclasses.replace(
+        look.estimate,
+        verdict=m.Verdict.INCONCLUSIVE,
+        blocks_needed=None if needed is None else max(0, needed - since),
+    )
 
 
 def _failure(run: m.Run) -> str:

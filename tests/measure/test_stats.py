@@ -388,3 +388,21 @@ def test_the_float_standard_deviation_is_statistics_stdev_to_an_ulp_or_so() -> N
     assert S.sample_sd([0.5] * 7) == 0.0
     with pytest.raises(statistics.StatisticsError):
         S.sample_sd([1.0])
+
+
+def test_walsh_averages_extended_blocks_apart_are_the_same_bit_for_bit() -> None:
+    """A round judges blocks apart (at looks, a few times a second): the kept averages of
+    an earlier start of d are extended by several values, as if made from scratch."""
+    import random
+
+    from measure import stats as s
+
+    rng = random.Random(3)
+    for _ in range(20):
+        s._walsh_kept.clear()
+        d = tuple(rng.gauss(0, 1) for _ in range(rng.randint(3, 60)))
+        for cut in sorted(rng.sample(range(1, len(d)), min(4, len(d) - 1))):
+            s._walsh(d[:cut])
+        full = sorted((d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d)))
+        assert s._walsh(d) == tuple(full)
+        assert len(s._walsh_kept) <= s._WALSH_KEPT
