@@ -36,7 +36,7 @@ def test_each_line_of_the_table_is_the_help_its_module_gives() -> None:
     for name, module, text in COMMANDS:
         parser = argparse.ArgumentParser(prog="gpuopt")
         sub = parser.add_subparsers(dest="command")
-        importlib.import_module(f"tui.commands.{module}").add_parser(sub)
+        importlib.import_module(f"tui.commands.parsers.{module}").add_parser(sub)
         (choice,) = sub._choices_actions
         assert (choice.dest, choice.help) == (name, text), module
         assert list(sub.choices) == [name], f"{module}: an alias the table lacks"
@@ -75,6 +75,8 @@ def test_compare_no_shell_imports_its_module_alone_and_nothing_heavy(tmp_path: P
     assert "session.conduct.compare" in names and "measure.runner" in names
     commands = {n for n in names if n.startswith("tui.commands.")}
     assert commands <= {"tui.commands", "tui.commands.compare", "tui.commands.run_opts",
-                        "tui.commands.numbers"}, commands  # fmt: skip
+                        "tui.commands.parsers", "tui.commands.parsers.compare",
+                        "tui.commands.parsers.numbers", "tui.commands.parsers.options",
+                        }, commands  # fmt: skip
     assert sorted(n for n in names if n.split(".")[0] in HEAVY) == []
     assert "session.models" not in names
