@@ -32,7 +32,6 @@ from tui.display import console as make_console
 
 
 def run(args: argparse.Namespace) -> int:
-
     args.threshold = threshold_of(args)
     if args.runs < 2:
         raise UsageError("--runs must be at least 2")
@@ -89,15 +88,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_baseline(
-    baseline: object,
-    session: object,
+    b: m.Baseline,
+    s: m.Session,
     counts: dict[str, int] | None = None,
-    outcome: object = None,
+    outcome: Outcome | None = None,
     threshold: float | None = None,
 ) -> None:
-
-    b: m.Baseline = baseline  # type: ignore[assignment]
-    s: m.Session = session  # type: ignore[assignment]
     console = make_console(highlight=False, soft_wrap=True)
 
     delta = s.contract.threshold if threshold is None else threshold

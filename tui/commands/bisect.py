@@ -30,7 +30,6 @@ from tui.widgets.bisections import commit_line
 
 
 def run(args: argparse.Namespace) -> int:
-
     if args.show is not None:
         return _show(args)
     with open_ledger(args) as ledger:
@@ -71,7 +70,6 @@ def telemetry(enabled: bool) -> Iterator[Any]:
 
 
 def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
-
     if not args.good or not args.bad:
         raise UsageError("give --good REF and --bad REF (or --resume ID)")
     threshold = threshold_of(args)
@@ -165,7 +163,6 @@ def say(line: str) -> None:
 
 
 def _finish(args: argparse.Namespace, rec: Any) -> None:
-
     say(f"bisection {rec.id}: {rec.status.value}")
     for line in words.answer_lines(rec):
         say(line)
@@ -176,18 +173,15 @@ def _finish(args: argparse.Namespace, rec: Any) -> None:
 
 
 def _line(rec: Any) -> None:
-
     console(highlight=False, soft_wrap=True).print(commit_line(rec))
 
 
 def _export(path: str, rec: Any) -> None:
-
     Path(path).write_text(words.markdown(rec, conduct.culprit_diff_stats(rec)), encoding="utf-8")
     print(f"record written to {path}", file=sys.stderr)
 
 
 def _show(args: argparse.Namespace) -> int:
-
     with open_ledger(args, readonly=True) as ledger:
         if not args.show:
             found = bisections(ledger)

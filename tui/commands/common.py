@@ -10,22 +10,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from session import models as m
 from session.api import Ledger, default_ledger_path, find_session, unreadable
 from tui.display import json_safe, plain
 
 
-def ledger_path(args: argparse.Namespace) -> Any:
+def ledger_path(args: argparse.Namespace) -> Path:
     """The ledger file a command uses: --ledger, else GPUOPT_LEDGER, else the default."""
 
     return Path(args.ledger).expanduser() if args.ledger else default_ledger_path()
 
 
 # Every ledger a command opened: rows that did not read back are named when it ends.
-OPENED: list[Any] = []
+OPENED: list[Ledger] = []
 
 
-def open_ledger(args: argparse.Namespace, readonly: bool = False) -> Any:
-
+def open_ledger(args: argparse.Namespace, readonly: bool = False) -> Ledger:
     ledger = Ledger.open(ledger_path(args), readonly=readonly)
     OPENED.append(ledger)
     return ledger
@@ -44,7 +44,7 @@ def warn_unreadable() -> None:
     OPENED.clear()
 
 
-def session_of(ledger: Any, ref: str) -> Any:
+def session_of(ledger: Ledger, ref: str) -> m.Session:
     """The session `ref` names (an id or a unique prefix); a ledger error otherwise, which
     `tui.cli._run` says in one line (exit 2)."""
 

@@ -21,7 +21,6 @@ from tui.demo.start import start_session
 
 
 def run(args: argparse.Namespace) -> int:
-
     if (args.runs is not None and args.runs < 4) or (args.blocks is not None and args.blocks < 2):
         raise UsageError("--runs must be at least 4 and --blocks at least 2")
     if args.max_blocks is not None and args.max_blocks < (args.blocks or 2):

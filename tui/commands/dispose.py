@@ -15,7 +15,6 @@ from tui.display import plain
 
 
 def run(args: argparse.Namespace) -> int:
-
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:

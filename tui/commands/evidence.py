@@ -29,7 +29,6 @@ def _measurement(spec: str) -> tuple[str, float, str]:
 
 
 def add(args: argparse.Namespace) -> int:
-
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:
@@ -61,7 +60,6 @@ def add(args: argparse.Namespace) -> int:
 
 
 def list_(args: argparse.Namespace) -> int:
-
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
         rows = Session(ledger, session.id).evidence()

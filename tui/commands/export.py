@@ -18,7 +18,6 @@ from tui.display import json_safe, plain
 
 
 def run(args: argparse.Namespace) -> int:
-
     with open_ledger(args, readonly=True) as ledger:
         if args.output:  # before any work: a record written over the ledger destroys it
             try:

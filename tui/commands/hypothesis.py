@@ -57,7 +57,6 @@ def _fields(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _print_h(h: m.Hypothesis, history: list[m.HypothesisEvent] | None = None) -> None:
-
     print(f"{plain(h.id)}  {plain(h.title)}  [{h.status.value}, confidence {h.confidence.value}]")
     for name, label in FIELD_LABELS.items():
         if name in ("status", "confidence"):
@@ -96,7 +95,6 @@ def _link(ledger: LedgerLike, session: m.Session, h: m.Hypothesis, variant: str 
 
 
 def add(args: argparse.Namespace) -> int:
-
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         if args.variant:
@@ -145,7 +143,6 @@ def add(args: argparse.Namespace) -> int:
 
 
 def edit(args: argparse.Namespace) -> int:
-
     fields = _fields(args)
     if args.title is not None:
         fields["title"] = args.title
@@ -162,7 +159,6 @@ def edit(args: argparse.Namespace) -> int:
 
 
 def status(args: argparse.Namespace) -> int:
-
     if not args.status and not args.confidence:
         raise UsageError("give --status and/or --confidence")
     if not args.why.strip():
@@ -183,7 +179,6 @@ def status(args: argparse.Namespace) -> int:
 
 
 def list_(args: argparse.Namespace) -> int:
-
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
         hyps = Session(ledger, session.id).hypotheses()
@@ -213,7 +208,6 @@ def areas(args: argparse.Namespace) -> int:
 
 
 def residual(args: argparse.Namespace) -> int:
-
     moved = {"yes": True, "no": False, None: None}[args.mechanism_moved]
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
@@ -245,7 +239,6 @@ def residual(args: argparse.Namespace) -> int:
 
 
 def summary(args: argparse.Namespace) -> int:
-
     fields = {
         name: getattr(args, f"summary_{name}")
         for name in SUMMARY_FIELDS

@@ -12,7 +12,6 @@ from tui.display import plain
 
 
 def list_cmd(args: argparse.Namespace) -> int:
-
     with open_ledger(args, readonly=True) as ledger:
         found = jobs.list_jobs(ledger)
     if args.json:
@@ -29,20 +28,17 @@ def list_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def _finish(result: object) -> int:
-
-    state = getattr(result, "state", None)
-    rnd = getattr(result, "round", None)
+def _finish(result: jobs.FollowResult) -> int:
+    state, rnd = result.state, result.round
     said = state.words() if state else "Slurm no longer lists the job"
     tail = f"; round {rnd.number}: {rnd.status.value}" if rnd is not None else ""
-    print(plain(f"{said}; {getattr(result, 'imported', 0)} record(s) imported{tail}", 1000))
-    for note in getattr(result, "notes", []):
+    print(plain(f"{said}; {result.imported} record(s) imported{tail}", 1000))
+    for note in result.notes:
         print(f"gpuopt: {plain(note, 1000)}", file=sys.stderr)
     return 130 if rnd is not None and rnd.status.value == "interrupted" else 0
 
 
 def follow_cmd(args: argparse.Namespace) -> int:
-
     with open_ledger(args) as ledger:
         job = jobs.find_job(ledger, args.job)
         with progress_display(job.kind) as show, interruptible() as stop:
@@ -51,7 +47,6 @@ def follow_cmd(args: argparse.Namespace) -> int:
 
 
 def cancel_cmd(args: argparse.Namespace) -> int:
-
     with open_ledger(args) as ledger:
         job = jobs.find_job(ledger, args.job)
         return _finish(jobs.cancel_job(ledger, job))

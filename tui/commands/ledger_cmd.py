@@ -24,7 +24,6 @@ CORRECTNESS_TABLE = "correctness"
 
 
 def check(args: argparse.Namespace) -> int:
-
     with open_ledger(args, readonly=True) as ledger:
         problems = api.ledger_problems(ledger)
         # Rows the models cannot read back (bad JSON, wrong types, unknown fields).
@@ -72,12 +71,11 @@ def check(args: argparse.Namespace) -> int:
             print(f"  {plain(line, 1000)}")
         for repo in unreachable:
             print(f"  snapshot refs not checked in {plain(repo)}: not a repository here")
-        print_artifacts(entries, artifacts_root(report["path"]))
+        print_artifacts(entries, artifacts_root(ledger.path))
     return 0 if not problems else 1
 
 
 def print_artifacts(entries: list[Any], root: Any) -> None:
-
     if not entries:
         print(f"artifacts: none ({plain(root)})")
         return
@@ -93,7 +91,6 @@ def print_artifacts(entries: list[Any], root: Any) -> None:
 
 
 def prune_artifacts(args: argparse.Namespace) -> int:
-
     with open_ledger(args, readonly=True) as ledger:
         referenced = referenced_paths(ledger)
         unreadable = [r for r in ledger.unreadable if r.table == CORRECTNESS_TABLE]
@@ -121,7 +118,6 @@ def prune_artifacts(args: argparse.Namespace) -> int:
 
 
 def prune_refs(args: argparse.Namespace) -> int:
-
     with open_ledger(args, readonly=True) as ledger:
         report = manage.prune_refs(ledger, args.repo, dry_run=args.dry_run)
     if args.json:
@@ -141,7 +137,6 @@ def prune_refs(args: argparse.Namespace) -> int:
 
 
 def backup(args: argparse.Namespace) -> int:
-
     target = Path(args.target)
     if target.exists():
         raise UsageError(f"{target}: already exists; choose a new file")
@@ -152,7 +147,6 @@ def backup(args: argparse.Namespace) -> int:
 
 
 def merge(args: argparse.Namespace) -> int:
-
     target = Path(args.output).expanduser() if args.output else ledger_path(args)
     outcome = merge_ledgers(target, args.sources, dry_run=args.dry_run)
     if args.json:

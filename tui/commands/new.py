@@ -22,7 +22,7 @@ from tui.commands.run_opts import threshold_of
 from tui.display import plain
 
 
-def build_session(args: argparse.Namespace) -> object:
+def build_session(args: argparse.Namespace) -> m.Session:
     """The Session the arguments describe; raises UsageError with one clear line."""
 
     repo = Path(args.repo).expanduser()
@@ -83,7 +83,6 @@ def build_session(args: argparse.Namespace) -> object:
 
 
 def _one_line(exc: Exception) -> str:
-
     if isinstance(exc, ValidationError):
         return "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'input'}: "
@@ -94,14 +93,13 @@ def _one_line(exc: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-
     session = build_session(args)
-    problem = ledger_inside_problem(ledger_path(args), session.repo)  # type: ignore[attr-defined]
+    problem = ledger_inside_problem(ledger_path(args), session.repo)
     if problem is not None:
         raise UsageError(problem)
     with open_ledger(args) as ledger:
-        Session(ledger).save(session)  # type: ignore[arg-type]
-    for warning in shim_warnings(session):  # type: ignore[arg-type]
+        Session(ledger).save(session)
+    for warning in shim_warnings(session):
         print(f"gpuopt: warning: {plain(warning, 2000)}", file=sys.stderr)
-    print(session.id)  # type: ignore[attr-defined]
+    print(session.id)
     return 0

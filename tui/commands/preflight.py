@@ -31,7 +31,6 @@ def _question(name: str, flag: str) -> str:
 
 
 def _number(text: str, flag: str) -> int:
-
     try:
         return int(text)
     except ValueError:
@@ -39,7 +38,6 @@ def _number(text: str, flag: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-
     evidence = {}
     for spec in args.evidence:
         q, ev = _pair(spec, "--evidence")
@@ -107,9 +105,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(view: object) -> None:
-
-    v: pf.PreflightView = view  # type: ignore[assignment]
+def _show(v: pf.PreflightView) -> None:
     print(
         f"Bottleneck: {v.bottleneck.value}"
         + (f" — {plain(v.bottleneck_evidence, LONG_LIMIT)}" if v.bottleneck_evidence else "")

@@ -16,7 +16,6 @@ from tui.display import plain
 
 
 def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
-
     if not rows:
         return
     widths = [max(len(h), *(len(plain(r[i])) for r in rows)) for i, h in enumerate(head)]
@@ -26,7 +25,6 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     say = sys.stderr if args.json else sys.stdout  # JSON alone on stdout

@@ -70,7 +70,6 @@ def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str])
 
 
 def run(args: argparse.Namespace) -> int:
-
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
     check_options(args)
     with open_ledger(args) as ledger:

@@ -13,7 +13,6 @@ from tui.display import plain
 
 
 def rename(args: argparse.Namespace) -> int:
-
     with open_ledger(args) as ledger:
         s = rename_session(ledger, session_of(ledger, args.session).id, args.title)
     print(f"session {plain(s.id)} is now titled '{plain(s.title)}'")
@@ -21,7 +20,6 @@ def rename(args: argparse.Namespace) -> int:
 
 
 def archive(args: argparse.Namespace) -> int:
-
     with open_ledger(args) as ledger:
         s = archive_session(ledger, session_of(ledger, args.session).id, archived=not args.undo)
     if s.archived:
@@ -32,7 +30,6 @@ def archive(args: argparse.Namespace) -> int:
 
 
 def delete(args: argparse.Namespace) -> int:
-
     with open_ledger(args) as ledger:
         s = session_of(ledger, args.session)
         if not args.yes:
@@ -56,7 +53,6 @@ def delete(args: argparse.Namespace) -> int:
 
 
 def _say_deleted(report: DeleteReport) -> None:
-
     rows = sum(report.rows.values())
     print(
         f"deleted session {plain(report.session_id)} ('{plain(report.title, 80)}'): "

@@ -35,7 +35,6 @@ LAYOUTS = (
 
 
 def run(args: argparse.Namespace) -> int:
-
     rows: list[dict[str, Any]] = []
     unreadable: list[str] = []
     path = ledger_path(args)
@@ -105,7 +104,6 @@ def _widths(columns: tuple[str, ...], width: int) -> dict[str, int]:
 
 
 def _print_table(rows: list[dict[str, Any]], unreadable: list[str], path: Any) -> None:
-
     console = make_console()
     if console.width < 1:  # COLUMNS=0 (or a terminal that says 0): ask the terminal itself
         console = make_console(width=max(shutil.get_terminal_size().columns, 1))

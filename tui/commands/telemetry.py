@@ -57,7 +57,6 @@ def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-
     if args.scenarios:
         for name in scenario_names():
             sc = load_scenario(name)
@@ -110,7 +109,6 @@ def _in_a_terminal() -> bool:
 
 
 def _print_once(view: View) -> None:
-
     make_console().print(Group(*view.lines()))  # a Group keeps each line unwrapped
 
 
@@ -131,7 +129,6 @@ def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
 
 
 def _frames(monitor: Any, view: View, args: argparse.Namespace, stop: threading.Event) -> None:
-
     deadline = time.monotonic() + args.seconds if args.seconds else None
     replay = view.replay is not None
     run_n, in_run, switch = 0, False, time.monotonic() + 1.0

@@ -15,7 +15,6 @@ from tui.display import console as make_console
 
 
 def run_add(args: argparse.Namespace) -> int:
-
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         # a refusal or bad input exits 2, failed work 1: by their root, in `tui.cli._run`
@@ -40,7 +39,6 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
         variants = Session(ledger, session.id).variants()
