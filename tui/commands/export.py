@@ -12,12 +12,17 @@ from session.errors import BadInput as UsageError
 from session.record import gather, to_json, to_markdown
 from session.record.identify import is_record_of
 from session.record.samples import runs_csv
+from session.record.schema import schema_text
 from session.record.table import for_terminal
 from tui.commands.common import open_ledger, session_of
 from tui.display import json_safe, plain
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.schema:
+        return _print_schema(args)
+    if args.session is None:
+        raise UsageError("export: give a SESSION (or --schema for the JSON export's schema)")
     with open_ledger(args, readonly=True) as ledger:
         if args.output:  # before any work: a record written over the ledger destroys it
             try:
@@ -48,6 +53,15 @@ def run(args: argparse.Namespace) -> int:
         print(out, file=sys.stderr)
     else:
         sys.stdout.write(on_terminal(text) if args.format == "md" else text)
+    return 0
+
+
+def _print_schema(args: argparse.Namespace) -> int:
+    """The JSON Schema of the JSON export, generated from the record's model (the text of
+    docs/decision_record.schema.json)."""
+    if args.session is not None or args.output or args.format != "md":
+        raise UsageError("--schema goes alone: it prints the schema of --format json")
+    sys.stdout.write(schema_text())
     return 0
 
 

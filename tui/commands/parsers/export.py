@@ -10,7 +10,7 @@ import argparse
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write a session's decision record (markdown or JSON)")
-    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
+    p.add_argument("session", metavar="SESSION", nargs="?", help="session id or a unique prefix")
     p.add_argument(
         "--format",
         choices=("md", "json", "csv"),
@@ -30,5 +30,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--force", action="store_true", help="with -o: replace FILE even if it is not a record"
+    )
+    p.add_argument(
+        "--schema",
+        action="store_true",
+        help="print the JSON Schema of --format json instead (no session, no ledger)",
     )
     p.set_defaults(handler="tui.commands.export:run")
