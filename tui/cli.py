@@ -28,9 +28,10 @@ from session.errors import BadInput, GpuoptError, WorkFailed
 
 # (command, its module under tui/commands, its line in `gpuopt --help`), in the order of
 # `gpuopt --help`: the session's own path first. The help lists every command from this
-# table alone, and a command's module (with all it imports) is loaded only when that
-# command is named: `gpuopt compare -N` starts without the ledger, pydantic or textual.
-# tests/cli/test_cli_dispatch.py holds each line to the help its module gives.
+# table alone; a command's parser (tui/commands/parsers/M.py) is loaded only when that
+# command is named, and its handlers (tui/commands/M.py, with all they import) only once
+# its line is parsed: `gpuopt compare -N` starts without the ledger, pydantic or textual.
+# tests/cli/test_cli_dispatch.py holds each line to the help its parser gives.
 COMMANDS = (
     ("sessions", "sessions", "list the sessions in the ledger"),
     ("session", "session_cmd", "rename, archive or delete a session"),
@@ -270,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(open_app, args)  # the full-screen app has its own ways to stop
     with _StopSignals() as stops:
         try:
-            return stops.exit_code(_run(resolve(handler), args))
+            # imported inside _run: an import Ctrl+C stops ends as any run does
+            return stops.exit_code(_run(lambda a: resolve(handler)(a), args))
         finally:
             _warn_unreadable()
 
