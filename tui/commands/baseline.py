@@ -162,7 +162,6 @@ def print_baseline(
 
 def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
     """`gpuopt baseline --slurm`: the baseline as a job; its summary as a local one's."""
-
     options = {"runs": args.runs, "max_runs": args.max_runs, "threshold": args.threshold,
                "budget_s": args.budget, "warmup": args.warmup}  # fmt: skip
     with progress_display("baseline") as show:

@@ -17,7 +17,6 @@ from tui.display import json_safe, plain
 
 def ledger_path(args: argparse.Namespace) -> Path:
     """The ledger file a command uses: --ledger, else GPUOPT_LEDGER, else the default."""
-
     return Path(args.ledger).expanduser() if args.ledger else default_ledger_path()
 
 
@@ -34,7 +33,6 @@ def open_ledger(args: argparse.Namespace, readonly: bool = False) -> Ledger:
 def warn_unreadable() -> None:
     """After a command: one stderr line per row it had to leave out (table and rowid), so
     a listing or an export that is short of a row says so."""
-
     seen: set[tuple[str, int]] = set()
     for ledger in OPENED:
         for row in unreadable(ledger):
@@ -47,12 +45,10 @@ def warn_unreadable() -> None:
 def session_of(ledger: Ledger, ref: str) -> m.Session:
     """The session `ref` names (an id or a unique prefix); a ledger error otherwise, which
     `tui.cli._run` says in one line (exit 2)."""
-
     return find_session(ledger, ref)
 
 
 def print_json(obj: Any) -> None:
     """JSON on stdout, with what a terminal acts on (C1, bidi controls) as \\u escapes."""
-
     sys.stdout.write(json_safe(json.dumps(obj, ensure_ascii=False, indent=2, default=str)))
     sys.stdout.write("\n")

@@ -68,14 +68,12 @@ def _print_schema(args: argparse.Namespace) -> int:
 def on_terminal(markdown: str) -> str:
     """The markdown record as a terminal reads it when stdout is one (no HTML entities);
     into a file or a pipe it stays markdown, as GitHub renders it."""
-
     return for_terminal(markdown) if sys.stdout.isatty() else markdown
 
 
 def _refuse_other_file(out: Path, session_id: str, force: bool) -> None:
     """A file at `out` that is not an earlier record of this session is kept, unless
     --force: an export never replaces someone's file without a word."""
-
     if force or not out.exists() or is_record_of(out, session_id):
         return
     raise UsageError(
@@ -88,5 +86,4 @@ def without_controls(text: str) -> str:
     """The record with stored control characters made visible, newlines and tabs kept: a
     record is read in terminals and pull requests, where ESC or a C1 CSI acts. In JSON the
     escapes stay inside strings (C0 characters are escaped by json already)."""
-
     return plain(text, limit=None, multiline=True)

@@ -77,7 +77,6 @@ def _print_h(h: m.Hypothesis, history: list[m.HypothesisEvent] | None = None) ->
 
 def _precheck_link(ledger: LedgerLike, session: m.Session, variant: str) -> None:
     """Refuse before anything is written when the variant already tests a hypothesis."""
-
     try:
         variant_to_link(ledger, session, variant)
     except GateRefusal as exc:

@@ -24,7 +24,6 @@ from tui.display import plain
 
 def build_session(args: argparse.Namespace) -> m.Session:
     """The Session the arguments describe; raises UsageError with one clear line."""
-
     repo = Path(args.repo).expanduser()
     if not repo.is_dir():
         raise UsageError(f"--repo {args.repo}: no such directory")

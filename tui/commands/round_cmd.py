@@ -37,7 +37,6 @@ _FAILED_VERDICTS = ("FAILED", "BROKEN")
 
 def print_failures(console: Any, comparisons: list[Any], names: dict[str, str]) -> None:
     """Each FAILED/BROKEN arm in words under the table: its note and its exception's end."""
-
     for c in comparisons:
         if c.verdict.value not in _FAILED_VERDICTS:
             continue
@@ -55,7 +54,6 @@ def print_failures(console: Any, comparisons: list[Any], names: dict[str, str]) 
 
 def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str]) -> None:
     """What each INCONCLUSIVE comparison would need, with the smallest effect it resolves."""
-
     for c in comparisons:
         word = c.verdict.value
         if word not in ("INCONCLUSIVE", "MEASURABLE") or not c.note:
@@ -126,7 +124,6 @@ def report_round(
     here and one run as a Slurm job alike. `floors` (workload -> the roofline floor of the
     baseline's profile, session.profile.run.baseline_floors) are read from the ledger when
     not given: a time below its floor never reads FASTER."""
-
     if floors is None:
         floors = _floors(args, session)
     if args.json:
@@ -152,7 +149,6 @@ def report_round(
 
 def _floors(args: argparse.Namespace, session: Any) -> Mapping[str, Any]:
     """The baseline's roofline floors, from the ledger `args` names (read only)."""
-
     with open_ledger(args, readonly=True) as ledger:
         return baseline_floors(ledger, session.id)
 
@@ -181,7 +177,6 @@ def print_round(
     """The round table: the verdict a reviewer should see (session.verdicts: BROKEN when
     the check failed, marked untrusted when the round or its runs are, INCONCLUSIVE below
     the workload's roofline floor in `floors`, a second look asked over 10× faster)."""
-
     console = make_console(highlight=False, soft_wrap=True)
     if not console.is_terminal:  # piped or logged: no 80-column guess cutting numbers to "…"
         console.width = max(console.width, 160)
@@ -277,7 +272,6 @@ def round_job(
     args: argparse.Namespace, ledger: Any, session: Any, names: dict[str, str], variants: Any
 ) -> int:
     """`gpuopt round --slurm`: the round as a job; its table as a local round's."""
-
     slurm_given(args)
     options = {"variants": variants, "min_blocks": args.min_blocks, "max_blocks": args.max_blocks,
                "threshold": args.threshold, "budget_s": args.budget, "seed": args.seed}  # fmt: skip

@@ -42,7 +42,6 @@ def _decimal(text: str) -> float | None:
 def threshold_of(args: argparse.Namespace) -> float | None:
     """The --threshold of `new`, `baseline` and `round` as a fraction: given as 0.05 or
     5%, at least MIN_THRESHOLD and below 100%. UsageError names the option."""
-
     text = args.threshold
     if text is None:
         return None
@@ -107,7 +106,6 @@ def engine_monitor(
 @contextmanager
 def interruptible() -> Iterator[Any]:
     """A stop event set by the first Ctrl+C; a second Ctrl+C aborts at once."""
-
     stop = threading.Event()
     if threading.current_thread() is not threading.main_thread():
         yield stop
@@ -150,7 +148,6 @@ def progress_display(
     kind: str, names: dict[str, str] | None = None
 ) -> Iterator[Callable[[Any], None]]:
     """A callback showing conduct's progress on stderr (live on a terminal, lines otherwise)."""
-
     console = make_console(stderr=True, highlight=False)
     names = names or {}
 

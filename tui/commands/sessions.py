@@ -62,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _none_yet(path: Any) -> list[Any]:
     """What an empty listing says, as (text, style) parts."""
-
     where = "" if path.exists() else f"No ledger at {plain(path, None)} yet. "
     return [
         f"{where}No sessions yet. Start one with ", ("gpuopt new", "bold"), " or ",
@@ -73,7 +72,6 @@ def _none_yet(path: Any) -> list[Any]:
 def _print_plain(rows: list[dict[str, Any]], unreadable: list[str], path: Any) -> None:
     """Tab-separated lines; what is said to the person (none yet, a row left out) goes to
     stderr, so stdout holds only data."""
-
     for r in rows:
         fields = [
             plain(r["id"]), plain(r["title"], PLAIN_LIMIT, length=r["title_length"]),

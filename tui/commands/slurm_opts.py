@@ -15,7 +15,6 @@ from tui.display import plain
 
 def catch_up(ledger: Any, session: Any) -> None:
     """Import the session's Slurm jobs that ended unfollowed (said on stderr)."""
-
     for result in jobs.catch_up(ledger, session):
         print(
             f"gpuopt: imported {result.imported} record(s) of Slurm job {result.job.job_id}, "
@@ -43,7 +42,6 @@ def run_as_job(
     show: Any,
 ) -> Any:
     """Submit the baseline or round, follow it to its end; the follow's result."""
-
     settings = session.contract.slurm
     sbatch = jobs.job_options(
         settings, partition=args.partition, gres=args.gres, time=args.time, account=args.account

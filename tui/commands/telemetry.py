@@ -34,7 +34,6 @@ from tui.telemetry_view import View
 
 def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
     """One sample of everything, as JSON-ready data."""
-
     samples = monitor.latest
     gpus = []
     host = None
