@@ -1,9 +1,11 @@
 """The `gpuopt` command line.
 
-Each command lives in its own module under `tui/commands/` with `add_parser(sub)` and
-`run(args) -> int`. Dispatch is by the command's name (COMMANDS): only the named command's
-module is imported, so `gpuopt --help` imports none of them and never torch, textual or
-pydantic, and a command starts with no other command's imports.
+Each command has two modules: its parser, `tui/commands/parsers/M.py` (`add_parser(sub)`:
+arguments and help, argparse only), and its handlers, `tui/commands/M.py`, which import
+what they need at their head. A parser names its handler as a "tui.commands.M:function"
+string (set_defaults(handler=...)); `main` imports that module only once the command line
+is parsed. So `gpuopt --help` builds its list from COMMANDS alone, `gpuopt CMD --help` loads
+CMD's parser alone, and neither loads a handler module, torch, textual or pydantic.
 
 Exit codes: 0 ok, 1 the work failed, 2 bad usage or bad input (one clear line on stderr);
 130 after Ctrl+C, and 128+N after signal N (SIGTERM 143, SIGHUP 129), which take the same
@@ -26,9 +28,10 @@ from session.errors import BadInput, GpuoptError, WorkFailed
 
 # (command, its module under tui/commands, its line in `gpuopt --help`), in the order of
 # `gpuopt --help`: the session's own path first. The help lists every command from this
-# table alone, and a command's module (with all it imports) is loaded only when that
-# command is named: `gpuopt compare -N` starts without the ledger, pydantic or textual.
-# tests/cli/test_cli_dispatch.py holds each line to the help its module gives.
+# table alone; a command's parser (tui/commands/parsers/M.py) is loaded only when that
+# command is named, and its handlers (tui/commands/M.py, with all they import) only once
+# its line is parsed: `gpuopt compare -N` starts without the ledger, pydantic or textual.
+# tests/cli/test_cli_dispatch.py holds each line to the help its parser gives.
 COMMANDS = (
     ("sessions", "sessions", "list the sessions in the ledger"),
     ("session", "session_cmd", "rename, archive or delete a session"),
@@ -111,12 +114,11 @@ def _command_word(argv: Sequence[str]) -> str | None:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line, every command's module loaded; `only`: that command
-    module's parser alone (what `main` builds for a command it is given)."""
+    """The whole command line, every command's parser loaded (no handler module); `only`:
+    that command module's parser alone (what `main` builds for a command it is given)."""
     parser, sub = _top_parser()
     for name in (only,) if only else COMMAND_MODULES:
-        module = importlib.import_module(f"tui.commands.{name}")
-        module.add_parser(sub)
+        importlib.import_module(f"tui.commands.parsers.{name}").add_parser(sub)
     _accept_ledger_everywhere(parser)
     return parser
 
@@ -269,9 +271,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(open_app, args)  # the full-screen app has its own ways to stop
     with _StopSignals() as stops:
         try:
-            return stops.exit_code(_run(handler, args))
+            # imported inside _run: an import Ctrl+C stops ends as any run does
+            return stops.exit_code(_run(lambda a: resolve(handler)(a), args))
         finally:
             _warn_unreadable()
+
+
+def resolve(handler: str) -> Callable[[argparse.Namespace], Any]:
+    """The function a parser names as "tui.commands.M:function", its module imported now:
+    after parsing, so only the command that runs pays for its handlers' imports."""
+    module, _, function = handler.partition(":")
+    found: Callable[[argparse.Namespace], Any] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def _warn_unreadable() -> None:

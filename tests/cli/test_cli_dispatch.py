@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -36,7 +37,7 @@ def test_each_line_of_the_table_is_the_help_its_module_gives() -> None:
     for name, module, text in COMMANDS:
         parser = argparse.ArgumentParser(prog="gpuopt")
         sub = parser.add_subparsers(dest="command")
-        importlib.import_module(f"tui.commands.{module}").add_parser(sub)
+        importlib.import_module(f"tui.commands.parsers.{module}").add_parser(sub)
         (choice,) = sub._choices_actions
         assert (choice.dest, choice.help) == (name, text), module
         assert list(sub.choices) == [name], f"{module}: an alias the table lacks"
@@ -75,6 +76,27 @@ def test_compare_no_shell_imports_its_module_alone_and_nothing_heavy(tmp_path: P
     assert "session.conduct.compare" in names and "measure.runner" in names
     commands = {n for n in names if n.startswith("tui.commands.")}
     assert commands <= {"tui.commands", "tui.commands.compare", "tui.commands.run_opts",
-                        "tui.commands.numbers"}, commands  # fmt: skip
+                        "tui.commands.parsers", "tui.commands.parsers.compare",
+                        "tui.commands.parsers.numbers", "tui.commands.parsers.options",
+                        }, commands  # fmt: skip
     assert sorted(n for n in names if n.split(".")[0] in HEAVY) == []
     assert "session.models" not in names
+
+
+def test_a_commands_help_loads_its_parser_and_no_handler_module() -> None:
+    # sys.modules, not -X importtime: importtime does not time importlib.import_module
+    code = """
+import contextlib, io, json, sys
+from tui.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main(["round", "--help"])
+print(json.dumps({"code": code, "out": out.getvalue(), "names": sorted(sys.modules)}))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV,
+                          cwd=ROOT, timeout=300)  # fmt: skip
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["code"] == 0 and "--min-blocks" in found["out"]
+    commands = {n for n in found["names"] if n.startswith("tui.commands.")}
+    assert "tui.commands.parsers.round_cmd" in commands
+    assert {n for n in commands if not n.startswith("tui.commands.parsers")} == set(), commands
+    assert sorted(n for n in found["names"] if n.split(".")[0] in HEAVY) == []

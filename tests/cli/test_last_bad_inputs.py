@@ -17,7 +17,7 @@ import pytest
 from ledger import Ledger
 from session import models as m
 from tui.cli import build_parser
-from tui.commands.numbers import number
+from tui.commands.parsers.numbers import number
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -283,6 +283,7 @@ PARITY: dict[str, In | tuple[In, ...] | Why | Gap] = {
     "export --json": Why("the app's export writes both: the markdown record and its JSON"),
     "export --output": In(manage_commands, "Export the record to a folder"),
     "export --force": Why("the app writes records into a folder of records, never over a file"),
+    "export --schema": Why("the schema is for tools; the app writes records, not schemas"),
 }
 
 # Only ever lowered: each gap closed takes one off.

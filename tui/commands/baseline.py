@@ -6,75 +6,32 @@ import argparse
 import sys
 from typing import Any
 
+from rich.table import Table
+from rich.text import Text
+
+from session import conduct
+from session import models as m
+from session.api import Session
+from session.conduct import Outcome, outcome_words, repair_words, stored_outcome
+from session.conduct.baseline import DRIFT_WARNING
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
+from session.read_model import values_per_workload
+from session.timing import metric_texts
 from tui.commands.common import open_ledger, print_json, session_of
-from tui.commands.numbers import number, within
-from tui.commands.run_opts import add_threshold, budget_of, threshold_of
-from tui.commands.slurm_opts import add_slurm_options, catch_up, run_as_job, slurm_given
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "baseline",
-        help="snapshot the repository and measure the baseline (reference results)",
-        description=(
-            "Snapshot the repository as it is on disk (uncommitted files included, your "
-            "working tree, index and branches untouched), run every workload at least N "
-            "times in a separate worktree after a warm-up, and keep running until the first "
-            "half of its runs and the second agree or differ within the band (--threshold), "
-            "or up to --max-runs or the --budget. Outcomes: reproducible; drifting (the halves "
-            "differ: a warning, a round goes on paired; exit 1 only when the GPU telemetry "
-            "names a cause: throttling, clocks changing, another process on the GPU); too "
-            "noisy for the band (the noise and the band a round resolves at it are said; a "
-            "round may go on at a band you choose). "
-            "A workload whose first run fails stops it at once (exit 1)."
-        ),
-    )
-    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    p.add_argument(
-        "--runs",
-        type=number("runs"),
-        default=10,
-        metavar="N",
-        help=f"at least N runs per workload (10; {within('runs')})",
-    )
-    p.add_argument(
-        "--max-runs",
-        type=number("max-runs"),
-        metavar="N",
-        help="at most N runs per workload (30, a default round's block limit, or --runs when "
-        f"that is more; {within('max-runs')})",
-    )
-    add_threshold(p, "the band the two halves must agree within")
-    p.add_argument("--budget", metavar="SECONDS", help="run no more after this much time")
-    p.add_argument(
-        "--warmup",
-        type=number("warmup"),
-        default=1,
-        metavar="N",
-        help=f"excluded warm-up runs (1; {within('warmup')})",
-    )
-    p.add_argument("--json", action="store_true", help="print the baseline as JSON")
-    p.add_argument(
-        "--no-telemetry",
-        action="store_true",
-        help="no GPU/host sampling (every run's trust stays unknown)",
-    )
-
-    add_slurm_options(p)
-    p.set_defaults(handler=run)
+from tui.commands.run_opts import (
+    budget_of,
+    engine_monitor,
+    interruptible,
+    progress_display,
+    threshold_of,
+)
+from tui.commands.slurm_opts import catch_up, run_as_job, slurm_given
+from tui.display import LONG_LIMIT, plain, shown
+from tui.display import console as make_console
 
 
 def run(args: argparse.Namespace) -> int:
-    from session import conduct
-    from session.read_model import values_per_workload
-    from tui.commands.run_opts import engine_monitor, interruptible, progress_display
-
     args.threshold = threshold_of(args)
     if args.runs < 2:
         raise UsageError("--runs must be at least 2")
@@ -131,24 +88,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_baseline(
-    baseline: object,
-    session: object,
+    b: m.Baseline,
+    s: m.Session,
     counts: dict[str, int] | None = None,
-    outcome: object = None,
+    outcome: Outcome | None = None,
     threshold: float | None = None,
 ) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    from session import models as m
-    from session.timing import metric_texts
-    from tui.display import LONG_LIMIT, plain, shown
-    from tui.display import console as make_console
-
-    b: m.Baseline = baseline  # type: ignore[assignment]
-    s: m.Session = session  # type: ignore[assignment]
     console = make_console(highlight=False, soft_wrap=True)
-    from session.conduct import Outcome, outcome_words, repair_words, stored_outcome
 
     delta = s.contract.threshold if threshold is None else threshold
     if not isinstance(outcome, Outcome):
@@ -200,8 +146,6 @@ def print_baseline(
             "the runs named above to learn its noise.[/]"
         )
     elif outcome is Outcome.DRIFTING:
-        from session.conduct.baseline import DRIFT_WARNING
-
         console.print(Text(DRIFT_WARNING, style="yellow"))
     elif isinstance(outcome, Outcome) and outcome.warns:
         console.print(
@@ -218,12 +162,6 @@ def print_baseline(
 
 def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
     """`gpuopt baseline --slurm`: the baseline as a job; its summary as a local one's."""
-    from session import conduct
-    from session.api import Session
-    from session.read_model import values_per_workload
-    from tui.commands.run_opts import progress_display
-    from tui.display import plain
-
     options = {"runs": args.runs, "max_runs": args.max_runs, "threshold": args.threshold,
                "budget_s": args.budget, "warmup": args.warmup}  # fmt: skip
     with progress_display("baseline") as show:

@@ -12,85 +12,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
+from session import models as m
+from session.api import bisection, bisections, find_session, make_monitor
+from session.bisect import conduct, words
+from session.cluster import jobs
+from session.cluster.bisect_jobs import SlurmSteps
 from session.errors import BadInput
 from session.errors import BadInput as UsageError
 from tui.commands.common import open_ledger, session_of
-from tui.commands.numbers import number, within
-from tui.commands.run_opts import add_threshold, threshold_of
-from tui.commands.slurm_opts import add_slurm_options, slurm_given
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-DEFAULT_THRESHOLD = "0.05"
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "bisect",
-        help="find the commit that moved the metric (paired rounds, no false steps)",
-        description=(
-            "Confirm that good and bad differ with a paired round, then measure midpoints "
-            "against both ends of the interval in interleaved rounds, moving on only when "
-            "the sequential rule decides the side. Commits that fail to build, run or pass "
-            "the check are skipped and named; several step changes are each reported with "
-            "their size and interval. Each commit runs in a detached worktree; the record "
-            "is kept in the ledger after every step (--resume ID goes on after Ctrl+C)."
-        ),
-    )
-    p.add_argument("--good", metavar="REF", help="a commit with the old figure")
-    p.add_argument("--bad", metavar="REF", help="a later commit with the new figure")
-    p.add_argument("--repo", metavar="PATH", help="the repository (default: the session's or .)")
-    p.add_argument("--session", metavar="SESSION", help="use this session's contract")
-    p.add_argument("--workload", metavar="NAME", help="the session's workload to bisect on")
-    p.add_argument(
-        "--metric",
-        metavar="SPEC",
-        help="with a command: wall (default), regex:PATTERN or json:KEY (as gpuopt new)",
-    )
-    p.add_argument("--higher-is-better", action="store_true", help="with --metric: a rate")
-    p.add_argument("--setup", metavar="CMD", help="build each commit once (a failure skips it)")
-    p.add_argument("--check", metavar="CMD", help="correctness check of each commit (skips)")
-    p.add_argument("--prepare", metavar="CMD", help="run before every timing run")
-    add_threshold(p, "the band a change must clear", f"the contract's, else {DEFAULT_THRESHOLD}")
-    p.add_argument(
-        "--min-blocks",
-        type=number("min-blocks"),
-        default=10,
-        metavar="N",
-        help=f"per round (10; {within('min-blocks')})",
-    )
-    p.add_argument(
-        "--max-blocks",
-        type=number("max-blocks"),
-        default=40,
-        metavar="N",
-        help=f"per round, its limit (40; {within('max-blocks')})",
-    )
-    p.add_argument(
-        "--no-telemetry", action="store_true", help="no GPU telemetry (every run's trust unknown)"
-    )
-    p.add_argument("--resume", metavar="ID", help="go on with a stopped bisection")
-    p.add_argument(
-        "--show", metavar="ID", nargs="?", const="", help="print a stored bisection (or list all)"
-    )
-    p.add_argument("--export-markdown", metavar="FILE", help="write the record as markdown")
-    p.add_argument(
-        "command",
-        nargs="*",
-        metavar="-- COMMAND",
-        help="the command to time in each commit's checkout (instead of a session)",
-    )
-    add_slurm_options(p)
-    p.set_defaults(handler=run)
+from tui.commands.parsers.bisect import DEFAULT_THRESHOLD
+from tui.commands.run_opts import interruptible, threshold_of
+from tui.commands.slurm_opts import slurm_given
+from tui.display import console, plain
+from tui.widgets.bisections import commit_line
 
 
 def run(args: argparse.Namespace) -> int:
-    from session.api import bisection
-    from session.bisect import conduct
-    from tui.commands.run_opts import interruptible
-
     if args.show is not None:
         return _show(args)
     with open_ledger(args) as ledger:
@@ -120,8 +59,6 @@ def telemetry(enabled: bool) -> Iterator[Any]:
         yield None
         return
 
-    from session.api import make_monitor
-
     monitor = make_monitor(None, None)
     try:
         status = str(getattr(monitor, "status", "ok"))
@@ -133,9 +70,6 @@ def telemetry(enabled: bool) -> Iterator[Any]:
 
 
 def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
-    from session import models as m
-    from session.bisect import conduct
-
     if not args.good or not args.bad:
         raise UsageError("give --good REF and --bad REF (or --resume ID)")
     threshold = threshold_of(args)
@@ -194,10 +128,6 @@ def slurm_steps(args: argparse.Namespace, ledger: Any, stop: Any, stored: Any) -
     sbatch options: those given now, else those stored, else the session's contract's."""
     if not slurm_given(args) and stored is None:
         return None
-    from session import models as m
-    from session.api import find_session
-    from session.cluster import jobs
-    from session.cluster.bisect_jobs import SlurmSteps
 
     settings = None
     if args.session:
@@ -208,8 +138,6 @@ def slurm_steps(args: argparse.Namespace, ledger: Any, stop: Any, stored: Any) -
     sbatch = given if args.slurm or stored is None else list(stored)
     base = None
     if isinstance(settings, m.SlurmSettings) and settings.job_dir:
-        from pathlib import Path
-
         base = Path(settings.job_dir).expanduser()
     return SlurmSteps(
         ledger, sbatch, job_base=base, telemetry=not args.no_telemetry, say=say, stop=stop
@@ -220,7 +148,6 @@ def live() -> Any:
     """A status line on stderr, rewritten per block, on a terminal only (a log stays clean)."""
     if not sys.stderr.isatty():
         return None
-    from tui.display import plain
 
     def show(line: str) -> None:
         print(f"\r\x1b[K{plain(line, 200)}", end="", file=sys.stderr, flush=True)
@@ -231,16 +158,11 @@ def live() -> Any:
 def say(line: str) -> None:
     if sys.stderr.isatty():
         print("\r\x1b[K", end="", file=sys.stderr, flush=True)  # the status line goes
-    from rich.text import Text
-
-    from tui.display import console, plain
 
     console(highlight=False, soft_wrap=True).print(Text(plain(line, 4000)))
 
 
 def _finish(args: argparse.Namespace, rec: Any) -> None:
-    from session.bisect import words
-
     say(f"bisection {rec.id}: {rec.status.value}")
     for line in words.answer_lines(rec):
         say(line)
@@ -251,23 +173,15 @@ def _finish(args: argparse.Namespace, rec: Any) -> None:
 
 
 def _line(rec: Any) -> None:
-    from tui.display import console
-    from tui.widgets.bisections import commit_line
-
     console(highlight=False, soft_wrap=True).print(commit_line(rec))
 
 
 def _export(path: str, rec: Any) -> None:
-    from session.bisect import conduct, words
-
     Path(path).write_text(words.markdown(rec, conduct.culprit_diff_stats(rec)), encoding="utf-8")
     print(f"record written to {path}", file=sys.stderr)
 
 
 def _show(args: argparse.Namespace) -> int:
-    from session.api import bisection, bisections
-    from session.bisect import words
-
     with open_ledger(args, readonly=True) as ledger:
         if not args.show:
             found = bisections(ledger)

@@ -7,90 +7,20 @@ import sys
 import time
 from pathlib import Path
 
+from session.api import ENGINE_ERRORS, Session
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
+from session.interpreter import torch_missing
+from session.record_files import record_markdown
 from tui.commands.common import open_ledger
 from tui.commands.export import on_terminal
-from tui.commands.numbers import number, within
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "demo",
-        help="try gpuopt on a small PyTorch softmax repository it creates",
-        description=(
-            "Create a demo git repository (a naive softmax with three one-change branches: "
-            "fused, no-max, same) and a session on it, then open the app. With --no-tui the "
-            "whole session runs headless and the decision record is printed."
-        ),
-    )
-    p.add_argument(
-        "--dir",
-        metavar="DIR",
-        help="where to create the repository (default: the user data directory)",
-    )
-    p.add_argument(
-        "--no-tui",
-        action="store_true",
-        help="run the whole flow headless and print the decision record",
-    )
-    p.add_argument(
-        "--workload",
-        choices=("auto", "kernelbench", "command"),
-        default="auto",
-        help="time through the torch harness (kernelbench) or the repository's bench.py (command); "
-        "auto picks the harness where installed",
-    )
-    # Defaults None: those of `gpuopt baseline` and `gpuopt round` (not imported here, so
-    # --help stays light).
-    p.add_argument(
-        "--runs",
-        type=number("runs"),
-        metavar="N",
-        help="at least N baseline runs per workload (default: as `gpuopt baseline`)",
-    )
-    p.add_argument(
-        "--max-runs",
-        type=number("max-runs"),
-        metavar="N",
-        help="at most N baseline runs per workload (default: as `gpuopt baseline`)",
-    )
-    p.add_argument(
-        "--blocks",
-        type=number("blocks"),
-        metavar="N",
-        help="minimum blocks of the round (default: as `gpuopt round`)",
-    )
-    p.add_argument(
-        "--max-blocks",
-        type=number("max-blocks"),
-        metavar="N",
-        help="the round stops here if not every comparison is decided before "
-        "(default: as `gpuopt round`)",
-    )
-    p.add_argument(
-        "--seed",
-        type=number("seed"),
-        default=1,
-        help=f"seed of the round's run order ({within('seed')})",
-    )
-    p.add_argument(
-        "--fresh",
-        action="store_true",
-        help="start a new demo session (by default the app resumes the one made before)",
-    )
-    p.set_defaults(handler=run)
+from tui.commands.run_opts import engine_monitor, interruptible
+from tui.demo.flow import demo_session, run_flow, undecided
+from tui.demo.repo import DemoError, create_repo, default_dir
+from tui.demo.start import start_session
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.demo.flow import demo_session, run_flow, undecided
-    from tui.demo.repo import DemoError, create_repo, default_dir
-    from tui.demo.start import start_session
-
     if (args.runs is not None and args.runs < 4) or (args.blocks is not None and args.blocks < 2):
         raise UsageError("--runs must be at least 4 and --blocks at least 2")
     if args.max_blocks is not None and args.max_blocks < (args.blocks or 2):
@@ -102,8 +32,6 @@ def run(args: argparse.Namespace) -> int:
             "the demo opens the full-screen app and needs a terminal; "
             "add --no-tui to run it headless"
         )
-    from session.api import Session
-    from session.interpreter import torch_missing
 
     missing = torch_missing()  # the demo's workload is a PyTorch softmax, either way
     if missing:
@@ -126,9 +54,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         if args.no_tui:
-            from session.api import ENGINE_ERRORS
-            from session.record_files import record_markdown
-
             t0 = time.monotonic()
             last = [0.0]
 
@@ -144,8 +69,6 @@ def run(args: argparse.Namespace) -> int:
 
             def say(text: str) -> None:
                 print(text, file=sys.stderr)
-
-            from tui.commands.run_opts import engine_monitor, interruptible
 
             try:
                 # The same telemetry as `gpuopt baseline` and `gpuopt round`: every run
@@ -179,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
                 raise WorkFailed(f"the demo decided nothing: {why}")
             return 0
         path = ledger.path
+
+    # Here, not at the head: textual (a second's import) only for the full-screen app;
+    # --no-tui runs without it.
     from tui.app import GpuoptApp
 
     app = GpuoptApp(path, session_id=session.id, seed=args.seed, resumed=resumed)

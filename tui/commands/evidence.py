@@ -7,48 +7,13 @@ import argparse
 import re
 from typing import Any
 
+from session import evidence as ev
+from session.api import LedgerError, Session
 from session.errors import BadInput as UsageError
+from session.evidence import describe
+from session.hypotheses import HypothesisError, get
 from tui.commands.common import open_ledger, print_json, session_of
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("evidence", help="attach evidence (notes, files, profiles) to a session")
-    esub = p.add_subparsers(dest="evidence_command", metavar="ACTION", required=True)
-    a = esub.add_parser(
-        "add",
-        help="attach one piece of evidence",
-        description=(
-            "Attach evidence to a session, a hypothesis or a variant. Profiler output is "
-            "summarized (top kernels by time, throughput percentages), not stored whole: "
-            "--ncu-csv reads `ncu --csv --page raw --print-units base` output, "
-            "--torch-profile a torch.profiler key_averages().table() printout."
-        ),
-    )
-    a.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    a.add_argument("--hypothesis", metavar="ID", help="the hypothesis it bears on")
-    a.add_argument("--variant", metavar="NAME", help="the variant it was measured on")
-    a.add_argument("--title", default="", metavar="TEXT", help="a short name for it")
-    kind = a.add_mutually_exclusive_group(required=True)
-    kind.add_argument("--note", metavar="TEXT", help="an observation in words")
-    kind.add_argument(
-        "--measurement",
-        metavar="NAME=VALUE[UNIT]",
-        help="one measured number, e.g. 'peak memory=2.5GiB'",
-    )
-    kind.add_argument("--file", metavar="PATH", help="a file (path, size and hash are kept)")
-    kind.add_argument("--ncu-csv", metavar="PATH", help="Nsight Compute raw CSV to summarize")
-    kind.add_argument("--torch-profile", metavar="PATH", help="torch.profiler table to summarize")
-    a.add_argument("--json", action="store_true", help="print JSON instead of text")
-    a.set_defaults(handler=add)
-
-    ls = esub.add_parser("list", help="the evidence of a session")
-    ls.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    ls.add_argument("--json", action="store_true", help="print JSON instead of text")
-    ls.set_defaults(handler=list_)
+from tui.display import plain
 
 
 def _measurement(spec: str) -> tuple[str, float, str]:
@@ -64,11 +29,6 @@ def _measurement(spec: str) -> tuple[str, float, str]:
 
 
 def add(args: argparse.Namespace) -> int:
-    from session import evidence as ev
-    from session.api import LedgerError, Session
-    from session.hypotheses import HypothesisError, get
-    from tui.display import plain
-
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:
@@ -100,10 +60,6 @@ def add(args: argparse.Namespace) -> int:
 
 
 def list_(args: argparse.Namespace) -> int:
-    from session.api import Session
-    from session.evidence import describe
-    from tui.display import plain
-
     with open_ledger(args, readonly=True) as ledger:
         session = session_of(ledger, args.session)
         rows = Session(ledger, session.id).evidence()

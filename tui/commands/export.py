@@ -7,45 +7,22 @@ import argparse
 import sys
 from pathlib import Path
 
+from session.api import LedgerError, refuse_overwrite
 from session.errors import BadInput as UsageError
+from session.md import for_terminal
+from session.record import gather, to_json, to_markdown
+from session.record.identify import is_record_of
+from session.record.samples import runs_csv
+from session.record.schema import schema_text
 from tui.commands.common import open_ledger, session_of
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="write a session's decision record (markdown or JSON)")
-    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    p.add_argument(
-        "--format",
-        choices=("md", "json", "csv"),
-        default="md",
-        help="md: the decision record to read (default); json: every record, for tools; "
-        "csv: every raw sample (one row per run)",
-    )
-    p.add_argument(
-        "--json", dest="format", action="store_const", const="json", help="--format json"
-    )
-    p.add_argument(
-        "-o",
-        "--output",
-        metavar="FILE",
-        help="write to FILE instead of stdout (an earlier record of this session there is "
-        "replaced; any other file only with --force)",
-    )
-    p.add_argument(
-        "--force", action="store_true", help="with -o: replace FILE even if it is not a record"
-    )
-    p.set_defaults(handler=run)
+from tui.display import json_safe, plain
 
 
 def run(args: argparse.Namespace) -> int:
-    from session.api import LedgerError, refuse_overwrite
-    from session.record import gather, to_json, to_markdown
-    from tui.display import json_safe
-
+    if args.schema:
+        return _print_schema(args)
+    if args.session is None:
+        raise UsageError("export: give a SESSION (or --schema for the JSON export's schema)")
     with open_ledger(args, readonly=True) as ledger:
         if args.output:  # before any work: a record written over the ledger destroys it
             try:
@@ -56,8 +33,6 @@ def run(args: argparse.Namespace) -> int:
         if args.output:
             _refuse_other_file(Path(args.output).expanduser(), session.id, args.force)
         if args.format == "csv":
-            from session.record.samples import runs_csv
-
             text = runs_csv(ledger, session)
         else:
             data = gather(ledger, session)  # one model, each format its exporter
@@ -81,19 +56,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_schema(args: argparse.Namespace) -> int:
+    """The JSON Schema of the JSON export, generated from the record's model (the text of
+    docs/decision_record.schema.json)."""
+    if args.session is not None or args.output or args.format != "md":
+        raise UsageError("--schema goes alone: it prints the schema of --format json")
+    sys.stdout.write(schema_text())
+    return 0
+
+
 def on_terminal(markdown: str) -> str:
     """The markdown record as a terminal reads it when stdout is one (no HTML entities);
     into a file or a pipe it stays markdown, as GitHub renders it."""
-    from session.md import for_terminal
-
     return for_terminal(markdown) if sys.stdout.isatty() else markdown
 
 
 def _refuse_other_file(out: Path, session_id: str, force: bool) -> None:
     """A file at `out` that is not an earlier record of this session is kept, unless
     --force: an export never replaces someone's file without a word."""
-    from session.record.identify import is_record_of
-
     if force or not out.exists() or is_record_of(out, session_id):
         return
     raise UsageError(
@@ -106,6 +86,4 @@ def without_controls(text: str) -> str:
     """The record with stored control characters made visible, newlines and tabs kept: a
     record is read in terminals and pull requests, where ESC or a C1 CSI acts. In JSON the
     escapes stay inside strings (C0 characters are escaped by json already)."""
-    from tui.display import plain
-
     return plain(text, limit=None, multiline=True)

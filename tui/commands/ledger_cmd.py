@@ -4,82 +4,26 @@ file, of the correctness artifacts kept beside it, and of the snapshot refs it p
 from __future__ import annotations
 
 import argparse
+import sqlite3
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from session import api, manage
+from session.api import backup_ledger
+from session.artifacts import artifacts_root, find_artifacts, prunable, referenced_paths, remove
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
+from session.format import bytes_text as human_bytes
+from session.manage import missing_refs, repos_lacking_refs
+from session.merge import merge_ledgers
 from tui.commands.common import ledger_path, open_ledger, print_json
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ledger", help="check, back up, merge or locate the ledger file")
-    lsub = p.add_subparsers(dest="ledger_command", metavar="ACTION", required=True)
-    c = lsub.add_parser("check", help="integrity, foreign-key and row check, row counts")
-    c.add_argument("--json", action="store_true", help="print JSON")
-    c.set_defaults(handler=check)
-    b = lsub.add_parser("backup", help="write a consistent copy (VACUUM INTO)")
-    b.add_argument("target", metavar="FILE", help="the new file to write (must not exist)")
-    b.set_defaults(handler=backup)
-    g = lsub.add_parser(
-        "merge",
-        help="merge other boxes' ledgers into one (rows keep their ids; conflicts reported)",
-        description="Copy every row of each LEDGER that the target lacks into the target "
-        "(the -o file, created when missing, else the ledger in use). Rows keep their ids and "
-        "numbers; a session in several ledgers merges by id; a record two ledgers hold with "
-        "different content is reported as a conflict and the target's is kept. Merging the "
-        "same ledger again changes nothing. The sources are only read. Exit 1 on a conflict.",
-    )
-    g.add_argument("sources", nargs="+", metavar="LEDGER", help="ledger files to merge in")
-    g.add_argument("-o", "--output", metavar="FILE", help="the ledger to merge into")
-    g.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
-    g.add_argument("--json", action="store_true", help="print JSON")
-    g.set_defaults(handler=merge)
-    w = lsub.add_parser("path", help="print the ledger path in use")
-    w.set_defaults(handler=path)
-    a = lsub.add_parser(
-        "prune-artifacts",
-        help="delete saved correctness outputs no stored check refers to",
-        description="Delete the folders under <ledger>.artifacts/ that no stored correctness "
-        "result names (or all of them, with --all), and say how much that frees. Folders "
-        "written in the last 15 minutes are kept: a running check may not have stored its "
-        "result yet.",
-    )
-    a.add_argument("--all", action="store_true", help="delete every artifact folder")
-    a.add_argument("--dry-run", action="store_true", help="say what would go; delete nothing")
-    a.set_defaults(handler=prune_artifacts)
-    r = lsub.add_parser(
-        "prune-refs",
-        help="delete snapshot refs no session of the ledger uses",
-        description="List the snapshot refs (refs/gpuopt/snapshots/) of a repository that "
-        "no baseline or variant of this ledger names, then delete them; each is printed "
-        "with its commit, so `git update-ref REF COMMIT` puts it back. Refs pinned in the "
-        "last 15 minutes are kept: their baseline or variant may be being recorded. A ref "
-        "another ledger's session uses looks unused here: prune with every ledger in mind.",
-    )
-    r.add_argument(
-        "--repo", metavar="PATH", default=".", help="the repository (default: this directory)"
-    )
-    r.add_argument("--dry-run", action="store_true", help="list them; delete nothing")
-    r.add_argument("--json", action="store_true", help="print JSON")
-    r.set_defaults(handler=prune_refs)
-
+from tui.display import plain
 
 CORRECTNESS_TABLE = "correctness"
 
 
 def check(args: argparse.Namespace) -> int:
-    import sqlite3
-
-    from session import api
-    from session.artifacts import artifacts_root, find_artifacts, referenced_paths
-    from session.manage import missing_refs, repos_lacking_refs
-    from tui.display import plain
-
     with open_ledger(args, readonly=True) as ledger:
         problems = api.ledger_problems(ledger)
         # Rows the models cannot read back (bad JSON, wrong types, unknown fields).
@@ -127,14 +71,11 @@ def check(args: argparse.Namespace) -> int:
             print(f"  {plain(line, 1000)}")
         for repo in unreachable:
             print(f"  snapshot refs not checked in {plain(repo)}: not a repository here")
-        print_artifacts(entries, artifacts_root(report["path"]))
+        print_artifacts(entries, artifacts_root(ledger.path))
     return 0 if not problems else 1
 
 
 def print_artifacts(entries: list[Any], root: Any) -> None:
-    from session.format import bytes_text as human_bytes
-    from tui.display import plain
-
     if not entries:
         print(f"artifacts: none ({plain(root)})")
         return
@@ -150,16 +91,6 @@ def print_artifacts(entries: list[Any], root: Any) -> None:
 
 
 def prune_artifacts(args: argparse.Namespace) -> int:
-    from session.artifacts import (
-        artifacts_root,
-        find_artifacts,
-        prunable,
-        referenced_paths,
-        remove,
-    )
-    from session.format import bytes_text as human_bytes
-    from tui.display import plain
-
     with open_ledger(args, readonly=True) as ledger:
         referenced = referenced_paths(ledger)
         unreadable = [r for r in ledger.unreadable if r.table == CORRECTNESS_TABLE]
@@ -187,11 +118,6 @@ def prune_artifacts(args: argparse.Namespace) -> int:
 
 
 def prune_refs(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
-    from session import manage
-    from tui.display import plain
-
     with open_ledger(args, readonly=True) as ledger:
         report = manage.prune_refs(ledger, args.repo, dry_run=args.dry_run)
     if args.json:
@@ -211,8 +137,6 @@ def prune_refs(args: argparse.Namespace) -> int:
 
 
 def backup(args: argparse.Namespace) -> int:
-    from session.api import backup_ledger
-
     target = Path(args.target)
     if target.exists():
         raise UsageError(f"{target}: already exists; choose a new file")
@@ -223,11 +147,6 @@ def backup(args: argparse.Namespace) -> int:
 
 
 def merge(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
-    from session.merge import merge_ledgers
-    from tui.display import plain
-
     target = Path(args.output).expanduser() if args.output else ledger_path(args)
     outcome = merge_ledgers(target, args.sources, dry_run=args.dry_run)
     if args.json:

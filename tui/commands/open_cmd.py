@@ -6,20 +6,8 @@ import argparse
 import sys
 
 from session.errors import BadInput as UsageError
+from tui.app import GpuoptApp
 from tui.commands.common import open_ledger, session_of
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("open", help="open the full-screen app on a session")
-    p.add_argument("session", metavar="SESSION", nargs="?", help="session id or a unique prefix")
-    p.add_argument(
-        "--telemetry", choices=("live", "off"), default="live", help="the telemetry panel's feed"
-    )
-    p.set_defaults(handler=open_app)
 
 
 def open_app(args: argparse.Namespace) -> int:
@@ -35,7 +23,6 @@ def open_app(args: argparse.Namespace) -> int:
         readonly = ledger.readonly
         if ref:
             session_id = session_of(ledger, ref).id
-    from tui.app import GpuoptApp
 
     app = GpuoptApp(
         path, session_id=session_id, readonly=readonly, telemetry=getattr(args, "telemetry", "live")

@@ -5,89 +5,15 @@ from __future__ import annotations
 
 import argparse
 
+from pydantic import ValidationError
+
+from session import models as m
+from session import preflight as pf
 from session.errors import BadInput as UsageError
+from session.preflight import CHECKLIST
 from tui.commands.common import open_ledger, print_json, session_of
-from tui.commands.numbers import number, within
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-QUESTIONS = ("lifetime", "backing", "residency", "identity", "mutation", "schedule")
-BOTTLENECKS = (
-    "launch-bound",
-    "bandwidth-bound",
-    "compute-bound",
-    "latency-bound",
-    "host-bound",
-    "capacity-bound",
-    "unknown",
-)
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "preflight",
-        help="show or answer the preflight: six questions, checklist, bottleneck class",
-        description=(
-            "Without options, show the preflight. Each question is answered as measured (with "
-            "the measurement or --evidence), handed to a concern area, not applicable (with "
-            "why), or unknown; unknown answers are raised again at disposition time. "
-            f"Questions: {', '.join(QUESTIONS)}."
-        ),
-    )
-    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    p.add_argument(
-        "--measured",
-        action="append",
-        default=[],
-        metavar="Q=TEXT",
-        help="answer a question with a measurement (repeat)",
-    )
-    p.add_argument(
-        "--evidence",
-        action="append",
-        default=[],
-        metavar="Q=EVIDENCE_ID",
-        help="the recorded evidence that answers a question as measured",
-    )
-    p.add_argument(
-        "--hand-off",
-        action="append",
-        default=[],
-        metavar="Q=AREA[:TEXT]",
-        help="hand a question to a concern area (see gpuopt hypothesis areas)",
-    )
-    p.add_argument(
-        "--not-applicable",
-        action="append",
-        default=[],
-        metavar="Q=WHY",
-        help="the question does not apply, and why",
-    )
-    p.add_argument("--unknown", action="append", default=[], metavar="Q", help="mark unknown")
-    p.add_argument(
-        "--done",
-        action="append",
-        default=[],
-        metavar="N[=NOTE]",
-        help="tick checklist item N (1-14), with an optional note",
-    )
-    p.add_argument(
-        "--undone",
-        action="append",
-        default=[],
-        metavar="N",
-        type=number("checklist"),
-        help=f"untick checklist item N ({within('checklist')})",
-    )
-    p.add_argument(
-        "--note", action="append", default=[], metavar="N=TEXT", help="a note on checklist item N"
-    )
-    p.add_argument("--bottleneck", choices=BOTTLENECKS, help="the bottleneck class")
-    p.add_argument("--bottleneck-evidence", metavar="TEXT", help="what shows that class")
-    p.add_argument("--json", action="store_true", help="print the preflight as JSON")
-    p.set_defaults(handler=run)
+from tui.commands.parsers.preflight import QUESTIONS
+from tui.display import LONG_LIMIT, plain
 
 
 def _pair(spec: str, flag: str) -> tuple[str, str]:
@@ -105,8 +31,6 @@ def _question(name: str, flag: str) -> str:
 
 
 def _number(text: str, flag: str) -> int:
-    from session.preflight import CHECKLIST
-
     try:
         return int(text)
     except ValueError:
@@ -114,11 +38,6 @@ def _number(text: str, flag: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from session import models as m
-    from session import preflight as pf
-
     evidence = {}
     for spec in args.evidence:
         q, ev = _pair(spec, "--evidence")
@@ -186,11 +105,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(view: object) -> None:
-    from session import preflight as pf
-    from tui.display import LONG_LIMIT, plain
-
-    v: pf.PreflightView = view  # type: ignore[assignment]
+def _show(v: pf.PreflightView) -> None:
     print(
         f"Bottleneck: {v.bottleneck.value}"
         + (f" — {plain(v.bottleneck_evidence, LONG_LIMIT)}" if v.bottleneck_evidence else "")

@@ -6,50 +6,16 @@ from __future__ import annotations
 import argparse
 import sys
 
+from session.api import Session
 from session.errors import BadInput as UsageError
+from session.profile import run as prof
+from session.profile import text
+from session.profile.check import check_predictions, compare
 from tui.commands.common import open_ledger, print_json, session_of
-from tui.commands.numbers import number, within
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "profile",
-        help="profile an arm's workloads: operators, launches, intermediates, roofline class",
-        description=(
-            "Run torch.profiler over a few steps of each torch or KernelBench workload in a "
-            "worktree of the arm's snapshot (a pass apart from timing: profiling distorts it), "
-            "and store what it shows as evidence: the operator table (kernels on a GPU), "
-            "launches per step, the most frequent operator boundary, the dominant op, the "
-            "intermediate tensors with their write/read pairs (and those several ops read, with "
-            "what fusing producer and readers saves), FLOPs and bytes against the "
-            "machine's ceilings, and a suggested bottleneck class. A variant's profile is "
-            "compared with the baseline's and with its hypothesis's predicted evidence. The "
-            "Chrome trace is kept beside the ledger."
-        ),
-    )
-    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    p.add_argument(
-        "--arm", default="baseline", metavar="ARM", help="baseline (default) or a variant's name"
-    )
-    p.add_argument("--workload", metavar="NAME", help="only this workload of the contract")
-    p.add_argument(
-        "--steps",
-        type=number("steps"),
-        default=3,
-        metavar="N",
-        help=f"steps profiled (default 3; {within('steps')})",
-    )
-    p.add_argument("--json", action="store_true", help="print the stored summaries as JSON")
-    p.set_defaults(handler=run)
+from tui.display import plain
 
 
 def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
-    from tui.display import plain
-
     if not rows:
         return
     widths = [max(len(h), *(len(plain(r[i])) for r in rows)) for i, h in enumerate(head)]
@@ -59,12 +25,6 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from session.api import Session
-    from session.profile import run as prof
-    from session.profile import text
-    from session.profile.check import check_predictions, compare
-    from tui.display import plain
-
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     say = sys.stderr if args.json else sys.stdout  # JSON alone on stdout

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.table import Table
+from rich.text import Text
+
+from session import conduct
+from session import models as m
+from session.api import Session
 from session.errors import BadInput as UsageError
 from session.errors import WorkFailed
 from session.format import VERDICT_STYLE
+from session.profile.run import baseline_floors
+from session.timing import error_tail, metric_legend
+from session.verdicts import ci_heading, ci_legend, interval_confidence, shown_verdict
 from tui.commands.common import open_ledger, print_json, session_of
-from tui.commands.numbers import number, within
 from tui.commands.run_opts import (
-    add_threshold,
     budget_of,
     engine_monitor,
     interruptible,
@@ -25,73 +28,15 @@ from tui.commands.run_opts import (
     ratio_cells,
     threshold_of,
 )
-from tui.commands.slurm_opts import add_slurm_options, catch_up, run_as_job, slurm_given
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "round",
-        help="run an interleaved round: baseline and variants, paired statistics, verdicts",
-        description=(
-            "Run blocks in which the baseline and every variant run each workload once, in a "
-            "fresh random order, each in its own worktree; stop when every comparison is "
-            "decided (at least --min-blocks), at --max-blocks, or at the --budget. Progress "
-            "goes to stderr, the result table to stdout. Ctrl+C stops after the current run "
-            "and keeps what was measured (exit 130)."
-        ),
-    )
-    p.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    p.add_argument("--variants", metavar="A,B", help="variants to measure (default: all)")
-    p.add_argument(
-        "--min-blocks",
-        type=number("min-blocks"),
-        default=10,
-        metavar="N",
-        help=f"at least N blocks (10; {within('min-blocks')})",
-    )
-    p.add_argument(
-        "--max-blocks",
-        type=number("max-blocks"),
-        default=30,
-        metavar="N",
-        help=f"at most N blocks (30; {within('max-blocks')})",
-    )
-    add_threshold(p, "the noise band of the verdicts")
-    p.add_argument(
-        "--budget", metavar="SECONDS", help=f"stop after this much time ({within('budget')} s)"
-    )
-    p.add_argument(
-        "--seed",
-        type=number("seed"),
-        metavar="N",
-        help=f"seed of the block order, recorded ({within('seed')})",
-    )
-    p.add_argument("--json", action="store_true", help="print the round as JSON")
-    p.add_argument(
-        "--keep-outputs",
-        action="store_true",
-        help="keep the torch checks' saved outputs after the round (they are removed)",
-    )
-    p.add_argument(
-        "--no-telemetry",
-        action="store_true",
-        help="no GPU/host sampling (every run's trust stays unknown)",
-    )
-
-    add_slurm_options(p)
-    p.set_defaults(handler=run)
-
+from tui.commands.slurm_opts import catch_up, run_as_job, slurm_given
+from tui.display import console as make_console
+from tui.display import plain, shown
 
 _FAILED_VERDICTS = ("FAILED", "BROKEN")
 
 
 def print_failures(console: Any, comparisons: list[Any], names: dict[str, str]) -> None:
     """Each FAILED/BROKEN arm in words under the table: its note and its exception's end."""
-    from rich.text import Text
-
-    from session.timing import error_tail
-    from tui.display import plain, shown
-
     for c in comparisons:
         if c.verdict.value not in _FAILED_VERDICTS:
             continue
@@ -109,10 +54,6 @@ def print_failures(console: Any, comparisons: list[Any], names: dict[str, str]) 
 
 def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str]) -> None:
     """What each INCONCLUSIVE comparison would need, with the smallest effect it resolves."""
-    from rich.text import Text
-
-    from tui.display import shown
-
     for c in comparisons:
         word = c.verdict.value
         if word not in ("INCONCLUSIVE", "MEASURABLE") or not c.note:
@@ -127,10 +68,6 @@ def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str])
 
 
 def run(args: argparse.Namespace) -> int:
-    from session import conduct
-    from session.api import Session
-    from session.profile.run import baseline_floors
-
     variants = [v for v in (args.variants or "").split(",") if v.strip()] or None
     check_options(args)
     with open_ledger(args) as ledger:
@@ -187,9 +124,6 @@ def report_round(
     here and one run as a Slurm job alike. `floors` (workload -> the roofline floor of the
     baseline's profile, session.profile.run.baseline_floors) are read from the ledger when
     not given: a time below its floor never reads FASTER."""
-    from session import models as m
-    from session.verdicts import shown_verdict
-
     if floors is None:
         floors = _floors(args, session)
     if args.json:
@@ -215,8 +149,6 @@ def report_round(
 
 def _floors(args: argparse.Namespace, session: Any) -> Mapping[str, Any]:
     """The baseline's roofline floors, from the ledger `args` names (read only)."""
-    from session.profile.run import baseline_floors
-
     with open_ledger(args, readonly=True) as ledger:
         return baseline_floors(ledger, session.id)
 
@@ -245,14 +177,6 @@ def print_round(
     """The round table: the verdict a reviewer should see (session.verdicts: BROKEN when
     the check failed, marked untrusted when the round or its runs are, INCONCLUSIVE below
     the workload's roofline floor in `floors`, a second look asked over 10× faster)."""
-    from rich.table import Table
-    from rich.text import Text
-
-    from session.timing import metric_legend
-    from session.verdicts import ci_heading, ci_legend, interval_confidence, shown_verdict
-    from tui.display import console as make_console
-    from tui.display import plain, shown
-
     console = make_console(highlight=False, soft_wrap=True)
     if not console.is_terminal:  # piped or logged: no 80-column guess cutting numbers to "…"
         console.width = max(console.width, 160)
@@ -348,9 +272,6 @@ def round_job(
     args: argparse.Namespace, ledger: Any, session: Any, names: dict[str, str], variants: Any
 ) -> int:
     """`gpuopt round --slurm`: the round as a job; its table as a local round's."""
-    from session.api import Session
-    from tui.display import plain
-
     slurm_given(args)
     options = {"variants": variants, "min_blocks": args.min_blocks, "max_blocks": args.max_blocks,
                "threshold": args.threshold, "budget_s": args.budget, "seed": args.seed}  # fmt: skip

@@ -2,21 +2,34 @@
 seconds, telemetry for an engine's runs, Ctrl+C as a clean stop, and the live progress
 they show on stderr (`round`, `baseline`, `compare`, `bisect`, `job` and their Slurm jobs).
 
-Lazy imports, on purpose: `gpuopt --help` imports no command module, and a command's
-module must not pay for textual, pydantic or the engine before it runs.
+Imports at the head, but for the ledger and telemetry that `engine_monitor` needs:
+`compare` uses this module and runs without a ledger.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import signal
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from rich.console import Group
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from session.bands import MIN_THRESHOLD, band
 from session.errors import BadInput as UsageError
 from session.format import eta_text, ratio_text, verdict_style
+from session.limits import out_of_range, range_of
 from session.verdicts import ci_cell, ci_heading, shown_verdict
+from tui.display import console as make_console
+from tui.display import plain, shown
 
 # An ASCII decimal, as typed: float() would also read "1_0" as 10 and "٥" as 5.
 _DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
@@ -29,8 +42,6 @@ def _decimal(text: str) -> float | None:
 def threshold_of(args: argparse.Namespace) -> float | None:
     """The --threshold of `new`, `baseline` and `round` as a fraction: given as 0.05 or
     5%, at least MIN_THRESHOLD and below 100%. UsageError names the option."""
-    from session.bands import MIN_THRESHOLD, band
-
     text = args.threshold
     if text is None:
         return None
@@ -52,22 +63,12 @@ def budget_of(args: argparse.Namespace) -> float | None:
     text = args.budget
     if text is None:
         return None
-    from session.limits import out_of_range, range_of
 
     value = _decimal(str(text).strip())
     if value is None or out_of_range("budget", value):
         high = range_of("budget").high
         raise UsageError(f"--budget {text}: give a positive number of seconds, at most {high:.0f}")
     return value
-
-
-def add_threshold(p: argparse.ArgumentParser, what: str, default: str = "the contract's") -> None:
-    """The one --threshold option of `new`, `baseline` and `round` (read by threshold_of)."""
-    p.add_argument(
-        "--threshold",
-        metavar="F",
-        help=f"{what}, ±F: a fraction or a percentage, e.g. 0.05 or 5%% (default {default})",
-    )
 
 
 @contextmanager
@@ -82,8 +83,8 @@ def engine_monitor(
     if not enabled:
         yield None
         return
-    import sys
-
+    # Here, not at the head: `compare` uses this module and runs without a ledger, and
+    # telemetry loads psutil (tests/cli/test_cli_dispatch.py holds it to that).
     from session.ledger_access import Ledger
     from session.telemetry_access import make_monitor
 
@@ -105,10 +106,6 @@ def engine_monitor(
 @contextmanager
 def interruptible() -> Iterator[Any]:
     """A stop event set by the first Ctrl+C; a second Ctrl+C aborts at once."""
-    import signal
-    import sys
-    import threading
-
     stop = threading.Event()
     if threading.current_thread() is not threading.main_thread():
         yield stop
@@ -151,15 +148,6 @@ def progress_display(
     kind: str, names: dict[str, str] | None = None
 ) -> Iterator[Callable[[Any], None]]:
     """A callback showing conduct's progress on stderr (live on a terminal, lines otherwise)."""
-    from rich.console import Group
-    from rich.live import Live
-    from rich.progress_bar import ProgressBar
-    from rich.table import Table
-    from rich.text import Text
-
-    from tui.display import console as make_console
-    from tui.display import plain, shown
-
     console = make_console(stderr=True, highlight=False)
     names = names or {}
 

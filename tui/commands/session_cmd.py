@@ -4,57 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from session.errors import BadInput as UsageError
+from session.format import bytes_text as human_bytes
+from session.manage import DeleteReport, archive_session, delete_session, rename_session
 from tui.commands.common import open_ledger, session_of
-
-if TYPE_CHECKING:  # the command module imports only argparse when run: `--help` stays fast
-    from session.manage import DeleteReport
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("session", help="rename, archive or delete a session")
-    ssub = p.add_subparsers(dest="session_command", metavar="ACTION", required=True)
-    r = ssub.add_parser("rename", help="give a session a new title")
-    r.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    r.add_argument("title", metavar="TITLE", help="the new title")
-    r.set_defaults(handler=rename)
-    a = ssub.add_parser(
-        "archive",
-        help="set a session aside (gpuopt sessions leaves it out; --all shows it)",
-        description="Set a session aside: listings leave it out unless asked (gpuopt "
-        "sessions --all). Nothing of it is removed; --undo brings it back.",
-    )
-    a.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    a.add_argument("--undo", action="store_true", help="bring an archived session back")
-    a.set_defaults(handler=archive)
-    d = ssub.add_parser(
-        "delete",
-        help="delete a session, its rows and the snapshot refs it pinned",
-        description="Delete a session and everything recorded for it, its saved check "
-        "outputs, and the snapshot refs its baselines and variants pinned in its "
-        "repository. A kept variant's ref stays (it is that variant's code), pinned again "
-        "as refs/gpuopt/kept/<id>, which prune-refs never removes, unless --with-refs. "
-        "Refused while one of its rounds is being measured. Asks first on a terminal; "
-        "elsewhere it needs --yes.",
-    )
-    d.add_argument("session", metavar="SESSION", help="session id or a unique prefix")
-    d.add_argument(
-        "--with-refs", action="store_true", help="kept variants' refs too (none pinned as kept)"
-    )
-    d.add_argument("--yes", "-y", action="store_true", help="do not ask")
-    d.set_defaults(handler=delete)
+from tui.display import plain
 
 
 def rename(args: argparse.Namespace) -> int:
-    from session.manage import rename_session
-    from tui.display import plain
-
     with open_ledger(args) as ledger:
         s = rename_session(ledger, session_of(ledger, args.session).id, args.title)
     print(f"session {plain(s.id)} is now titled '{plain(s.title)}'")
@@ -62,9 +20,6 @@ def rename(args: argparse.Namespace) -> int:
 
 
 def archive(args: argparse.Namespace) -> int:
-    from session.manage import archive_session
-    from tui.display import plain
-
     with open_ledger(args) as ledger:
         s = archive_session(ledger, session_of(ledger, args.session).id, archived=not args.undo)
     if s.archived:
@@ -75,9 +30,6 @@ def archive(args: argparse.Namespace) -> int:
 
 
 def delete(args: argparse.Namespace) -> int:
-    from session.manage import delete_session
-    from tui.display import plain
-
     with open_ledger(args) as ledger:
         s = session_of(ledger, args.session)
         if not args.yes:
@@ -101,9 +53,6 @@ def delete(args: argparse.Namespace) -> int:
 
 
 def _say_deleted(report: DeleteReport) -> None:
-    from session.format import bytes_text as human_bytes
-    from tui.display import plain
-
     rows = sum(report.rows.values())
     print(
         f"deleted session {plain(report.session_id)} ('{plain(report.title, 80)}'): "

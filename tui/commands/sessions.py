@@ -9,20 +9,19 @@ values. Archived sessions are left out unless `--all`.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from typing import Any
 
+from rich.cells import cell_len
+from rich.table import Table
+from rich.text import Text
+
+from session import api
 from tui.commands.common import ledger_path, open_ledger, print_json
+from tui.display import console as make_console
+from tui.display import plain, shown
 
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-# The tab-separated columns, in order (said in --help too).
-PLAIN_COLUMNS = (
-    "id", "title", "repo", "created_at", "baselines", "hypotheses", "variants", "rounds",
-    "archived",
-)  # fmt: skip
 PLAIN_LIMIT = 1000  # what the listing reads of a title or path (--json: all of it)
 COUNTS = ("baselines", "hypotheses", "variants", "rounds")
 # The table's columns by the width they need: the first set that fits is shown.
@@ -35,24 +34,7 @@ LAYOUTS = (
 )
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "sessions",
-        help="list the sessions in the ledger",
-        description="List the sessions, newest first. On a terminal a table that fits its "
-        "width; otherwise one tab-separated line per session: "
-        + ", ".join(PLAIN_COLUMNS)
-        + " (text with tabs, newlines or control characters escaped).",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--all", action="store_true", help="archived sessions too")
-    p.set_defaults(handler=run)
-
-
 def run(args: argparse.Namespace) -> int:
-    from session import api
-    from tui.display import plain
-
     rows: list[dict[str, Any]] = []
     unreadable: list[str] = []
     path = ledger_path(args)
@@ -80,8 +62,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _none_yet(path: Any) -> list[Any]:
     """What an empty listing says, as (text, style) parts."""
-    from tui.display import plain
-
     where = "" if path.exists() else f"No ledger at {plain(path, None)} yet. "
     return [
         f"{where}No sessions yet. Start one with ", ("gpuopt new", "bold"), " or ",
@@ -92,8 +72,6 @@ def _none_yet(path: Any) -> list[Any]:
 def _print_plain(rows: list[dict[str, Any]], unreadable: list[str], path: Any) -> None:
     """Tab-separated lines; what is said to the person (none yet, a row left out) goes to
     stderr, so stdout holds only data."""
-    from tui.display import plain
-
     for r in rows:
         fields = [
             plain(r["id"]), plain(r["title"], PLAIN_LIMIT, length=r["title_length"]),
@@ -124,15 +102,6 @@ def _widths(columns: tuple[str, ...], width: int) -> dict[str, int]:
 
 
 def _print_table(rows: list[dict[str, Any]], unreadable: list[str], path: Any) -> None:
-    import shutil
-
-    from rich.cells import cell_len
-    from rich.table import Table
-    from rich.text import Text
-
-    from tui.display import console as make_console
-    from tui.display import plain, shown
-
     console = make_console()
     if console.width < 1:  # COLUMNS=0 (or a terminal that says 0): ask the terminal itself
         console = make_console(width=max(shutil.get_terminal_size().columns, 1))

@@ -7,38 +7,14 @@ import argparse
 import sys
 from typing import Any
 
+from session.cluster import jobs
 from session.errors import BadInput as UsageError
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_slurm_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group(
-        "Slurm",
-        "run it as one Slurm job on one node; the ledger stays here and the job's journal is "
-        "imported as it grows (the contract's slurm settings are the defaults)",
-    )
-    g.add_argument("--slurm", action="store_true", help="submit it with sbatch and follow it")
-    g.add_argument("--partition", metavar="P", help="sbatch --partition")
-    g.add_argument("--gres", metavar="G", help="sbatch --gres, e.g. gpu:1")
-    g.add_argument("--time", metavar="T", help="sbatch --time, e.g. 1:00:00")
-    g.add_argument("--account", metavar="A", help="sbatch --account")
-    g.add_argument(
-        "--sbatch-arg",
-        action="append",
-        default=[],
-        metavar="OPT",
-        help="one more sbatch option, as sbatch takes it (repeatable), e.g. --sbatch-arg=--hold",
-    )
+from tui.commands.run_opts import interruptible
+from tui.display import plain
 
 
 def catch_up(ledger: Any, session: Any) -> None:
     """Import the session's Slurm jobs that ended unfollowed (said on stderr)."""
-    from session.cluster import jobs
-    from tui.display import plain
-
     for result in jobs.catch_up(ledger, session):
         print(
             f"gpuopt: imported {result.imported} record(s) of Slurm job {result.job.job_id}, "
@@ -66,10 +42,6 @@ def run_as_job(
     show: Any,
 ) -> Any:
     """Submit the baseline or round, follow it to its end; the follow's result."""
-    from session.cluster import jobs
-    from tui.commands.run_opts import interruptible
-    from tui.display import plain
-
     settings = session.contract.slurm
     sbatch = jobs.job_options(
         settings, partition=args.partition, gres=args.gres, time=args.time, account=args.account

@@ -14,59 +14,26 @@ import signal
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from rich.console import Group
+from rich.live import Live
+
+from session.api import (
+    BackendUnavailable,
+    decode_reasons,
+    load_scenario,
+    make_monitor,
+    scenario_names,
+)
 from session.errors import BadInput as UsageError
 from tui.commands.common import print_json
-from tui.commands.numbers import number, within
+from tui.display import console as make_console
 from tui.telemetry_view import View
-
-if TYPE_CHECKING:
-    import threading
-
-# At the head only what costs `gpuopt CMD --help` no module of weight (the standard
-# library, tui.commands.common); pydantic, rich and the engine are imported inside the
-# handlers, so help never pays for them (tests/cli/test_cli_imports.py).
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "telemetry",
-        help="live view of GPU clocks, power, temperature, throttle reasons and host load",
-        description=(
-            "Live view of every GPU (utilization, SM clock against max, memory, power against "
-            "limit, temperature, clock-event reasons) and of the host. Ctrl+C to quit."
-        ),
-    )
-    p.add_argument("--once", action="store_true", help="take one sample, print it and exit")
-    p.add_argument("--json", action="store_true", help="with --once: print the sample as JSON")
-    p.add_argument(
-        "--replay",
-        metavar="SCENARIO",
-        help="play a recorded scenario (a name, or a JSON file) instead of the real GPUs",
-    )
-    p.add_argument(
-        "--scenarios", action="store_true", help="list the replay scenarios shipped with gpuopt"
-    )
-    p.add_argument(
-        "--seconds",
-        type=number("seconds"),
-        default=0.0,
-        help=f"stop after this many seconds (0: until Ctrl+C; {within('seconds')})",
-    )
-    p.add_argument(
-        "--interval",
-        type=number("interval"),
-        default=0.5,
-        help=f"seconds between screen refreshes (0.5; {within('interval')})",
-    )
-    p.set_defaults(handler=run)
 
 
 def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
     """One sample of everything, as JSON-ready data."""
-    from session.api import decode_reasons
-
     samples = monitor.latest
     gpus = []
     host = None
@@ -89,11 +56,7 @@ def snapshot(monitor: Any, replay: str | None) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from session.api import BackendUnavailable, make_monitor
-
     if args.scenarios:
-        from session.api import load_scenario, scenario_names
-
         for name in scenario_names():
             sc = load_scenario(name)
             print(f"{name:22} {sc.get('title', '')}: {sc.get('description', '')}")
@@ -103,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.interval <= 0 or args.seconds < 0:
         raise UsageError("--interval must be above 0 and --seconds at least 0")
     if not args.once and _in_a_terminal():  # the live app; a pipe or a log gets a printout
+        # Here, not at the head: textual only for the live app (--once and a pipe print).
         from tui.telemetry_app import TelemetryApp
 
         app = TelemetryApp(scenario=args.replay, interval=args.interval, seconds=args.seconds)
@@ -144,10 +108,6 @@ def _in_a_terminal() -> bool:
 
 
 def _print_once(view: View) -> None:
-    from rich.console import Group
-
-    from tui.display import console as make_console
-
     make_console().print(Group(*view.lines()))  # a Group keeps each line unwrapped
 
 
@@ -168,11 +128,6 @@ def _live(monitor: Any, view: View, args: argparse.Namespace) -> None:
 
 
 def _frames(monitor: Any, view: View, args: argparse.Namespace, stop: threading.Event) -> None:
-    from rich.console import Group
-    from rich.live import Live
-
-    from tui.display import console as make_console
-
     deadline = time.monotonic() + args.seconds if args.seconds else None
     replay = view.replay is not None
     run_n, in_run, switch = 0, False, time.monotonic() + 1.0

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from session.limits import out_of_range, range_of  # the standard library alone
+
 
 def number(name: str) -> Callable[[str], float]:
     """An argparse `type` for the option `--name`: its range from session.limits."""
 
     def parse(text: str) -> float:
-        from session.limits import out_of_range, range_of
-
         r = range_of(name)
         try:
             value: float = int(text, 10) if r.integer else float(text)
@@ -30,6 +30,4 @@ def number(name: str) -> Callable[[str], float]:
 
 def within(name: str) -> str:
     """The range of `--name` as its help shows it."""
-    from session.limits import range_of
-
     return range_of(name).text()
