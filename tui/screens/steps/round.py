@@ -17,10 +17,10 @@ from session import conduct
 from session import models as m
 from session.api import Session, round_problem
 from session.format import eta_text, ratio_text
-from session.guidance import ROUND_GUIDANCE, untrusted_round
+from session.guidance import ROUND_GUIDANCE, RoundKeys, round_next
 from session.read_model import SessionView
 from session.timing import error_tail, metric_legend
-from session.verdicts import ci_cell, ci_heading, round_untrusted, verdict_for
+from session.verdicts import ci_cell, ci_heading, verdict_for
 from tui.display import cell, plain
 from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound, StopWork
 from tui.screens.step_base import StepPane, clip
@@ -95,24 +95,15 @@ class RoundPane(StepPane):
             return "save the contract first."
         if self.context.busy == "round":
             return "measuring… press s to stop cleanly after the current run."
-        if view.baseline is None:
-            return "record a baseline first (2)."
-        if not view.variants:
-            return "press a to add a variant from a git ref."
-        rnd = view.last_round
-        why = round_untrusted(rnd) if rnd is not None else ""
-        if rnd is not None and why:
-            moved = rnd.baseline_reproduced is False
-            key = self.own_key("round.rebaseline" if moved else "round.run")
-            return untrusted_round(rnd.number, why, baseline_moved=moved, keys=f"press {key}")
-        fit = self.advised() if not self.readonly else None
-        if fit is not None:
-            key = self.own_key("round.advised_threshold")
-            return (
-                f"the baseline is too noisy for its band; press {key} to use the band it "
-                f"supports (threshold {fit:.3g}), then r to run a round."
-            )
-        return "press r to run a round with these variants."
+        keys = RoundKeys(
+            run=self.own_key("round.run"),
+            add=self.own_key("round.add_variant"),
+            band=self.own_key("round.advised_threshold"),
+            rebaseline=self.own_key("round.rebaseline"),
+            results=self.step_key(m.StepName.RESULTS),
+        )
+        fit = self.advised() if not self.readonly and view.last_round is None else None
+        return round_next(view, keys, advised=fit)
 
     def refresh_body(self, view: SessionView | None) -> None:
         self._rerun_when_baselined(view)
