@@ -172,3 +172,28 @@ async def test_after_a_completed_round_next_goes_to_results_not_to_the_band(
         hint = _hint(app)
     before.close()
     assert "too noisy" in hint and "press f" in hint and "0.045" in hint, hint
+
+
+@pytest.mark.asyncio
+async def test_the_variant_table_fits_the_pane(tmp_path: Path) -> None:
+    """Issue 22 (screens 2): at 120x40 the demo's variant table ran past the pane, its last
+    column cut to "f". With a long name, hypothesis and source (a patch's path) every
+    column still shows, "files" included, within the pane's width."""
+    from textual.widgets import DataTable
+
+    ledger = sample(tmp_path / "l.db", m.StepName.ROUND)
+    for v in ledger.list(m.Variant):
+        v.source = "patch /home/you/gpuopt-demo/patches/" + v.name + "-a-rather-long-name.diff"
+        v.name = v.name + "-with-a-long-suffix"
+        ledger.put(v)
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(67, 30)) as pilot:  # the content pane's width at 120x40
+        await built(pilot, app.pane)
+        t = app.pane.query_one("#variant-table", DataTable)
+        await pilot.pause()
+        used = sum(c.get_render_width(t) for c in t.columns.values())
+        room = t.scrollable_content_region.width
+        header = [str(c.label) for c in t.columns.values()]
+    ledger.close()
+    assert header[-1] == "files"
+    assert used <= room, (used, room)

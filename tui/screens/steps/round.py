@@ -120,13 +120,24 @@ class RoundPane(StepPane):
         if view is None:
             return
         t.display = bool(view.variants)
+        rows = []
         for v in view.variants:
             h = view.hypothesis(v.hypothesis_id)
+            rows.append((v, h.title if h else None, v.source or v.snapshot.commit[:10]))
+        # the wide columns give way (with an ellipsis) so the table fits the pane
+        own_bar = 2 if len(rows) > VARIANT_ROWS else 0
+        name_w, hyp_w, from_w = variant_widths(
+            self.content_size.width - own_bar,
+            max((len(v.name) for v, _, _ in rows), default=0),
+            max((len(h) for _, h, _ in rows if h), default=0),
+            max((len(src) for _, _, src in rows), default=0),
+        )
+        for v, title, src in rows:
             t.add_row(
-                cell(v.name, style="bold"),
+                cell(v.name, name_w, style="bold", brief=True),
                 v.kind.value,
-                clip(h.title, 32) if h else Text("none", style="yellow"),
-                cell(v.source or v.snapshot.commit[:10]),
+                clip(title, hyp_w) if title is not None else Text("none", style="yellow"),
+                clip(src, from_w),
                 str(v.files_changed),
                 key=v.id,
             )
@@ -442,6 +453,33 @@ def fit_columns(width: int, longest_name: int, longest_workload: int) -> tuple[i
         else:
             name_w -= 1
     return name_w, wl_w
+
+
+# The variant table: kind and files keep their width, the cell padding (one each side of
+# five columns) its, and a scroll bar two columns (the pane's, once the body it fills runs
+# past its height); variant, hypothesis and from share the rest. Past VARIANT_ROWS rows
+# (its max-height in gpuopt.tcss, less the header) the table's own scroll bar takes two more.
+VARIANT_FIXED = len("change") + len("files") + 5 * 2 + 2
+VARIANT_ROWS = 9
+VARIANT_MIN = (len("variant"), len("hypothesis"), len("from") + 2)
+VARIANT_MAX = (24, 32, 28)
+
+
+def variant_widths(width: int, name: int, hypothesis: int, source: int) -> tuple[int, int, int]:
+    """Widths of the variant, hypothesis and from columns: each as its longest value (up to
+    a maximum), the widest shortened first until the row fits `width`."""
+    wants = [
+        max(lo, min(want, hi))
+        for want, lo, hi in zip((name, hypothesis, source), VARIANT_MIN, VARIANT_MAX, strict=True)
+    ]
+    spare = width - VARIANT_FIXED
+    while sum(wants) > spare:
+        shrinkable = [i for i in range(3) if wants[i] > VARIANT_MIN[i]]
+        if not shrinkable:
+            break
+        i = max(shrinkable, key=lambda j: wants[j] - VARIANT_MIN[j])
+        wants[i] -= 1
+    return wants[0], wants[1], wants[2]
 
 
 def indented(note: str, pad: int, width: int, style: str) -> Text:
