@@ -127,7 +127,7 @@ class RoundPane(StepPane):
         # the wide columns give way (with an ellipsis) so the table fits the pane
         own_bar = 2 if len(rows) > VARIANT_ROWS else 0
         name_w, hyp_w, from_w = variant_widths(
-            self.content_size.width - own_bar,
+            self.text_width() - own_bar,
             max((len(v.name) for v, _, _ in rows), default=0),
             max((len(h) for _, h, _ in rows if h), default=0),
             max((len(src) for _, _, src in rows), default=0),
@@ -147,7 +147,7 @@ class RoundPane(StepPane):
             if rnd is not None:
                 live.update(
                     comparison_table(
-                        view, rnd, view.comparisons.get(rnd.id, []), width=self.content_size.width
+                        view, rnd, view.comparisons.get(rnd.id, []), width=self.text_width()
                     )
                 )
             else:
@@ -220,7 +220,7 @@ class RoundPane(StepPane):
                     view,
                     fake,
                     list(p.comparisons),
-                    width=self.content_size.width,
+                    width=self.text_width(),
                     live=True,
                     failed_checks=tuple(self._live_failed),
                 )
@@ -455,11 +455,11 @@ def fit_columns(width: int, longest_name: int, longest_workload: int) -> tuple[i
     return name_w, wl_w
 
 
-# The variant table: kind and files keep their width, the cell padding (one each side of
-# five columns) its, and a scroll bar two columns (the pane's, once the body it fills runs
-# past its height); variant, hypothesis and from share the rest. Past VARIANT_ROWS rows
-# (its max-height in gpuopt.tcss, less the header) the table's own scroll bar takes two more.
-VARIANT_FIXED = len("change") + len("files") + 5 * 2 + 2
+# The variant table: kind and files keep their width, and the cell padding (one each side
+# of five columns) its; variant, hypothesis and from share the rest of the pane's text
+# width. Past VARIANT_ROWS rows (its max-height in gpuopt.tcss, less the header) the
+# table's own scroll bar takes two columns more.
+VARIANT_FIXED = len("change") + len("files") + 5 * 2
 VARIANT_ROWS = 9
 VARIANT_MIN = (len("variant"), len("hypothesis"), len("from") + 2)
 VARIANT_MAX = (24, 32, 28)
