@@ -4,7 +4,12 @@ where the sentence says what to press."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from measure.sequential import LOOK_EVERY
+from session import models as m
+from session.verdicts import round_untrusted
+from session.view import SessionView
 
 ROUND_GUIDANCE = (
     "Each variant changes one thing and points at one hypothesis. A round runs the "
@@ -23,3 +28,50 @@ def untrusted_round(number: int, why: str, *, baseline_moved: bool, keys: str) -
             f"and re-run the round ({keys})."
         )
     return f"round {number}'s verdicts are untrusted ({why}): run it again ({keys})."
+
+
+@dataclass(frozen=True)
+class RoundKeys:
+    """The keys the round step's next step names, as the caller's keymap has them."""
+
+    run: str = "r"
+    add: str = "a"
+    band: str = "f"
+    rebaseline: str = "g"
+    results: str = "6"
+
+
+def round_next(view: SessionView, keys: RoundKeys, *, advised: float | None = None) -> str:
+    """The round step's next step, following the state of the session: what the last round
+    left (untrusted, stopped, completed) comes before the baseline's band advice, which only
+    matters before a first round. `advised`: the band a too-noisy baseline supports."""
+    if view.baseline is None:
+        return "record a baseline first (2)."
+    if not view.variants:
+        return f"press {keys.add} to add a variant from a git ref."
+    rnd = view.last_round
+    if rnd is not None:
+        why = round_untrusted(rnd)
+        if why:
+            moved = rnd.baseline_reproduced is False
+            key = keys.rebaseline if moved else keys.run
+            return untrusted_round(rnd.number, why, baseline_moved=moved, keys=f"press {key}")
+        if rnd.status is not m.RoundStatus.COMPLETED:
+            return f"round {rnd.number} {rnd.status.value}: press {keys.run} to run it again."
+        measured = {c.variant_id for c in view.all_comparisons()}
+        new = [v.name for v in view.variants if v.id not in measured]
+        if new:
+            return (
+                f"round {rnd.number} is done; {', '.join(new)} not measured yet: press "
+                f"{keys.run} to run a round with it."
+            )
+        return (
+            f"round {rnd.number} is done: read its results ({keys.results}), or add a "
+            f"variant ({keys.add}) and run another round ({keys.run})."
+        )
+    if advised is not None:
+        return (
+            f"the baseline is too noisy for its band; press {keys.band} to use the band it "
+            f"supports (threshold {advised:.3g}), then {keys.run} to run a round."
+        )
+    return f"press {keys.run} to run a round with these variants."

@@ -1,7 +1,8 @@
 """A fixed sample session written straight into a ledger: frozen ids, times and numbers.
 
-It is what the screenshots and the snapshot tests show, so they never depend on a clock,
-a random id or a machine's speed. The numbers are plausible for the demo repository.
+It is what the snapshot tests show (scripts/screenshots.py pictures a real demo ledger
+instead), so they never depend on a clock, a random id or a machine's speed. The numbers
+are plausible for the demo repository.
 """
 
 from __future__ import annotations

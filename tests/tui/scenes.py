@@ -1,8 +1,8 @@
 """The pictures of the app: each scene is a ledger state, an app and the keys that reach it.
 
-Used by `scripts/screenshots.py` (SVG and PNG in screenshots/) and by the snapshot tests,
-so both show the same thing. Every scene is repeatable: a sample ledger with frozen ids and
-times, replayed telemetry, no cursor blink.
+Used by the snapshot tests (tests/tui/test_snapshots.py); scripts/screenshots.py does not
+use them (it pictures a real demo ledger). Every scene is repeatable: a sample ledger with
+frozen ids and times, replayed telemetry, no cursor blink.
 """
 
 from __future__ import annotations

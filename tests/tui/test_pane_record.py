@@ -181,3 +181,24 @@ async def test_export_says_at_once_it_is_writing_and_then_its_path(
         text = "\n".join(screen_lines(app))
         assert "gpuopt-5e551011a7c1.md" in text
     ledger.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_record_heading_sits_under_the_next_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
+) -> None:
+    """Issue 22 (screens 4): about four blank rows stood above the record's heading (the
+    export line while empty, its margin and the heading's own). In the app, one blank row
+    separates "Next:" from the heading; the export line takes none until it says something."""
+    from scenes import SCENES, drive, make_app
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    scene = next(s for s in SCENES if s.name == "08-record")
+    app = make_app(scene, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await drive(scene, pilot)
+        lines = screen_lines(app)
+    nxt = next(i for i, line in enumerate(lines) if "Next:" in line)
+    head = next(i for i, line in enumerate(lines) if "Decision record" in line)
+    assert head - nxt == 2, lines[nxt : head + 1]

@@ -77,3 +77,39 @@ def test_review_summary_says_failures(tmp_path: Path) -> None:
     out = console.export_text()
     assert "FAILED round" in out and "/gelu-torch: dropped from later blocks" in out
     assert "RuntimeError: the fused kernel raised" in out
+
+
+HEADLINE = "failed on seed 1161227931: out NaN 0→80, max abs 2.98e-07, 80 mismatches (0.01%)"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_failed_check_line_fits_the_pane(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
+) -> None:
+    """Issue 22 (screens 3): at 80x24 the Results step's table was laid out for the pane's
+    width before its scroll bar came, so the demo's failed-check line ("↳ check failed:
+    failed on seed …: out NaN 0→80, …") wrapped past the indent, "NaN" alone at the left
+    edge. Every line of the table fits the width it is drawn in: none wraps."""
+    from scenes import SCENES, drive, make_app
+
+    from session.ledger_access import Ledger
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    scene = next(s for s in SCENES if s.name == "06-results")
+    app = make_app(scene, tmp_path)  # the sample ledger, written under HOME
+    with Ledger.open(app.ledger_path) as ledger:
+        for c in ledger.list(m.CorrectnessResult):
+            if not c.passed:
+                c.output_tail = HEADLINE + "\n(the rest of the check's output)"
+                ledger.put(c)
+    async with app.run_test(size=size) as pilot:
+        await drive(scene, pilot)
+        table = app.screen.query_one("#results-table", Static)
+        text = table.render()
+        lines = text.plain.rstrip("\n").split("\n")  # type: ignore[union-attr]
+        drawn = table.size.height
+        width = table.size.width
+    assert any("failed on seed 1161227931" in line for line in lines), lines
+    assert max(len(line) for line in lines) <= width, (width, lines)
+    assert drawn == len(lines), (drawn, len(lines))

@@ -137,3 +137,63 @@ def test_the_round_guidance_says_it_stops_only_at_planned_looks() -> None:
     assert RoundPane.GUIDANCE == ROUND_GUIDANCE
     assert "as soon as" not in ROUND_GUIDANCE
     assert "planned looks" in ROUND_GUIDANCE and f"every {LOOK_EVERY}" in ROUND_GUIDANCE
+
+
+def _hint(app: PaneApp) -> str:
+    from textual.widgets import Static
+
+    return str(app.pane.query_one(".next", Static).content)
+
+
+@pytest.mark.asyncio
+async def test_after_a_completed_round_next_goes_to_results_not_to_the_band(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22 (screens 1): a completed round's Round step said "the baseline is too noisy…
+    press f…, then r to run a round". The next step follows the state: results, or another
+    round. Before any round, the too-noisy advice is still the next step."""
+    from session.api import Session
+
+    monkeypatch.setattr(Session, "advised_threshold", lambda self, s, b: 0.045)
+    ledger = sample(tmp_path / "l.db")  # round 1 completed, its baseline reproduced
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        hint = _hint(app)
+    ledger.close()
+    assert "too noisy" not in hint and "press f" not in hint, hint
+    assert "round 1 is done" in hint and "results (6)" in hint, hint
+    assert "another round (r)" in hint, hint
+
+    before = sample(tmp_path / "b.db", m.StepName.ROUND)  # variants, no round yet
+    app = PaneApp(RoundPane, before)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        hint = _hint(app)
+    before.close()
+    assert "too noisy" in hint and "press f" in hint and "0.045" in hint, hint
+
+
+@pytest.mark.asyncio
+async def test_the_variant_table_fits_the_pane(tmp_path: Path) -> None:
+    """Issue 22 (screens 2): at 120x40 the demo's variant table ran past the pane, its last
+    column cut to "f". With a long name, hypothesis and source (a patch's path) every
+    column still shows, "files" included, within the pane's width."""
+    from textual.widgets import DataTable
+
+    ledger = sample(tmp_path / "l.db", m.StepName.ROUND)
+    for v in ledger.list(m.Variant):
+        v.source = "patch /home/you/gpuopt-demo/patches/" + v.name + "-a-rather-long-name.diff"
+        v.name = v.name + "-with-a-long-suffix"
+        ledger.put(v)
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(67, 30)) as pilot:  # the content pane's width at 120x40
+        await built(pilot, app.pane)
+        t = app.pane.query_one("#variant-table", DataTable)
+        await pilot.pause()
+        used = sum(c.get_render_width(t) for c in t.columns.values())
+        room = t.scrollable_content_region.width
+        header = [str(c.label) for c in t.columns.values()]
+    ledger.close()
+    assert header[-1] == "files"
+    assert used <= room, (used, room)

@@ -1,7 +1,8 @@
 """Snapshot tests: every scene of the app at 120x40 and 80x24 (pytest-textual-snapshot).
 
 Update after an intended change with `pytest tests/tui/test_snapshots.py --snapshot-update`
-and look at the pictures (scripts/screenshots.py renders the same scenes to PNG).
+and look at the SVGs in tests/tui/__snapshots__/ (scripts/screenshots.py pictures a real
+demo ledger, not these scenes).
 """
 
 from __future__ import annotations

@@ -129,6 +129,13 @@ class StepPane(VerticalScroll):
         n = STEP_ORDER.index(step) + 1
         return key_of_id(self.app, list(SESSION_BINDINGS), f"session.goto_{n}")  # type: ignore[arg-type]
 
+    def text_width(self) -> int:
+        """The columns a body drawn to fit has: the content's, less the vertical scroll
+        bar even before it shows (filling the body is what brings it), so no line drawn
+        for this width wraps once it does."""
+        bar = 0 if self.show_vertical_scrollbar else self.styles.scrollbar_size_vertical
+        return max(self.content_size.width - bar, 0)
+
     def on_resize(self) -> None:
         if self.view is not None and self.display and self.built_body:
             self.refresh_body(self.view)

@@ -29,6 +29,13 @@ class RecordPane(StepPane):
         "Press x to write it as markdown and JSON."
     )
     BINDINGS = [Binding("x", "export", "export record", id="record.export")]
+    # the heading right under "Next:" (whose margin is the one blank row), not three rows
+    # down: the export line takes no row until it says something, the heading no margin
+    DEFAULT_CSS = """
+    RecordPane #record-export { display: none; }
+    RecordPane #record-export.-said { display: block; }
+    RecordPane #record-md MarkdownH1 { margin: 0 0 1 0; }
+    """
 
     _record_of: SessionView | None = None
     _record: Any = None  # the record's model, read once per view
@@ -102,4 +109,6 @@ class RecordPane(StepPane):
             self.export_line(f"Written: {plain(path, None)} (and .json beside it)")
 
     def export_line(self, text: str) -> None:
-        self.query_one("#record-export", Static).update(text)
+        line = self.query_one("#record-export", Static)
+        line.update(text)
+        line.set_class(bool(text), "-said")  # an empty line takes no row

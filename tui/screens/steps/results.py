@@ -98,9 +98,7 @@ class ResultsPane(StepPane):
         rnd = self.current_round(view)
         assert rnd is not None
         table.update(
-            comparison_table(
-                view, rnd, view.comparisons.get(rnd.id, []), width=self.content_size.width
-            )
+            comparison_table(view, rnd, view.comparisons.get(rnd.id, []), width=self.text_width())
         )
         detail.update(results_detail(view, rnd, self.context.ledger))
 

@@ -17,10 +17,10 @@ from session import conduct
 from session import models as m
 from session.api import Session, round_problem
 from session.format import eta_text, ratio_text
-from session.guidance import ROUND_GUIDANCE, untrusted_round
+from session.guidance import ROUND_GUIDANCE, RoundKeys, round_next
 from session.read_model import SessionView
 from session.timing import error_tail, metric_legend
-from session.verdicts import ci_cell, ci_heading, round_untrusted, verdict_for
+from session.verdicts import ci_cell, ci_heading, verdict_for
 from tui.display import cell, plain
 from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound, StopWork
 from tui.screens.step_base import StepPane, clip
@@ -95,24 +95,15 @@ class RoundPane(StepPane):
             return "save the contract first."
         if self.context.busy == "round":
             return "measuring… press s to stop cleanly after the current run."
-        if view.baseline is None:
-            return "record a baseline first (2)."
-        if not view.variants:
-            return "press a to add a variant from a git ref."
-        rnd = view.last_round
-        why = round_untrusted(rnd) if rnd is not None else ""
-        if rnd is not None and why:
-            moved = rnd.baseline_reproduced is False
-            key = self.own_key("round.rebaseline" if moved else "round.run")
-            return untrusted_round(rnd.number, why, baseline_moved=moved, keys=f"press {key}")
-        fit = self.advised() if not self.readonly else None
-        if fit is not None:
-            key = self.own_key("round.advised_threshold")
-            return (
-                f"the baseline is too noisy for its band; press {key} to use the band it "
-                f"supports (threshold {fit:.3g}), then r to run a round."
-            )
-        return "press r to run a round with these variants."
+        keys = RoundKeys(
+            run=self.own_key("round.run"),
+            add=self.own_key("round.add_variant"),
+            band=self.own_key("round.advised_threshold"),
+            rebaseline=self.own_key("round.rebaseline"),
+            results=self.step_key(m.StepName.RESULTS),
+        )
+        fit = self.advised() if not self.readonly and view.last_round is None else None
+        return round_next(view, keys, advised=fit)
 
     def refresh_body(self, view: SessionView | None) -> None:
         self._rerun_when_baselined(view)
@@ -129,13 +120,24 @@ class RoundPane(StepPane):
         if view is None:
             return
         t.display = bool(view.variants)
+        rows = []
         for v in view.variants:
             h = view.hypothesis(v.hypothesis_id)
+            rows.append((v, h.title if h else None, v.source or v.snapshot.commit[:10]))
+        # the wide columns give way (with an ellipsis) so the table fits the pane
+        own_bar = 2 if len(rows) > VARIANT_ROWS else 0
+        name_w, hyp_w, from_w = variant_widths(
+            self.text_width() - own_bar,
+            max((len(v.name) for v, _, _ in rows), default=0),
+            max((len(h) for _, h, _ in rows if h), default=0),
+            max((len(src) for _, _, src in rows), default=0),
+        )
+        for v, title, src in rows:
             t.add_row(
-                cell(v.name, style="bold"),
+                cell(v.name, name_w, style="bold", brief=True),
                 v.kind.value,
-                clip(h.title, 32) if h else Text("none", style="yellow"),
-                cell(v.source or v.snapshot.commit[:10]),
+                clip(title, hyp_w) if title is not None else Text("none", style="yellow"),
+                clip(src, from_w),
                 str(v.files_changed),
                 key=v.id,
             )
@@ -145,7 +147,7 @@ class RoundPane(StepPane):
             if rnd is not None:
                 live.update(
                     comparison_table(
-                        view, rnd, view.comparisons.get(rnd.id, []), width=self.content_size.width
+                        view, rnd, view.comparisons.get(rnd.id, []), width=self.text_width()
                     )
                 )
             else:
@@ -218,7 +220,7 @@ class RoundPane(StepPane):
                     view,
                     fake,
                     list(p.comparisons),
-                    width=self.content_size.width,
+                    width=self.text_width(),
                     live=True,
                     failed_checks=tuple(self._live_failed),
                 )
@@ -451,6 +453,33 @@ def fit_columns(width: int, longest_name: int, longest_workload: int) -> tuple[i
         else:
             name_w -= 1
     return name_w, wl_w
+
+
+# The variant table: kind and files keep their width, and the cell padding (one each side
+# of five columns) its; variant, hypothesis and from share the rest of the pane's text
+# width. Past VARIANT_ROWS rows (its max-height in gpuopt.tcss, less the header) the
+# table's own scroll bar takes two columns more.
+VARIANT_FIXED = len("change") + len("files") + 5 * 2
+VARIANT_ROWS = 9
+VARIANT_MIN = (len("variant"), len("hypothesis"), len("from") + 2)
+VARIANT_MAX = (24, 32, 28)
+
+
+def variant_widths(width: int, name: int, hypothesis: int, source: int) -> tuple[int, int, int]:
+    """Widths of the variant, hypothesis and from columns: each as its longest value (up to
+    a maximum), the widest shortened first until the row fits `width`."""
+    wants = [
+        max(lo, min(want, hi))
+        for want, lo, hi in zip((name, hypothesis, source), VARIANT_MIN, VARIANT_MAX, strict=True)
+    ]
+    spare = width - VARIANT_FIXED
+    while sum(wants) > spare:
+        shrinkable = [i for i in range(3) if wants[i] > VARIANT_MIN[i]]
+        if not shrinkable:
+            break
+        i = max(shrinkable, key=lambda j: wants[j] - VARIANT_MIN[j])
+        wants[i] -= 1
+    return wants[0], wants[1], wants[2]
 
 
 def indented(note: str, pad: int, width: int, style: str) -> Text:
