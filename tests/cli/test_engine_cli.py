@@ -123,7 +123,7 @@ def test_baseline_variant_round(setup, capsys, tmp_path):
         "5",
     )
     assert code == 0, err
-    assert "SLOWER" in out and "SAME" in out and "1.2500" in out and "seed 5" in out
+    assert "SLOWER" in out and "SAME" in out and "1.250 " in out and "seed 5" in out
     assert "baseline check: 1.0000× its reference, reproduced" in out
     assert "check slow: passed" in out
     assert "round: block 6/8" in err  # progress goes to stderr
