@@ -324,8 +324,12 @@ def sweep(var: str, value: str, *, group: int | None = None, everywhere: bool = 
                 killed.append(pid)
                 pending.add(pid)
                 found = True
-        pending = {pid for pid in pending if not _reap(pid)}
-        if (not busy and not pending and not found) or time.monotonic() > end:
+        # a process reaped here handed its children to us when it died, maybe after the
+        # listing above: one more pass looks at them
+        still = {pid for pid in pending if not _reap(pid)}
+        reaped = len(still) < len(pending)
+        pending = still
+        if (not busy and not pending and not found and not reaped) or time.monotonic() > end:
             return killed
         time.sleep(0.002)
 
