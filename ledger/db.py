@@ -161,9 +161,10 @@ def _header_problem(path: Path) -> str | None:
     """
     for attempt in range(INSPECTION_ATTEMPTS):
         try:
-            size = path.stat().st_size
             page_size, page_count = _read_header(path)
-            break
+            # the size after the header: a commit or checkpoint between the two reads then
+            # only grows the file past what the header said
+            size = path.stat().st_size
         except OSError as exc:
             return f"cannot be read ({exc.strerror or exc})"
         except sqlite3.DatabaseError as exc:
@@ -173,6 +174,14 @@ def _header_problem(path: Path) -> str | None:
             if isinstance(exc, sqlite3.OperationalError) and "not a database" not in str(exc):
                 return f"cannot be read ({exc})"
             return "the file is not a SQLite database"
+        short = page_count * page_size > size >= 100 and page_count
+        if short and attempt + 1 < INSPECTION_ATTEMPTS:
+            # a checkpoint writes page 1 (the new count) before the pages that lengthen
+            # the file, and its writer may close before we look for it: a truncated
+            # copy stays short, a checkpoint's file does not
+            time.sleep(0.05 * (attempt + 1))
+            continue
+        break
     if size < 100:
         return "the file is not a SQLite database"
     expected = page_count * page_size
