@@ -93,6 +93,44 @@ async def test_an_untrusted_round_offers_baseline_again_and_a_rerun_as_one_key(
     ledger.close()
 
 
+
+@pytest.mark.asyncio
+async def test_g_reruns_the_round_at_the_band_and_budget_typed(tmp_path: Path) -> None:
+    """A new user set the advised band with f, pressed g, and the round it re-ran went at
+    the contract's ±2%: g kept the blocks typed and dropped the threshold and budget."""
+    from sample_session import SID
+
+    from session.read_model import load_view
+
+    ledger = sample(tmp_path / "l.db")
+    _untrusted(ledger)
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        app.pane.query_one("#field-threshold", Field).value = "0.11"
+        app.pane.query_one("#field-budget", Field).value = "600"
+        await pilot.press("g")
+        await pilot.pause()
+        assert [type(x) for x in app.holder.got] == [StartBaseline]
+        app.context.busy = "baseline"
+        app.pane.show(load_view(ledger, SID))
+        old = ledger.latest_baseline(SID)
+        ledger.put(
+            old.model_copy(
+                update={"id": "ba5e00000003", "created_at": old.created_at + timedelta(hours=1)}
+            )
+        )
+        app.context.busy = None
+        app.pane.show(load_view(ledger, SID))
+        await pilot.pause()
+        got = app.holder.got
+        assert [type(x) for x in got] == [StartBaseline, StartRound]
+        rerun = got[1]
+        assert isinstance(rerun, StartRound)
+        assert rerun.threshold == pytest.approx(0.11), rerun.threshold
+        assert rerun.budget_s is not None, "the budget typed was dropped"
+    ledger.close()
+
 def test_the_round_table_marks_broken_by_the_check_of_its_workload(tmp_path: Path) -> None:
     """A variant that failed its check on another workload is not BROKEN here; one that
     failed on this one is, with the failure in words."""

@@ -60,7 +60,7 @@ class RoundPane(StepPane):
     ]
     WRITES = StepPane.WRITES | {"rebaseline"}
     # after rebaseline: the baseline to replace, and the round's blocks, until the new one is in
-    _rerun: tuple[str, int, int] | None = None
+    _rerun: tuple[str, int, int, float | None, float | None] | None = None
     _saw_baseline_job = False
     # the running round's variants whose check failed: every report of it keeps them (its
     # last, "done", names none), until the reloaded view holds the failed checks themselves
@@ -255,10 +255,6 @@ class RoundPane(StepPane):
             return None
         return lo, hi, thr, budget
 
-    def _blocks(self) -> tuple[int, int] | None:
-        got = self._settings()
-        return (got[0], got[1]) if got is not None else None
-
     def action_run(self) -> None:
         if self.readonly or self.view is None:
             return
@@ -295,14 +291,14 @@ class RoundPane(StepPane):
 
     def action_rebaseline(self) -> None:
         """Record the baseline again (gpuopt baseline's defaults), then, once it is in and
-        lets a round go on, re-run the round with the blocks typed here."""
+        lets a round go on, re-run the round with the blocks, band and budget typed here."""
         view = self.view
         if self.readonly or view is None or view.baseline is None or self.context.busy:
             return
-        blocks = self._blocks()
-        if blocks is None:
+        got = self._settings()
+        if got is None:
             return
-        self._rerun = (view.baseline.id, *blocks)
+        self._rerun = (view.baseline.id, *got)
         self._saw_baseline_job = self._baseline_reported = False
         self.post_message(StartBaseline(runs=conduct.DEFAULT_RUNS, warmup=1))
 
@@ -314,12 +310,14 @@ class RoundPane(StepPane):
             return
         if not self._saw_baseline_job or view is None:
             return  # the baseline has not started yet
-        old, lo, hi = self._rerun
+        old, lo, hi, thr, budget = self._rerun
         self._rerun = None
         b = view.baseline
         o = conduct.stored_outcome(b) if b is not None and b.id != old else None
         if o is not None and not o.blocks_round:
-            self.post_message(StartRound(min_blocks=lo, max_blocks=hi))
+            self.post_message(
+                StartRound(min_blocks=lo, max_blocks=hi, threshold=thr, budget_s=budget)
+            )
 
     def action_stop(self) -> None:
         self.post_message(StopWork())
