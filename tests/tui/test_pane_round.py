@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pane_harness import PaneApp, built, sample
@@ -52,16 +53,37 @@ def _untrusted(ledger: object) -> None:
     ledger.put(rnd)  # type: ignore[attr-defined]
 
 
+async def _press_g_and_record_a_new_baseline(pilot: Any, app: Any, ledger: Any) -> list[Any]:
+    """g, then what the session screen does: busy while the baseline runs, a new baseline
+    stored, a fresh view; returns the messages the pane posted."""
+    from sample_session import SID
+
+    from session.read_model import load_view
+
+    await pilot.press("g")
+    await pilot.pause()
+    assert [type(x) for x in app.holder.got] == [StartBaseline]
+    app.context.busy = "baseline"
+    app.pane.show(load_view(ledger, SID))
+    old = ledger.latest_baseline(SID)
+    ledger.put(
+        old.model_copy(
+            update={"id": "ba5e00000003", "created_at": old.created_at + timedelta(hours=1)}
+        )
+    )
+    app.context.busy = None
+    app.pane.show(load_view(ledger, SID))
+    await pilot.pause()
+    return list(app.holder.got)
+
+
 @pytest.mark.asyncio
 async def test_an_untrusted_round_offers_baseline_again_and_a_rerun_as_one_key(
     tmp_path: Path,
 ) -> None:
     """Issue 12 item 5: g records the baseline again; once it is in, the round re-runs
     with the blocks typed."""
-    from sample_session import SID
     from textual.widgets import Static
-
-    from session.read_model import load_view
 
     ledger = sample(tmp_path / "l.db")
     _untrusted(ledger)
@@ -72,35 +94,16 @@ async def test_an_untrusted_round_offers_baseline_again_and_a_rerun_as_one_key(
         assert "untrusted (baseline not reproduced)" in hint and "press g" in hint, hint
         app.pane.query_one("#field-min_blocks", Field).value = "8"
         app.pane.query_one("#field-max_blocks", Field).value = "16"
-        await pilot.press("g")
-        await pilot.pause()
-        assert [type(x) for x in app.holder.got] == [StartBaseline]
-        # what the session screen does: busy while the baseline runs, then a fresh view
-        app.context.busy = "baseline"
-        app.pane.show(load_view(ledger, SID))
-        old = ledger.latest_baseline(SID)
-        ledger.put(
-            old.model_copy(
-                update={"id": "ba5e00000003", "created_at": old.created_at + timedelta(hours=1)}
-            )
-        )
-        app.context.busy = None
-        app.pane.show(load_view(ledger, SID))
-        await pilot.pause()
-        got = app.holder.got
+        got = await _press_g_and_record_a_new_baseline(pilot, app, ledger)
         assert [type(x) for x in got] == [StartBaseline, StartRound]
         assert isinstance(got[1], StartRound) and (got[1].min_blocks, got[1].max_blocks) == (8, 16)
     ledger.close()
-
 
 
 @pytest.mark.asyncio
 async def test_g_reruns_the_round_at_the_band_and_budget_typed(tmp_path: Path) -> None:
     """A new user set the advised band with f, pressed g, and the round it re-ran went at
     the contract's ±2%: g kept the blocks typed and dropped the threshold and budget."""
-    from sample_session import SID
-
-    from session.read_model import load_view
 
     ledger = sample(tmp_path / "l.db")
     _untrusted(ledger)
@@ -109,27 +112,14 @@ async def test_g_reruns_the_round_at_the_band_and_budget_typed(tmp_path: Path) -
         await built(pilot, app.pane)
         app.pane.query_one("#field-threshold", Field).value = "0.11"
         app.pane.query_one("#field-budget", Field).value = "600"
-        await pilot.press("g")
-        await pilot.pause()
-        assert [type(x) for x in app.holder.got] == [StartBaseline]
-        app.context.busy = "baseline"
-        app.pane.show(load_view(ledger, SID))
-        old = ledger.latest_baseline(SID)
-        ledger.put(
-            old.model_copy(
-                update={"id": "ba5e00000003", "created_at": old.created_at + timedelta(hours=1)}
-            )
-        )
-        app.context.busy = None
-        app.pane.show(load_view(ledger, SID))
-        await pilot.pause()
-        got = app.holder.got
+        got = await _press_g_and_record_a_new_baseline(pilot, app, ledger)
         assert [type(x) for x in got] == [StartBaseline, StartRound]
         rerun = got[1]
         assert isinstance(rerun, StartRound)
         assert rerun.threshold == pytest.approx(0.11), rerun.threshold
         assert rerun.budget_s is not None, "the budget typed was dropped"
     ledger.close()
+
 
 def test_the_round_table_marks_broken_by_the_check_of_its_workload(tmp_path: Path) -> None:
     """A variant that failed its check on another workload is not BROKEN here; one that
