@@ -41,6 +41,9 @@ def main() -> None:
               "workers": args.workers, "wall_s": round(wall), "exit": done.returncode,
               "tests": sum(found.values()), **found, "load_before": round(load0, 2),
               "load_after": round(os.getloadavg()[0], 2)}  # fmt: skip
+    for line in done.stdout.splitlines():  # what failed, so a red run says what to look at
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(line, flush=True)
     print(result, flush=True)
     if args.record:
         record("suite", result)

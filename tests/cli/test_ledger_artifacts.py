@@ -61,7 +61,7 @@ def test_check_lists_artifacts_and_their_size(tmp_path, capsys):
     assert code == 0, err
     assert "artifacts: 5 folder(s), 10.3 KiB" in out and "3 not referenced" in out
     line = next(ln for ln in out.splitlines() if str(dirs["stale"]) in ln)
-    assert "not referenced" in line and "2.0 KiB" in line
+    assert "not referenced" in line and "1.95 KiB" in line
     assert "in use" in next(ln for ln in out.splitlines() if str(dirs["used"]) in ln)
     assert "recent" in next(ln for ln in out.splitlines() if str(dirs["recent"]) in ln)
     code, out, _ = gpuopt(capsys, db, "ledger", "check", "--json")
@@ -74,17 +74,17 @@ def test_prune_deletes_only_unreferenced_settled_folders(tmp_path, capsys):
     db, dirs = setup(tmp_path)
     code, out, err = gpuopt(capsys, db, "ledger", "prune-artifacts", "--dry-run")
     assert code == 0, err
-    assert "would delete 2 folder(s), would free 2.9 KiB" in out
+    assert "would delete 2 folder(s), would free 2.93 KiB" in out
     assert all(p.exists() for p in dirs.values())  # a dry run deletes nothing
     code, out, err = gpuopt(capsys, db, "ledger", "prune-artifacts")
     assert code == 0, err
-    assert "deleted 2 folder(s), freed 2.9 KiB" in out and "kept 1 written" in out
+    assert "deleted 2 folder(s), freed 2.93 KiB" in out and "kept 1 written" in out
     assert not dirs["stale"].exists() and not dirs["gone"].exists()
     assert not (tmp_path / "l.db.artifacts" / "deleted-session").exists()  # emptied: gone
     assert dirs["ref"].exists() and dirs["used"].exists() and dirs["recent"].exists()
     code, out, err = gpuopt(capsys, db, "ledger", "prune-artifacts", "--all")
     assert code == 0, err
-    assert "deleted 3 folder(s), freed 7.3 KiB" in out
+    assert "deleted 3 folder(s), freed 7.32 KiB" in out
     assert not any(p.exists() for p in dirs.values())
 
 

@@ -388,6 +388,6 @@ def test_stored_values_read_as_words(tmp_path):
     history = history[: history.index("\n\n", history.index("| when |"))]
     assert "performance evidence: a profile" in history
     assert "fusion and layout" in history and "\\_" not in history
-    assert "1049600" not in history and "1.0 MiB → 1.0 MiB (−512 B)" in history
+    assert "1049600" not in history and "1 MiB → 1 MiB (−512 B)" in history
     assert "worker options | device cpu; warm up 2 |" in md
     assert "stress | x100, x1e-3, zeros, nan inf |" in md

@@ -131,10 +131,11 @@ class StepPane(VerticalScroll):
 
     def text_width(self) -> int:
         """The columns a body drawn to fit has: the content's, less the vertical scroll
-        bar even before it shows (filling the body is what brings it), so no line drawn
-        for this width wraps once it does."""
-        bar = 0 if self.show_vertical_scrollbar else self.styles.scrollbar_size_vertical
-        return max(self.content_size.width - bar, 0)
+        bar whether it shows yet or not (filling the body is what brings it), so no line
+        drawn for this width wraps once it does. `content_size` holds the bar's columns
+        when it shows too (it is the region less padding and border only), so the bar is
+        taken off in both cases: the width is the same before and after it comes."""
+        return max(self.content_size.width - self.styles.scrollbar_size_vertical, 0)
 
     def on_resize(self) -> None:
         if self.view is not None and self.display and self.built_body:
