@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from sample_session import SID
-from tui_helpers import sample_ledger, settle, steady_app, step_keys
+from tui_helpers import sample_ledger, settle, steady_app, step_keys, until
 
 from session import api
 from tui.screens.modals import ErrorModal
@@ -19,13 +19,6 @@ from tui.screens.modals import ErrorModal
 
 def _line(app: Any) -> str:
     return str(app.screen.query_one("#record-export").render())
-
-
-async def _until(pilot: Any, ok: Any) -> None:
-    for _ in range(6000):  # bounds a failure only: the line is the event
-        if ok():
-            return
-        await pilot.pause(0.01)
 
 
 @pytest.mark.asyncio
@@ -47,7 +40,7 @@ async def test_the_export_runs_off_the_apps_thread_and_its_path_comes_back(
         await step_keys(pilot, "8")
         await settle(pilot)
         await step_keys(pilot, "x")
-        await _until(pilot, lambda: "Written:" in _line(app))
+        await until(pilot, lambda: "Written:" in _line(app))
         assert f"gpuopt-{SID}.md" in _line(app) and "(and .json beside it)" in _line(app)
     assert ran_in and ran_in[0] is not threading.main_thread()
     assert (out / f"gpuopt-{SID}.md").is_file()
@@ -64,10 +57,10 @@ async def test_an_export_that_fails_says_why_in_the_pane(tmp_path: Path) -> None
         await step_keys(pilot, "8")
         await settle(pilot)
         await step_keys(pilot, "x")
-        await _until(pilot, lambda: isinstance(app.screen, ErrorModal))
+        await until(pilot, lambda: isinstance(app.screen, ErrorModal))
         assert isinstance(app.screen, ErrorModal)
         await pilot.press("escape")
-        await _until(pilot, lambda: not isinstance(app.screen, ErrorModal))
+        await until(pilot, lambda: not isinstance(app.screen, ErrorModal))
         line = _line(app)
         assert line.startswith("The record was not written: ") and "a-file" in line, line
     assert app.exported is None

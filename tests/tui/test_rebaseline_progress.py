@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sample_session import RID, SID
 from textual.widgets import Static
-from tui_helpers import sample_ledger, settle, steady_app, step_keys
+from tui_helpers import sample_ledger, settle, steady_app, step_keys, until
 
 from ledger import Ledger
 from session import models as m
@@ -22,13 +22,6 @@ from tui.screens.session import SessionScreen
 def _status(app: Any) -> str:
     content: Any = app.screen.query_one("#round-status", Static).content
     return str(getattr(content, "plain", content))
-
-
-async def _until(pilot: Any, ok: Any) -> None:
-    for _ in range(6000):  # bounds a failure only: the state is the event
-        if ok():
-            return
-        await pilot.pause(0.01)
 
 
 @pytest.mark.asyncio
@@ -50,15 +43,15 @@ async def test_the_round_pane_shows_the_runs_of_the_baseline_g_records_again(
         await step_keys(pilot, "5")
         await settle(pilot)
         await step_keys(pilot, "g")
-        await _until(pilot, lambda: app.screen.busy == "baseline")
+        await until(pilot, lambda: app.screen.busy == "baseline")
         assert started and app.screen.busy == "baseline"
         report = app.screen._progress("baseline")  # what the baseline's thread calls
         report(Progress("baseline", "softmax: run 3 of 10", runs_done=4, runs_total=12))
-        await _until(pilot, lambda: "runs 4/12" in _status(app))
+        await until(pilot, lambda: "runs 4/12" in _status(app))
         shown = _status(app)
         assert "softmax: run 3 of 10" in shown and "runs 4/12" in shown, shown
         assert "block" not in shown, shown
         report(Progress("baseline", "softmax: run 5 of 10", runs_done=6, runs_total=12))
-        await _until(pilot, lambda: "runs 6/12" in _status(app))
+        await until(pilot, lambda: "runs 6/12" in _status(app))
         shown = _status(app)
         assert "ETA " in shown and "ETA —" not in shown, shown  # from the pace of two

@@ -53,3 +53,11 @@ async def step_keys(pilot: Any, *keys: str) -> None:
         app.screen.pane().focus()
         await pilot.pause()
     await pilot.press(*keys)
+
+
+async def until(pilot: Any, ok: Any) -> None:
+    """Wait until `ok()` holds: the state is the event; the bound only ends a failure."""
+    for _ in range(6000):
+        if ok():
+            return
+        await pilot.pause(0.01)
