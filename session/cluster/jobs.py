@@ -87,6 +87,7 @@ class FollowResult:
     # The records the journal named while followed, by model: {"Baseline": [id, ...]}.
     records: dict[str, list[str]] = field(default_factory=dict)
     feed: JobFeed | None = None  # the telemetry panel's feed, when followed for one
+    started: bool = False  # its journal's start line was read: it runs (or ran) on a node
 
     def last(self, model: str) -> str | None:
         ids = self.records.get(model) or []
@@ -254,14 +255,14 @@ def follow_job(
     stopping = False
     try:
         while True:
-            offset = _step(ledger, job, offset, progress, result)
+            offset = _step(ledger, job, offset, progress, result, on_state)
             now = time.monotonic()
             if (now - asked_at >= STATE_EVERY_S or result.ended) and _ask_state(
                 job, result, progress, on_state
             ):
                 asked_at = now
                 if result.state is None or not result.state.active:
-                    _step(ledger, job, offset, progress, result)  # its last lines
+                    _step(ledger, job, offset, progress, result, on_state)  # its last lines
                     break
             if stop is not None and stop.is_set() and not stopping:
                 stopping = True
@@ -294,19 +295,32 @@ def _ask_state(
         return False
     if result.notes and result.notes[-1].startswith("Slurm did not answer"):
         result.notes.pop()
-    if state != result.state:
-        if state is not None:
-            say(progress, Progress("job", state.words()))
-        if state is not None and on_state is not None:
-            on_state(state)
-        if result.feed is not None:
-            last = result.state
-            result.feed.on_state(state if state is not None else last and _gone(last))
+    if state is not None and state.state == "PENDING" and result.started:
+        return True  # its journal says it runs: Slurm's list lags behind it
+    _seen(result, state, progress, on_state)
+    return True
+
+
+def _seen(
+    result: FollowResult,
+    state: slurm.JobState | None,
+    progress: ProgressFn,
+    on_state: Callable[[slurm.JobState], None] | None,
+) -> None:
+    """Take the job's state, and say it where its words changed."""
+    last = result.state
     if state is None:
-        result.state = None if result.state is None else _gone(result.state)
+        result.state = None if last is None else _gone(last)
     else:
         result.state = state
-    return True
+    if state is not None and last is not None and state.words() == last.words():
+        return
+    if state is not None:
+        say(progress, Progress("job", state.words()))
+        if on_state is not None:
+            on_state(state)
+    if result.feed is not None and (state is not None or last is not None):
+        result.feed.on_state(state if state is not None else last and _gone(last))
 
 
 def _gone(last: slurm.JobState) -> slurm.JobState | None:
@@ -322,7 +336,12 @@ def _ask_to_stop(job: SlurmJob, state: slurm.JobState | None) -> None:
 
 
 def _step(
-    ledger: Ledger, job: SlurmJob, offset: int, progress: ProgressFn, result: FollowResult
+    ledger: Ledger,
+    job: SlurmJob,
+    offset: int,
+    progress: ProgressFn,
+    result: FollowResult,
+    on_state: Callable[[slurm.JobState], None] | None = None,
 ) -> int:
     """Import the journal's new whole lines and show its progress lines; the new offset."""
     entries = list(read_from(job.journal, offset))
@@ -331,6 +350,8 @@ def _step(
     report = import_entries(ledger, job.uuid, entries)
     result.imported += report.added
     for entry, _ in entries:
+        if entry.get("kind") == "start":
+            _started(job, entry, result, progress, on_state)
         if result.feed is not None:
             result.feed.on_entry(entry)
         kind = entry.get("kind")
@@ -344,12 +365,25 @@ def _step(
                 progress(_progress_of(entry["progress"]))
             except (TypeError, ValueError):
                 pass  # a progress line this version cannot show: the rows still count
-        elif kind == "start":
-            place = entry.get("place") or {}
-            say(progress, Progress("job", f"measuring on {place.get('node', '?')}"))
         elif kind == "end":
             result.ended, result.error = entry.get("status"), entry.get("error") or ""
     return report.offset
+
+
+def _started(
+    job: SlurmJob,
+    entry: dict[str, Any],
+    result: FollowResult,
+    progress: ProgressFn,
+    on_state: Callable[[slurm.JobState], None] | None,
+) -> None:
+    """The job wrote that it started: it is RUNNING on its node now, whenever Slurm is
+    next asked (a short job may be over by then, and its running never said)."""
+    result.started = True
+    if result.state is not None and not (result.state.active and result.state.state != "RUNNING"):
+        return  # already RUNNING, or over: Slurm's word stands
+    node = str((entry.get("place") or {}).get("node") or "")
+    _seen(result, slurm.JobState(job.job_id, "RUNNING", node=node), progress, on_state)
 
 
 def import_journal(ledger: Ledger, job: SlurmJob, progress: ProgressFn = None) -> FollowResult:

@@ -232,3 +232,44 @@ def test_a_jobs_node_samples_and_state_reach_the_telemetry_feed(slurm, make_repo
     assert all(s.cpu_percent is not None for s in shown)  # each tick with the host's readings
     assert {s.t_us for s in shown} <= {s.t_us for s in stored}  # the journal's, imported
     assert words[-1].startswith(f"Slurm job {job_id} COMPLETED") or words[-1].endswith("ended")
+
+
+def test_a_job_over_before_its_first_state_poll_is_still_said_to_have_run_on_its_node(
+    slurm, make_repo, tmp_path
+) -> None:
+    # Slurm is asked for the state once a second; a job shorter than that went from
+    # PENDING to COMPLETED unseen (a CI run saw no RUNNING line). Its journal's start
+    # line is the event that always comes: followed only once it is over, it still says
+    # where it ran, before it says how it ended.
+    import socket
+
+    from session import models as m
+    from session.cluster import jobs
+    from session.ledger_access import Ledger
+
+    ledger, sid, _ = sleepy_session(make_repo, tmp_path, sleep=0.01)
+    with Ledger.open(ledger) as led:
+        session = led.resolve_session(sid)
+        settings = m.SlurmSettings(partition="debug")
+        options = {"min_blocks": 6, "max_blocks": 6, "seed": 3}
+        job = jobs.submit_job(
+            led, session, "round", options, jobs.job_options(settings), settings=settings
+        )
+        wait_for(
+            "the job to be over",
+            lambda: (s := slurm_commands.job_state(job.job_id)) is None or not s.active,
+        )
+        words: list[str] = []
+        states: list[str] = []
+        jobs.follow_job(
+            led, job, progress=lambda p: words.append(p.message),
+            on_state=lambda s: states.append(s.state),
+        )  # fmt: skip
+    node = socket.gethostname().split(".")[0]
+    running = [
+        i for i, w in enumerate(words) if w.startswith(f"Slurm job {job.job_id} RUNNING on {node}")
+    ]
+    assert running, words
+    assert states[0] == "RUNNING" and states[-1] == "COMPLETED", states
+    over = [i for i, w in enumerate(words) if "COMPLETED" in w]
+    assert over and running[0] < over[0], words
