@@ -56,6 +56,9 @@ class Judged(Model):
     confidence: float | None = Field(default=None, gt=0, lt=1)
     min_effect: float | None = None  # undecided: the smallest effect the limit resolves
     blocks_needed: int | None = None  # undecided: forecast to decide; None: not in the limit
+    # False: a MEASURABLE change whose estimate lies beyond the band, so more blocks may
+    # still clear it (measure.sequential's `settled`); not yet "within the band".
+    settled: bool = True
     note: str = ""
 
     def inverted(self) -> Judged:

@@ -29,7 +29,7 @@ from typing import Any
 from session import models as m
 from session.bisect.models import Judged, Side, Step
 
-__all__ = ["Answer", "Change", "Interval", "Probe", "Search", "replay", "side_of"]
+__all__ = ["Answer", "Change", "Interval", "Probe", "Search", "placed", "replay", "side_of"]
 
 _OVER = (m.Verdict.FASTER, m.Verdict.SLOWER)
 _NO_VERDICT = (m.Verdict.INCONCLUSIVE, m.Verdict.FAILED, m.Verdict.BROKEN)
@@ -46,11 +46,19 @@ def within_band(v: m.Verdict) -> bool:
 
 
 def _kind(j: Judged | None) -> str | None:
+    """ "over", "within", or None while undecided. A measurable change whose estimate lies
+    beyond the band is undecided, not within it: a 30% step read so under noise was taken
+    for "no change here" and the search lost it."""
     if j is None:
         return None
     if over_band(j.verdict):
         return "over"
-    return "within" if within_band(j.verdict) else None
+    return "within" if within_band(j.verdict) and j.settled else None
+
+
+def placed(j: Judged | None) -> bool:
+    """The comparison says over or within the band (a step may move on it)."""
+    return _kind(j) is not None
 
 
 _TABLE = {
@@ -252,11 +260,11 @@ class Search:
 
     def _confirmed(self, judged: Judged | None) -> None:
         self.confirmed, self.confirm = True, judged
-        verdict = judged.verdict if judged is not None else m.Verdict.INCONCLUSIVE
-        if over_band(verdict):
+        kind = _kind(judged)
+        if kind == "over":
             self.open.append(Interval(0, self.n - 1, judged))
             self._close_narrowed()
-        elif within_band(verdict):
+        elif kind == "within":
             self.no_difference = True
         else:
             self.unresolved.append(Unresolved(0, self.n - 1, "undecided", judged, None, judged))

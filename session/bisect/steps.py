@@ -21,7 +21,7 @@ from measure import schedule, sequential
 from measure.stats import paired_log_ratios
 from session import models as m
 from session.bisect.models import Judged, Side, Step
-from session.bisect.search import Probe, side_of
+from session.bisect.search import Probe, placed, side_of
 from session.conduct.loop import undecided_words
 
 # (commit index, block) -> (value, "") or (None, why it gave none); block 0 is a warm-up.
@@ -70,6 +70,7 @@ def judge(
         confidence=look.confidence,
         min_effect=None if look.decided else look.min_effect,
         blocks_needed=None if look.decided else look.blocks_needed,
+        settled=look.settled or not look.decided,
         note="" if look.decided else undecided_words(look, shown, design, final),
     )
 
@@ -164,7 +165,7 @@ def _decide(
     p, v = out.probe, out.values
     if p.mid is None:
         out.vs_lo = judge(v[p.hi], v[p.lo], threshold, design, higher, final)
-        return final or out.vs_lo.verdict is not m.Verdict.INCONCLUSIVE
+        return final or placed(out.vs_lo)
     out.vs_lo = judge(v[p.mid], v[p.lo], threshold, design, higher, final)
     out.vs_hi = judge(v[p.mid], v[p.hi], threshold, design, higher, final)
     out.side = side_of(out.vs_lo, out.vs_hi, final)
