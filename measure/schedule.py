@@ -65,6 +65,14 @@ def budget_spent(
     return blocks > 0 and elapsed_s + per_block > budget_s
 
 
+def pace_eta_s(elapsed_s: float, done: int, total: int) -> float | None:
+    """Seconds left for `total - done` more runs at the pace of the `done` so far; None
+    before the first (nothing to go by yet: none made up)."""
+    if done <= 0 or elapsed_s <= 0:
+        return None
+    return elapsed_s / done * max(total - done, 0)
+
+
 def eta_s(
     blocks: int,
     max_blocks: int,

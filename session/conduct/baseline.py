@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 from measure import sequential, stats
 from measure.fingerprint import collect
 from measure.git import GitError, take_snapshot, unpin_on_failure
+from measure.schedule import pace_eta_s
 from measure.worktrees import Worktrees
 from session import commands
 from session import models as m
@@ -377,6 +378,9 @@ def measure(
                         executor.flush()
                         _broken(name, run)
                     out.failed[name].append(run.error or run.status.value)
+                # the minimum's runs, then at most those left to max_runs (a look may
+                # end them sooner): the bar agrees with the words
+                total = out.done + ((runs if count < runs else max_runs) - count - 1) * len(open_)
                 say(
                     progress,
                     Progress(
@@ -385,10 +389,8 @@ def measure(
                         if count < runs
                         else f"{name}: run {count + 1} of at most {max_runs}, until decided",
                         runs_done=out.done,
-                        # the minimum's runs, then at most those left to max_runs (a
-                        # look may end them sooner): the bar agrees with the words
-                        runs_total=out.done
-                        + ((runs if count < runs else max_runs) - count - 1) * len(open_),
+                        runs_total=total,
+                        eta_s=pace_eta_s(time.monotonic() - t0, out.done, total),
                     ),
                 )
             executor.flush()  # one commit per step: a run of each open workload

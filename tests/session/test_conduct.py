@@ -386,3 +386,17 @@ def test_a_session_on_a_subdirectory_runs_there(ledger, make_repo):
     c.add_variant(ledger, session, "same", ref="HEAD")
     rnd = c.run_round(ledger, session, min_blocks=6, max_blocks=6)
     assert rnd.baseline_check == pytest.approx(1.0)
+
+
+def test_a_baselines_progress_carries_its_eta_from_the_pace_of_its_runs(ledger, repo) -> None:
+    # The app made the baseline's ETA up from its own clock (a rule in tui/): the engine
+    # gives it, so the CLI, the app and g's re-record all show one figure.
+    session = make_session(ledger, repo)
+    seen: list[c.Progress] = []
+    c.record_baseline(ledger, session, runs=6, warmup=1, progress=seen.append)
+    runs = [p for p in seen if p.phase == "baseline" and p.runs_total]
+    assert runs, seen
+    assert all(p.eta_s is not None and p.eta_s >= 0 for p in runs), runs
+    ends = [p for p in runs if p.runs_done == p.runs_total]  # "run 6 of 6": none left
+    assert ends and all(p.eta_s == 0 for p in ends), runs
+    assert runs[0].eta_s is not None and runs[0].eta_s > 0  # runs left, at a pace over 0 s

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from pane_harness import sample
 
+from measure.schedule import pace_eta_s
 from session import models as m
 from session.read_model import SessionView, load_view
 from tui.screens.steps.baseline import baseline_table
 from tui.screens.steps.contract import ContractPane
 from tui.screens.steps.round import comparison_table, fit_columns, indented
 from tui.widgets.rail import GLYPH
-from tui.widgets.ratio import pace_eta
 from tui.widgets.words import count
 
 
@@ -87,8 +87,9 @@ def test_counts_say_their_noun_in_the_right_number() -> None:
 
 
 def test_the_baseline_eta_comes_from_its_pace() -> None:
-    assert pace_eta((100.0, 1), 5, 25, 108.0) == pytest.approx(40.0)
-    assert pace_eta((100.0, 1), 1, 25, 108.0) is None
+    assert pace_eta_s(8.0, 4, 24) == pytest.approx(40.0)
+    assert pace_eta_s(0.0, 0, 24) is None  # nothing to go by yet
+    assert pace_eta_s(8.0, 24, 24) == 0
 
 
 def test_residual_choices_are_shortened_at_a_word() -> None:

@@ -139,7 +139,8 @@ def live_verdict(c: Any, p: Any) -> Any:
 
 
 def _eta_if_known(p: Any) -> str:
-    """A check's or an audit's ETA, once conduct knows one (none is made up before)."""
+    """A check's, an audit's or a baseline's ETA, once conduct knows one (none is made up
+    before)."""
     return f"  ETA {eta_text(p.eta_s)}" if getattr(p, "eta_s", None) is not None else ""
 
 
@@ -201,7 +202,7 @@ def progress_display(
             crossed = p.runs_total and step != (p.runs_done - 1) * 10 // p.runs_total
             if not crossed and p.runs_done != p.runs_total:  # a phase's last run: always
                 return
-            line = f"{plain(p.message, 1000)} ({p.runs_done}/{p.runs_total} runs)"
+            line = f"{plain(p.message, 1000)} ({p.runs_done}/{p.runs_total} runs){_eta_if_known(p)}"
         else:
             line = plain(p.message, 1000) + _eta_if_known(p)
         if line != last_line[0]:  # a Text: names such as bench[fp16] are never markup

@@ -14,7 +14,7 @@ from rich.text import Text
 from session import models as m
 from session.format import VERDICT_STYLE, verdict_style
 
-__all__ = ["VERDICT_STYLE", "common_span", "pace_eta", "ratio_bar", "verdict_text"]
+__all__ = ["VERDICT_STYLE", "common_span", "ratio_bar", "verdict_text"]
 
 
 def verdict_text(verdict: m.Verdict | str, broken: bool = False) -> Text:
@@ -74,11 +74,3 @@ def common_span(intervals: list[tuple[float | None, float | None]], threshold: f
             if x is not None and x > 0:
                 widest = max(widest, abs(math.log(x)))
     return max(widest, 0.01) * 1.15
-
-
-def pace_eta(start: tuple[float, int], done: int, total: int, now: float) -> float | None:
-    """Seconds left at the pace since `start` (a clock reading and the count then)."""
-    t0, n0 = start
-    if done <= n0 or now <= t0:
-        return None
-    return (now - t0) / (done - n0) * max(total - done, 0)

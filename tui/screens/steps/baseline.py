@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import time
 from typing import Any
 
 from rich.table import Table
@@ -27,7 +26,6 @@ from tui.screens.pane_messages import StartBaseline, StopWork
 from tui.screens.step_base import StepPane
 from tui.screens.steps.round import RoundPane
 from tui.widgets.form import Field
-from tui.widgets.ratio import pace_eta
 
 ADVISED = "round.advised_threshold"  # the Round step's key that fills the advised band
 
@@ -128,11 +126,7 @@ class BaselinePane(StepPane):
         total = max(int(getattr(p, "runs_total", 0) or 0), 1)
         done = int(getattr(p, "runs_done", 0) or 0)
         bar.update(total=total, progress=done)
-        if done <= 1 or not hasattr(self, "_started"):
-            self._started = (time.monotonic(), done)
-        eta = getattr(p, "eta_s", None)
-        if eta is None:  # the engine gives none for a baseline: from the pace so far
-            eta = pace_eta(self._started, done, total, time.monotonic())
+        eta = getattr(p, "eta_s", None)  # the engine's, from its pace so far
         # One counter: the engine's own words ("softmax: run 5 of 24"; warm-up runs are
         # not counted there), the bar counts every process, warm-up included.
         self.query_one("#baseline-status", Static).update(

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import textwrap
-import time
 from typing import Any
 
 from rich.text import Text
@@ -25,7 +23,7 @@ from tui.display import cell, plain
 from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound, StopWork
 from tui.screens.step_base import StepPane, clip
 from tui.widgets.form import Field
-from tui.widgets.ratio import common_span, pace_eta, ratio_bar, verdict_text
+from tui.widgets.ratio import common_span, ratio_bar, verdict_text
 
 
 class RoundPane(StepPane):
@@ -65,7 +63,6 @@ class RoundPane(StepPane):
     # the running round's variants whose check failed: every report of it keeps them (its
     # last, "done", names none), until the reloaded view holds the failed checks themselves
     _baseline_reported = False  # a report of the baseline g records again has come
-    _pace: tuple[float, int] = (0.0, 0)  # when g's baseline reported first, and its runs then
     _live_round: str | None = None
     _live_failed: frozenset[str] = frozenset()
 
@@ -167,12 +164,7 @@ class RoundPane(StepPane):
         blocks (setup, checks, audits, cleanup) and while g records the baseline again,
         what runs in conduct's words, with runs and an ETA only where they are known."""
         if p.phase == "baseline":
-            if not self._baseline_reported or int(p.runs_done or 0) <= 1:
-                self._pace = (time.monotonic(), int(p.runs_done or 0))
             self._baseline_reported = True
-            if p.eta_s is None and p.runs_total:  # the engine gives none: from the pace
-                eta = pace_eta(self._pace, int(p.runs_done or 0), p.runs_total, time.monotonic())
-                p = dataclasses.replace(p, eta_s=eta)
         self._show_progress(p)
         self._show_live(p)
 
