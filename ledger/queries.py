@@ -66,6 +66,28 @@ def values_per_workload(db: Reads, baseline_id: str) -> dict[str, int]:
     return {r["workload"]: r["n"] for r in rows}
 
 
+def session_runs(
+    db: Reads, baseline_id: str | None, round_ids: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The runs of the baseline itself (round_id NULL) and of these rounds, in the order
+    stored (round_id, arm, workload, trust, status, warmup, value): one read where the
+    baseline's count and the rounds' rows were two."""
+    where, args = [], []
+    if baseline_id is not None:
+        where.append("(baseline_id = ? AND round_id IS NULL)")
+        args.append(baseline_id)
+    if round_ids:
+        where.append(f"round_id IN ({_marks(len(round_ids))})")
+        args.extend(round_ids)
+    if not where:
+        return []
+    return db.query(
+        "SELECT round_id, arm, workload, trust, status, warmup, value FROM runs "
+        f"WHERE {' OR '.join(where)} ORDER BY rowid",
+        tuple(args),
+    )
+
+
 def round_runs(db: Reads, round_ids: Sequence[str]) -> list[dict[str, Any]]:
     """The runs of these rounds (round_id, arm, workload, trust, status, warmup, value), in
     the order stored; one read, none for no rounds."""

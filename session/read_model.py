@@ -27,14 +27,15 @@ from session.view import baseline_run_count as baseline_run_count  # its callers
 STEP_ORDER: tuple[m.StepName, ...] = tuple(m.StepName)
 
 
-def load_view(ledger: Any, session_id: str) -> SessionView:
+def load_view(ledger: Any, session_id: str, *, run_rows: bool = False) -> SessionView:
     """One consistent picture of a session. Its rows that do not validate are left out of
     the lists and named in `view.unreadable`; an unreadable session row itself raises
-    `ledger.store.UnreadableRowError` (one line: table and rowid)."""
+    `ledger.store.UnreadableRowError` (one line: table and rowid). `run_rows`: the rounds'
+    runs too, for the record (session.view.load_rows)."""
     outer = ledger.unreadable
     ledger.unreadable = []  # collect this view's own unreadable rows
     try:
-        view = _load_view(ledger, session_id)
+        view = _load_view(ledger, session_id, run_rows)
         view.unreadable = list(ledger.unreadable)
     finally:
         met = ledger.unreadable
@@ -45,8 +46,8 @@ def load_view(ledger: Any, session_id: str) -> SessionView:
     return view
 
 
-def _load_view(ledger: Any, session_id: str) -> SessionView:
-    view = load_rows(ledger, session_id)
+def _load_view(ledger: Any, session_id: str, run_rows: bool = False) -> SessionView:
+    view = load_rows(ledger, session_id, run_rows=run_rows)
     if view.baseline is not None:  # reads the baseline's runs only when it is too noisy
         view.baseline_advice = baseline_warning(ledger, view.session, view.baseline)
     view.steps = step_states_of(view)
@@ -180,7 +181,9 @@ def record_reads(ledger: Any, view: SessionView) -> RecordReads:
     for h in view.hypotheses:
         reads.history[h.id] = [e for e in events if e.hypothesis_id == h.id]
     rounds = tuple(r.id for r in view.rounds)
-    rows = queries.round_runs(ledger, rounds)
+    rows = view.round_run_rows
+    if rows is None:  # a view loaded for a screen: the rounds' runs were not read with it
+        rows = queries.round_runs(ledger, rounds)
     for r in view.rounds:
         mine = [row for row in rows if row["round_id"] == r.id]
         reads.medians[r.id] = _medians(mine)

@@ -45,6 +45,9 @@ class SessionView:
     checklist: list[dict[str, Any]] = field(default_factory=list)
     # what a round may do on a baseline too noisy for its band (session.gates.baseline_warning)
     baseline_advice: str = ""
+    # the rounds' runs (round_id, arm, workload, trust, status, warmup, value), read with the
+    # baseline's count when the whole record is gathered; None: not read with the view
+    round_run_rows: list[dict[str, Any]] | None = None
 
     @property
     def checklist_touched(self) -> int:
@@ -96,9 +99,12 @@ class SessionView:
         return rows[-1] if rows else None
 
 
-def load_rows(ledger: Any, session_id: str, session: m.Session | None = None) -> SessionView:
+def load_rows(
+    ledger: Any, session_id: str, session: m.Session | None = None, *, run_rows: bool = False
+) -> SessionView:
     """The session's rows, one read per table. `session`: the caller's copy, used where the
-    session row is not stored (or does not read back)."""
+    session row is not stored (or does not read back). `run_rows`: the rounds' runs too, in
+    the one read of runs (what the record needs; a screen's refresh only counts)."""
     read = ledger.get_versioned(m.Session, session_id)
     if read is not None:
         session = read.model
@@ -124,7 +130,11 @@ def load_rows(ledger: Any, session_id: str, session: m.Session | None = None) ->
     comps = ledger.list(m.Comparison, round_id=ids) if ids else []
     for r in view.rounds:
         view.comparisons[r.id] = [c for c in comps if c.round_id == r.id]
-    if view.baseline is not None:
+    if run_rows:
+        rows = queries.session_runs(ledger, view.baseline.id if view.baseline else None, ids)
+        view.baseline_runs = sum(1 for r in rows if r["round_id"] is None)
+        view.round_run_rows = [r for r in rows if r["round_id"] is not None]
+    elif view.baseline is not None:
         view.baseline_runs = baseline_run_count(ledger, view.baseline.id)
     view.checklist = queries.checklist_rows(ledger, sid)
     return view

@@ -269,7 +269,7 @@ def gather(
     """The whole record of a session, read once (`folder`: where it will be written, for
     the pictures that go beside it)."""
 
-    view = view or load_view(ledger, session.id)
+    view = view or load_view(ledger, session.id, run_rows=True)
     reads = record_reads(ledger, view)
     session = view.session
     contract = session.contract

@@ -58,6 +58,19 @@ def test_a_record_given_its_view_adds_only_what_the_view_lacks(sample: Any) -> N
     assert again <= {"runs"}, added
 
 
+def test_the_whole_record_reads_each_table_once(sample: Any) -> None:
+    # Read `runs` twice before: the view's count of the baseline's runs, then the record's
+    # rows of the rounds' runs. Gathered whole, the view reads both in one.
+    ledger, reads = sample
+    session = load_view(ledger, bench.SID).session
+    records: list[Any] = []
+    whole = reads.count(lambda: records.append(gather(ledger, session)))
+    assert _twice(whole) == {}, whole
+    assert "runs" in bench.per_table(whole) and "hypothesis_events" in bench.per_table(whole)
+    given = gather(ledger, session, view=load_view(ledger, bench.SID))
+    assert records[0].model_dump() == given.model_dump()  # the same record either way
+
+
 def test_a_results_pane_redraw_reads_nothing(sample: Any) -> None:
     ledger, reads = sample
     view = load_view(ledger, bench.SID)
