@@ -39,6 +39,7 @@ from measure.vocabulary import RunStatus
 
 TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 1.0  # between SIGTERM to the group and SIGKILL
+SIGNAL_CHECK_S = 0.25  # the longest a run's wait goes without its signal handlers running
 DRAIN_GRACE_S = 0.05  # how long to wait for pipes held open by leftovers after the exit
 
 
@@ -466,7 +467,11 @@ def run_command(
             if pidfd is None:
                 wait_ms = min(deadline - now, 0.005) * 1000
             else:
-                wait_ms = (deadline - now) * 1000
+                # Not one wait to the deadline: a signal taken just before poll() begins
+                # (or on another thread) interrupts nothing, and its Python handler (the
+                # "stop after the current run" of TERM, HUP, Ctrl+C) would wait for the
+                # run's end; a run that waits to be stopped would then never end.
+                wait_ms = min(deadline - now, SIGNAL_CHECK_S) * 1000
             for fd, _ev in poller.poll(math.ceil(wait_ms)):
                 if fd == pidfd:
                     t_end = time.perf_counter()
