@@ -33,7 +33,7 @@ def test_the_declared_layering_holds() -> None:
     for contract in (
         "a layer never imports the one above it",
         "the app reaches the ledger and the machine only through the session layer",
-        "tui uses the ledger and telemetry only through session.api",
+        "tui imports of the session layer only session.api, models, verdicts, read_model",
         "measure imports nothing of ours",
         "of the session layer only session.models",
         "session.models is a leaf",
@@ -62,6 +62,8 @@ def copy_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("tui/display.py", "from session.ledger_access import Ledger", "tui-through-the-api"),
         ("tui/display.py", "import session.telemetry_access", "tui-through-the-api"),
         ("tui/display.py", "from session.bisect import store", "tui-through-the-api"),
+        ("tui/display.py", "from session import conduct", "tui-through-the-api"),
+        ("tui/display.py", "from session.errors import BadInput", "tui-through-the-api"),
         ("measure/redact.py", "import session.models", "measure-imports-nothing-of-ours"),
         ("measure/redact.py", "import ledger", "measure-imports-nothing-of-ours"),
         ("ledger/store.py", "import session.steps", "ledger-through-session-models-only"),
@@ -104,6 +106,18 @@ def test_the_ledger_may_import_session_models(copy_root: Path) -> None:
     target.write_text(original + "\nimport session.models  # the one door\n")
     try:
         result = _lint_imports(copy_root, "ledger-through-session-models-only")
+    finally:
+        target.write_text(original)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_app_may_import_the_api_and_the_models(copy_root: Path) -> None:
+    target = copy_root / "tui" / "display.py"
+    original = target.read_text()
+    planted = "from session import api, models, read_model, verdicts\nimport session.api.door\n"
+    target.write_text(original + "\n" + planted)
+    try:
+        result = _lint_imports(copy_root, "tui-through-the-api")
     finally:
         target.write_text(original)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from session.errors import BadInput, GpuoptError, WorkFailed
+from session.api import BadInput, GpuoptError, WorkFailed
 
 # (command, its module under tui/commands, its line in `gpuopt --help`), in the order of
 # `gpuopt --help`: the session's own path first. The help lists every command from this

@@ -37,7 +37,7 @@ def serve(
     """Serve the review app until interrupted (Ctrl+C)."""
     from textual_serve.server import Server  # only `--serve` pays for aiohttp
 
-    from session.serving import beyond_localhost_warning, is_local
+    from session.api import beyond_localhost_warning, is_local
 
     print(
         f"gpuopt review: serving {ledger} read-only at http://{host}:{port}"

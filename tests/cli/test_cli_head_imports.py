@@ -20,15 +20,14 @@ COMMANDS_DIR = ROOT / "tui" / "commands"
 # MAX_IN_FUNCTION of them. A handler module's own weight is no reason: help never loads it.
 IN_FUNCTION = {
     ("compare.py", "tui.commands.common"): "compare without --ledger runs without the ledger",
-    ("run_opts.py", "session.ledger_access"): "run_opts serves compare, run without a ledger",
-    ("run_opts.py", "session.telemetry_access"): "telemetry loads psutil; compare has none",
+    ("run_opts.py", "session.api"): "the ledger and telemetry (psutil): compare has neither",
     ("demo.py", "tui.app"): "textual only for the app: demo --no-tui runs without it",
     ("review.py", "tui.app"): "textual only for the app: review --serve runs without it",
     ("telemetry.py", "tui.telemetry_app"): "textual only for the live view, not --once",
 }
 MAX_IN_FUNCTION = 6
 # What a parser module may import: argparse and its own kind, never pydantic or the engine.
-PARSER_IMPORTS = {"__future__", "argparse", "collections.abc", "typing", "session.limits",
+PARSER_IMPORTS = {"__future__", "argparse", "collections.abc", "typing", "session.api",
                   "tui.commands.parsers.numbers", "tui.commands.parsers.options"}  # fmt: skip
 
 

@@ -9,15 +9,25 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from session import conduct
 from session import models as m
-from session.api import Session
-from session.conduct import Outcome, outcome_words, repair_words, stored_outcome
-from session.conduct.baseline import DRIFT_WARNING
-from session.errors import BadInput as UsageError
-from session.errors import WorkFailed
+from session.api import (
+    DRIFT_WARNING,
+    BadInput,
+    ConductError,
+    GateRefused,
+    Outcome,
+    Session,
+    WorkFailed,
+    check_workloads,
+    metric_texts,
+    outcome_words,
+    record_baseline,
+    repair_words,
+    stored_outcome,
+)
+from session.api import BadInput as UsageError
+from session.api import outcome as outcome_of
 from session.read_model import values_per_workload
-from session.timing import metric_texts
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.run_opts import (
     budget_of,
@@ -44,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         session = session_of(ledger, args.session)
         catch_up(ledger, session)  # finished Slurm jobs no one followed to their end
         try:  # refuse before any telemetry starts
-            conduct.check_workloads(session)
-        except conduct.BadInput as exc:
+            check_workloads(session)
+        except BadInput as exc:
             raise UsageError(str(exc)) from None
         if slurm_given(args):  # one job on one node, followed from here
             return baseline_job(args, ledger, session)
@@ -57,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             progress_display("baseline") as show,
         ):
             try:
-                baseline = conduct.record_baseline(
+                baseline = record_baseline(
                     ledger,
                     session,
                     runs=args.runs,
@@ -69,12 +79,12 @@ def run(args: argparse.Namespace) -> int:
                     stop=stop,
                     monitor=monitor,
                 )
-            except (conduct.GateRefused, conduct.BadInput) as exc:
+            except (GateRefused, BadInput) as exc:
                 raise UsageError(str(exc)) from None
-            except conduct.ConductError as exc:
+            except ConductError as exc:
                 raise WorkFailed(str(exc)) from None
         counts = values_per_workload(ledger, baseline.id)
-        outcome = conduct.outcome(ledger, session, baseline, args.threshold)
+        outcome = outcome_of(ledger, session, baseline, args.threshold)
     interrupted = stop.is_set()
     if args.json:
         print_json({**baseline.model_dump(mode="json"),
@@ -176,7 +186,7 @@ def baseline_job(args: argparse.Namespace, ledger: Any, session: Any) -> int:
     if result.error:
         print(f"gpuopt: the job failed: {plain(result.error, 2000)}", file=sys.stderr)
     counts = values_per_workload(ledger, baseline.id)
-    outcome = conduct.outcome(ledger, session, baseline, args.threshold)
+    outcome = outcome_of(ledger, session, baseline, args.threshold)
     if args.json:
         print_json({**baseline.model_dump(mode="json"),
                     "outcome": None if outcome is None else outcome.value})  # fmt: skip

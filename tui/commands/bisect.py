@@ -15,12 +15,26 @@ from typing import Any
 from rich.text import Text
 
 from session import models as m
-from session.api import bisection, bisections, find_session, make_monitor
-from session.bisect import conduct, words
-from session.cluster import jobs
-from session.cluster.bisect_jobs import SlurmSteps
-from session.errors import BadInput
-from session.errors import BadInput as UsageError
+from session.api import (
+    BadInput,
+    SlurmSteps,
+    answer_lines,
+    bisect_plan,
+    bisect_resume,
+    bisect_start,
+    bisection,
+    bisection_markdown,
+    bisections,
+    cost_line,
+    culprit_diff_stats,
+    find_session,
+    job_options,
+    make_monitor,
+    spec_of_command,
+    spec_of_session,
+    summary_line,
+)
+from session.api import BadInput as UsageError
 from tui.commands.common import open_ledger, session_of
 from tui.commands.parsers.bisect import DEFAULT_THRESHOLD
 from tui.commands.run_opts import interruptible, threshold_of
@@ -41,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                 say(f"resuming bisection {found.id}")
                 stepper = slurm_steps(args, ledger, stop, found.slurm)
                 with telemetry(not args.no_telemetry and stepper is None) as monitor:
-                    rec = conduct.resume(
+                    rec = bisect_resume(
                         ledger, args.resume, progress=say, stop=stop, live=live(), monitor=monitor,
                         stepper=stepper,
                     )  # fmt: skip
@@ -82,7 +96,7 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
             given += ["--higher-is-better"] if args.higher_is_better else []
             raise UsageError(f"{', '.join(given)}: the session's contract says these")
         session = session_of(ledger, args.session)
-        spec = conduct.spec_of_session(session, args.workload)
+        spec = spec_of_session(session, args.workload)
     elif args.command:
         command = args.command[0] if len(args.command) == 1 else shlex.join(args.command)
         try:
@@ -91,7 +105,7 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
             )
         except ValueError as exc:
             raise UsageError(f"--metric: {exc}") from None
-        spec = conduct.spec_of_command(
+        spec = spec_of_command(
             command, metric, setup=args.setup, check=args.check, prepare=args.prepare
         )
     else:
@@ -100,7 +114,7 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
         threshold = session.contract.threshold if session else float(DEFAULT_THRESHOLD)
     repo = args.repo or (session.repo if session else ".")
     try:
-        rec = conduct.plan(
+        rec = bisect_plan(
             repo,
             args.good,
             args.bad,
@@ -118,7 +132,7 @@ def _start(args: argparse.Namespace, ledger: Any, stop: Any) -> Any:
     # Once what was asked can be done; with --slurm, telemetry is the node's.
     with telemetry(not args.no_telemetry and stepper is None) as monitor:
         say(f"bisecting {args.good}..{args.bad} in {repo} at ±{threshold * 100:.3g}%")
-        return conduct.start(
+        return bisect_start(
             ledger, rec, progress=say, stop=stop, live=live(), monitor=monitor, stepper=stepper
         )
 
@@ -132,7 +146,7 @@ def slurm_steps(args: argparse.Namespace, ledger: Any, stop: Any, stored: Any) -
     settings = None
     if args.session:
         settings = find_session(ledger, args.session).contract.slurm
-    given = jobs.job_options(
+    given = job_options(
         settings, partition=args.partition, gres=args.gres, time=args.time, account=args.account
     ) + list(args.sbatch_arg)
     sbatch = given if args.slurm or stored is None else list(stored)
@@ -164,9 +178,9 @@ def say(line: str) -> None:
 
 def _finish(args: argparse.Namespace, rec: Any) -> None:
     say(f"bisection {rec.id}: {rec.status.value}")
-    for line in words.answer_lines(rec):
+    for line in answer_lines(rec):
         say(line)
-    say(words.cost_line(rec))
+    say(cost_line(rec))
     _line(rec)
     if args.export_markdown:
         _export(args.export_markdown, rec)
@@ -177,7 +191,7 @@ def _line(rec: Any) -> None:
 
 
 def _export(path: str, rec: Any) -> None:
-    Path(path).write_text(words.markdown(rec, conduct.culprit_diff_stats(rec)), encoding="utf-8")
+    Path(path).write_text(bisection_markdown(rec, culprit_diff_stats(rec)), encoding="utf-8")
     print(f"record written to {path}", file=sys.stderr)
 
 
@@ -188,7 +202,7 @@ def _show(args: argparse.Namespace) -> int:
             if not found:
                 say("no bisections in this ledger")
             for rec in found:
-                say(f"{rec.id[:12]} {rec.status.value:<11} {words.summary_line(rec)}")
+                say(f"{rec.id[:12]} {rec.status.value:<11} {summary_line(rec)}")
             return 0
         rec = bisection(ledger, args.show)
     _finish(args, rec)

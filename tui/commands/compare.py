@@ -11,10 +11,16 @@ from pathlib import Path
 
 from rich.text import Text
 
-from session import gpus
-from session.conduct import compare as engine
-from session.conduct.compare import CompareResult
-from session.errors import BadInput
+from session.api import (
+    BadInput,
+    CompareResult,
+    across_words,
+    compare,
+    gpu_commands,
+    hyperfine_markdown,
+    samples_csv,
+    store_comparison,
+)
 from tui.commands.run_opts import budget_of, interruptible, threshold_of
 from tui.display import console as make_console
 from tui.display import plain
@@ -30,12 +36,12 @@ def run(args: argparse.Namespace) -> int:
     shell = None if args.no_shell or args.shell == "none" else args.shell
     gpu_list = (args.gpus or "").split(",")
     try:
-        commands = gpus.gpu_commands(args.commands, gpu_list, args.across_gpus)
+        commands = gpu_commands(args.commands, gpu_list, args.across_gpus)
     except BadInput as exc:
         raise BadInput(str(exc)) from None
     with interruptible() as stop:
         try:
-            result = engine.compare(
+            result = compare(
                 commands,
                 warmup=args.warmup,
                 min_blocks=args.runs,
@@ -54,21 +60,21 @@ def run(args: argparse.Namespace) -> int:
     print_result(result)
     if len(args.commands) == 1 and len(set(gpu_list)) > 1 and result.relations:
         rel = result.relations[0]  # the A/A check across two GPUs
-        print(plain(gpus.across_words(gpu_list, rel.verdict.value, rel.ratio, result.threshold)))
+        print(plain(across_words(gpu_list, rel.verdict.value, rel.ratio, result.threshold)))
     if getattr(args, "ledger", None):  # only when asked: GPUOPT_LEDGER alone stores nothing
         # Here, not at the head: `compare` without --ledger runs without the ledger and
         # pydantic (tests/cli/test_cli_dispatch.py holds it to that).
         from tui.commands.common import open_ledger
 
         with open_ledger(args) as ledger:
-            session = engine.store(ledger, result)
+            session = store_comparison(ledger, result)
         print(f"stored as session {session.id} in {ledger.path}", file=sys.stderr)
     if args.export_json:
         Path(args.export_json).write_text(json.dumps(result.hyperfine(), indent=2) + "\n")
     if args.export_markdown:
-        Path(args.export_markdown).write_text(engine.hyperfine_markdown(result))
+        Path(args.export_markdown).write_text(hyperfine_markdown(result))
     if args.export_csv:
-        Path(args.export_csv).write_text(engine.samples_csv(result))
+        Path(args.export_csv).write_text(samples_csv(result))
     return 130 if stop.is_set() else 0
 
 

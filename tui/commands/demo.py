@@ -7,11 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from session.api import ENGINE_ERRORS, Session
-from session.errors import BadInput as UsageError
-from session.errors import WorkFailed
-from session.interpreter import torch_missing
-from session.record_files import record_markdown
+from session.api import ENGINE_ERRORS, Session, WorkFailed, record_markdown, torch_missing
+from session.api import BadInput as UsageError
 from tui.commands.common import open_ledger
 from tui.commands.export import on_terminal
 from tui.commands.run_opts import engine_monitor, interruptible

@@ -5,11 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from session.api import LedgerError, Session
-from session.commands import command
-from session.dispositions import DESCRIPTIONS, dispose, preflight_warnings, status_suggestion
-from session.errors import BadInput as UsageError
-from session.gates import GateRefusal
+from session.api import CHOICE_DESCRIPTIONS as DESCRIPTIONS
+from session.api import BadInput as UsageError
+from session.api import (
+    GateRefusal,
+    LedgerError,
+    Session,
+    command,
+    dispose,
+    preflight_warnings,
+    status_suggestion,
+)
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.display import plain
 

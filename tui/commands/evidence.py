@@ -7,11 +7,20 @@ import argparse
 import re
 from typing import Any
 
-from session import evidence as ev
-from session.api import LedgerError, Session
-from session.errors import BadInput as UsageError
-from session.evidence import describe
-from session.hypotheses import HypothesisError, get
+from session.api import BadInput as UsageError
+from session.api import (
+    EvidenceError,
+    HypothesisError,
+    LedgerError,
+    Session,
+    add_file,
+    add_measurement,
+    add_note,
+    import_ncu_csv,
+    import_torch_profile,
+)
+from session.api import describe_evidence as describe
+from session.api import get_hypothesis as get
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.display import plain
 
@@ -36,26 +45,26 @@ def add(args: argparse.Namespace) -> int:
             vid = Session(ledger, session.id).variant(args.variant).id if args.variant else None
             links: dict[str, Any] = {"hypothesis_id": hid, "variant_id": vid}
             if args.note is not None:
-                e = ev.add_note(ledger, session, args.note, title=args.title, **links)
+                e = add_note(ledger, session, args.note, title=args.title, **links)
             elif args.measurement is not None:
                 name, value, unit = _measurement(args.measurement)
-                e = ev.add_measurement(ledger, session, name, value, unit, **links)
+                e = add_measurement(ledger, session, name, value, unit, **links)
             elif args.file is not None:
-                e = ev.add_file(ledger, session, args.file, title=args.title, **links)
+                e = add_file(ledger, session, args.file, title=args.title, **links)
             elif args.ncu_csv is not None:
-                e = ev.import_ncu_csv(ledger, session, args.ncu_csv, title=args.title, **links)
+                e = import_ncu_csv(ledger, session, args.ncu_csv, title=args.title, **links)
             else:
-                e = ev.import_torch_profile(
+                e = import_torch_profile(
                     ledger, session, args.torch_profile, title=args.title, **links
                 )
-        except (ev.EvidenceError, HypothesisError, LedgerError) as exc:
+        except (EvidenceError, HypothesisError, LedgerError) as exc:
             raise UsageError(str(exc)) from None
         except OSError as exc:
             raise UsageError(f"cannot read the file: {exc.strerror or exc}") from None
     if args.json:
         print_json(e.model_dump(mode="json"))
     else:
-        print(f"{plain(e.id)}  {e.kind.value}  {plain(ev.describe(e))}")
+        print(f"{plain(e.id)}  {e.kind.value}  {plain(describe(e))}")
     return 0
 
 

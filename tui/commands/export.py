@@ -7,13 +7,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from session.api import LedgerError, refuse_overwrite
-from session.errors import BadInput as UsageError
-from session.md import for_terminal
-from session.record import gather, to_json, to_markdown
-from session.record.identify import is_record_of
-from session.record.samples import runs_csv
-from session.record.schema import schema_text
+from session.api import BadInput as UsageError
+from session.api import (
+    LedgerError,
+    for_terminal,
+    is_record_of,
+    refuse_overwrite,
+    runs_csv,
+    schema_text,
+)
+from session.api import gather_record as gather
+from session.api import record_json as to_json
+from session.api import record_to_markdown as to_markdown
 from tui.commands.common import open_ledger, session_of
 from tui.display import json_safe, plain
 

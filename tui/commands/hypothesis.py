@@ -6,33 +6,33 @@ import argparse
 import sys
 
 from session import models as m
-from session.api import Session
-from session.concerns import DESCRIPTIONS as AREA_DESCRIPTIONS
-from session.concerns import LABELS, suggest_for
-from session.errors import BadInput as UsageError
-from session.gates import GateRefusal
-from session.hypotheses import (
+from session.api import (
+    AREA_DESCRIPTIONS,
     FIELD_LABELS,
     NEEDS_REOPENING,
+    RESIDUAL_DESCRIPTIONS,
+    ROUND_SUMMARY_FIELDS,
+    GateRefusal,
+    LedgerLike,
+    Session,
     add_hypothesis,
+    draft_round_summary,
     edit_hypothesis,
-    get,
-    history,
+    estimate_lines,
+    hypothesis_text,
     link_variant,
+    record_residual,
     set_confidence,
+    set_round_summary,
     set_status,
+    suggest_for,
     variant_to_link,
 )
-from session.ledger_port import LedgerLike
-from session.profile.record import estimate_lines, hypothesis_text
-from session.residuals import DESCRIPTIONS as RESIDUAL_DESCRIPTIONS
-from session.residuals import (
-    ROUND_SUMMARY_FIELDS,
-    confirm_residual,
-    draft_round_summary,
-    record_residual,
-    set_round_summary,
-)
+from session.api import CONCERN_LABELS as LABELS
+from session.api import BadInput as UsageError
+from session.api import confirm_residual_class as confirm_residual
+from session.api import get_hypothesis as get
+from session.api import hypothesis_history as history
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.parsers.hypothesis import SUMMARY_FIELDS, TEXT_FIELDS
 from tui.display import LONG_LIMIT, plain

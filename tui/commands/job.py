@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from session.cluster import jobs
+from session.api import FollowResult, cancel_job, find_job, follow_job, list_jobs
 from tui.commands.common import open_ledger, print_json
 from tui.commands.run_opts import interruptible, progress_display
 from tui.display import plain
@@ -13,7 +13,7 @@ from tui.display import plain
 
 def list_cmd(args: argparse.Namespace) -> int:
     with open_ledger(args, readonly=True) as ledger:
-        found = jobs.list_jobs(ledger)
+        found = list_jobs(ledger)
     if args.json:
         print_json(found)
         return 0
@@ -28,7 +28,7 @@ def list_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def _finish(result: jobs.FollowResult) -> int:
+def _finish(result: FollowResult) -> int:
     state, rnd = result.state, result.round
     said = state.words() if state else "Slurm no longer lists the job"
     tail = f"; round {rnd.number}: {rnd.status.value}" if rnd is not None else ""
@@ -40,13 +40,13 @@ def _finish(result: jobs.FollowResult) -> int:
 
 def follow_cmd(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
-        job = jobs.find_job(ledger, args.job)
+        job = find_job(ledger, args.job)
         with progress_display(job.kind) as show, interruptible() as stop:
-            result = jobs.follow_job(ledger, job, progress=show, stop=stop)
+            result = follow_job(ledger, job, progress=show, stop=stop)
         return _finish(result)
 
 
 def cancel_cmd(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
-        job = jobs.find_job(ledger, args.job)
-        return _finish(jobs.cancel_job(ledger, job))
+        job = find_job(ledger, args.job)
+        return _finish(cancel_job(ledger, job))

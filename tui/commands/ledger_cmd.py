@@ -9,14 +9,22 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from session import api, manage
-from session.api import backup_ledger
-from session.artifacts import artifacts_root, find_artifacts, prunable, referenced_paths, remove
-from session.errors import BadInput as UsageError
-from session.errors import WorkFailed
-from session.format import bytes_text as human_bytes
-from session.manage import missing_refs, repos_lacking_refs
-from session.merge import merge_ledgers
+from session import api
+from session.api import BadInput as UsageError
+from session.api import (
+    WorkFailed,
+    artifacts_root,
+    backup_ledger,
+    find_artifacts,
+    merge_ledgers,
+    missing_refs,
+    prunable,
+    referenced_paths,
+    repos_lacking_refs,
+)
+from session.api import bytes_text as human_bytes
+from session.api import prune_refs as prune_repo_refs
+from session.api import remove_artifacts as remove
 from tui.commands.common import ledger_path, open_ledger, print_json
 from tui.display import plain
 
@@ -119,7 +127,7 @@ def prune_artifacts(args: argparse.Namespace) -> int:
 
 def prune_refs(args: argparse.Namespace) -> int:
     with open_ledger(args, readonly=True) as ledger:
-        report = manage.prune_refs(ledger, args.repo, dry_run=args.dry_run)
+        report = prune_repo_refs(ledger, args.repo, dry_run=args.dry_run)
     if args.json:
         print_json({**asdict(report), "repo": str(report.repo), "dry_run": args.dry_run})
         return 0

@@ -10,13 +10,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from session import models as m
-from session.api import Session
-from session.commands import launcher_problem
-from session.conduct.executor import shim_warnings
-from session.errors import BadInput as UsageError
-from session.manage import title_problem
-from session.repository import ledger_inside_problem, repository_problem
-from session.timing import apply_env
+from session.api import BadInput as UsageError
+from session.api import (
+    Session,
+    apply_env,
+    launcher_problem,
+    ledger_inside_problem,
+    repository_problem,
+    shim_warnings,
+    title_problem,
+)
 from tui.commands.common import ledger_path, open_ledger
 from tui.commands.run_opts import threshold_of
 from tui.display import plain

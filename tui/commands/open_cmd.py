@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from session.errors import BadInput as UsageError
+from session.api import BadInput as UsageError
 from tui.app import GpuoptApp
 from tui.commands.common import open_ledger, session_of
 

@@ -8,9 +8,17 @@ import argparse
 from pydantic import ValidationError
 
 from session import models as m
-from session import preflight as pf
-from session.errors import BadInput as UsageError
-from session.preflight import CHECKLIST
+from session.api import (
+    CHECKLIST,
+    PreflightView,
+    preflight_checklist,
+    preflight_view,
+    set_answer,
+    set_bottleneck,
+    set_checklist,
+)
+from session.api import QUESTIONS as QUESTION_TEXTS
+from session.api import BadInput as UsageError
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.parsers.preflight import QUESTIONS
 from tui.display import LONG_LIMIT, plain
@@ -73,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         session = session_of(ledger, args.session)
         try:
             for q, kind, answer, to_area in writes:
-                pf.set_answer(
+                set_answer(
                     ledger,
                     session,
                     q,
@@ -83,21 +91,21 @@ def run(args: argparse.Namespace) -> int:
                     concern_area=to_area,
                 )
             for n, note in done.items():
-                pf.set_checklist(
+                set_checklist(
                     ledger, session, n, True, note if note is not None else notes.pop(n, None)
                 )
             for n in args.undone:
-                pf.set_checklist(ledger, session, n, False, notes.pop(n, None))
+                set_checklist(ledger, session, n, False, notes.pop(n, None))
             for n, text in notes.items():  # a note alone keeps the item's mark
-                marks = {c.number: c.done for c in pf.checklist(ledger, session)}
-                pf.set_checklist(ledger, session, n, marks.get(n, False), text)
+                marks = {c.number: c.done for c in preflight_checklist(ledger, session)}
+                set_checklist(ledger, session, n, marks.get(n, False), text)
             if args.bottleneck:
-                pf.set_bottleneck(ledger, session, args.bottleneck, args.bottleneck_evidence or "")
+                set_bottleneck(ledger, session, args.bottleneck, args.bottleneck_evidence or "")
         # (a PreflightError is bad input by its root: `tui.cli._run` says it, exit 2)
         except ValidationError as exc:
             msgs = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
             raise UsageError(msgs) from None
-        view = pf.view(ledger, session)
+        view = preflight_view(ledger, session)
     if args.json:
         print_json(view.as_dict())
         return 0
@@ -105,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(v: pf.PreflightView) -> None:
+def _show(v: PreflightView) -> None:
     print(
         f"Bottleneck: {v.bottleneck.value}"
         + (f" — {plain(v.bottleneck_evidence, LONG_LIMIT)}" if v.bottleneck_evidence else "")
@@ -121,12 +129,12 @@ def _show(v: pf.PreflightView) -> None:
         if a.text:
             extra.append(plain(a.text, LONG_LIMIT))
         print(f"{a.question.value:<10} {kind:<15} {' · '.join(extra)}")
-        print(f"           {pf.QUESTIONS[a.question]}")
+        print(f"           {QUESTION_TEXTS[a.question]}")
     print()
     for c in v.checklist:
         mark = "x" if c.done else " "
         note = f"  — {plain(c.note, LONG_LIMIT)}" if c.note else ""
-        print(f"[{mark}] {c.number:>2}. {pf.CHECKLIST[c.number]}{note}")
+        print(f"[{mark}] {c.number:>2}. {CHECKLIST[c.number]}{note}")
     if v.unknown:
         print()
         print(f"Unknown: {', '.join(plain(u) for u in v.unknown)} (raised again at disposition)")

@@ -6,11 +6,28 @@ from __future__ import annotations
 import argparse
 import sys
 
-from session.api import Session
-from session.errors import BadInput as UsageError
-from session.profile import run as prof
-from session.profile import text
-from session.profile.check import check_predictions, compare
+from session.api import (
+    OP_HEAD,
+    PAIR_HEAD,
+    PROFILE_BASELINE,
+    SHARED_HEAD,
+    TENSOR_HEAD,
+    ProfileError,
+    Session,
+    check_predictions,
+    fact_lines,
+    latest_profiles,
+    op_rows,
+    open_hint,
+    pair_rows,
+    profile_arm,
+    roofline_lines,
+    shared_rows,
+    shell_advice,
+    tensor_rows,
+)
+from session.api import BadInput as UsageError
+from session.api import compare_profiles as compare
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.display import plain
 
@@ -31,14 +48,14 @@ def run(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
         session = session_of(ledger, args.session)
         try:
-            runs, others = prof.profile_arm(
+            runs, others = profile_arm(
                 ledger, session, args.arm, args.workload, steps=args.steps,
                 progress=lambda line: print(f"· {plain(line)}", file=say, flush=True),
             )  # fmt: skip
-        except prof.ProfileError as exc:
+        except ProfileError as exc:
             raise UsageError(str(exc)) from None
         key = runs[0].arm if runs else ""
-        base = prof.latest_profiles(ledger, session.id, prof.BASELINE) if key != "baseline" else {}
+        base = latest_profiles(ledger, session.id, PROFILE_BASELINE) if key != "baseline" else {}
         door = Session(ledger, session.id)
         variant = door.variant(args.arm) if key and key != "baseline" else None
         hyp = None
@@ -58,16 +75,16 @@ def run(args: argparse.Namespace) -> int:
             continue
         s = r.evidence.summary
         print(f"\n{plain(r.workload)} — {plain(r.evidence.title)} (evidence {r.evidence.id})")
-        for line in text.fact_lines(s):
+        for line in fact_lines(s):
             print(f"  {plain(line, 400)}")
-        _table(text.OP_HEAD, text.op_rows(s, 8))
-        _table(text.TENSOR_HEAD, text.tensor_rows(s, 8))
-        _table(text.PAIR_HEAD, text.pair_rows(s))
-        _table(text.SHARED_HEAD, text.shared_rows(s, 5))
-        for line in text.roofline_lines(s):
+        _table(OP_HEAD, op_rows(s, 8))
+        _table(TENSOR_HEAD, tensor_rows(s, 8))
+        _table(PAIR_HEAD, pair_rows(s))
+        _table(SHARED_HEAD, shared_rows(s, 5))
+        for line in roofline_lines(s):
             print(f"  {plain(line, 600)}")
         if s.get("trace"):
-            print(f"  trace: {plain(prof.open_hint(s['trace']), 600)}")
+            print(f"  trace: {plain(open_hint(s['trace']), 600)}")
         if s.get("memory_history"):
             print(f"  CUDA memory history: {plain(s['memory_history'], 600)}")
         if variant is not None:
@@ -86,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
                     print(f"    {plain(c.line(), 400)}")
                 if not checks:
                     print("    no claim about launches, operators, bytes or intermediates to check")
-    advice = prof.shell_advice(others)
+    advice = shell_advice(others)
     if others and not runs:  # nothing could be profiled here: that is a failure, with why
         for line in advice:
             print(f"gpuopt: {plain(line, 1000)}", file=sys.stderr)

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from session.api import BadInput as UsageError
 from session.api import Ledger
-from session.errors import BadInput as UsageError
 from tui.serve import serve
 
 

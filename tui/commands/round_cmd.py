@@ -10,14 +10,23 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from session import conduct
 from session import models as m
-from session.api import Session
-from session.errors import BadInput as UsageError
-from session.errors import WorkFailed
-from session.format import VERDICT_STYLE
-from session.profile.run import baseline_floors
-from session.timing import error_tail, metric_legend
+from session.api import (
+    VERDICT_STYLE,
+    BadInput,
+    ConductError,
+    GateRefused,
+    Session,
+    WorkFailed,
+    baseline_floors,
+    check_workloads,
+    error_tail,
+    gate_round,
+    metric_legend,
+    resolve_variants,
+    run_round,
+)
+from session.api import BadInput as UsageError
 from session.verdicts import ci_heading, ci_legend, interval_confidence, shown_verdict
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.run_opts import (
@@ -76,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
         door = Session(ledger, session.id)
         names = {v.id: v.name for v in door.variants()}
         try:  # refuse before any telemetry starts
-            conduct.gate_round(ledger, session, args.threshold)
-            conduct.check_workloads(session)
-            conduct.resolve_variants(ledger, session, variants)
-        except (conduct.GateRefused, conduct.BadInput) as exc:
+            gate_round(ledger, session, args.threshold)
+            check_workloads(session)
+            resolve_variants(ledger, session, variants)
+        except (GateRefused, BadInput) as exc:
             raise UsageError(str(exc)) from None
         if slurm_given(args):  # one job on one node, followed from here
             return round_job(args, ledger, session, names, variants)
@@ -91,15 +100,15 @@ def run(args: argparse.Namespace) -> int:
             progress_display("round", names) as show,
         ):
             try:
-                rnd = conduct.run_round(
+                rnd = run_round(
                     ledger, session, variants=variants, min_blocks=args.min_blocks,
                     max_blocks=args.max_blocks, threshold=args.threshold, budget_s=args.budget,
                     seed=args.seed, progress=show, stop=stop, monitor=monitor,
                     keep_outputs=args.keep_outputs,
                 )  # fmt: skip
-            except (conduct.GateRefused, conduct.BadInput) as exc:
+            except (GateRefused, BadInput) as exc:
                 raise UsageError(str(exc)) from None
-            except conduct.ConductError as exc:
+            except ConductError as exc:
                 raise WorkFailed(str(exc)) from None
             except KeyboardInterrupt:
                 print("gpuopt: round interrupted; completed runs are kept", file=sys.stderr)

@@ -23,10 +23,16 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from session.bands import MIN_THRESHOLD, band
-from session.errors import BadInput as UsageError
-from session.format import eta_text, ratio_text, verdict_style
-from session.limits import out_of_range, range_of
+from session.api import (
+    MIN_THRESHOLD,
+    band,
+    eta_text,
+    out_of_range,
+    range_of,
+    ratio_text,
+    verdict_style,
+)
+from session.api import BadInput as UsageError
 from session.verdicts import ci_cell, ci_heading, shown_verdict
 from tui.display import console as make_console
 from tui.display import plain, shown
@@ -85,8 +91,7 @@ def engine_monitor(
         return
     # Here, not at the head: `compare` uses this module and runs without a ledger, and
     # telemetry loads psutil (tests/cli/test_cli_dispatch.py holds it to that).
-    from session.ledger_access import Ledger
-    from session.telemetry_access import make_monitor
+    from session.api import Ledger, make_monitor
 
     sink = Ledger.open(ledger.path)
     monitor = make_monitor(sink.insert_samples, session_id, gpu_choice=gpu)

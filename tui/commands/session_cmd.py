@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from session.errors import BadInput as UsageError
-from session.format import bytes_text as human_bytes
-from session.manage import DeleteReport, archive_session, delete_session, rename_session
+from session.api import BadInput as UsageError
+from session.api import DeleteReport, archive_session, delete_session, rename_session
+from session.api import bytes_text as human_bytes
 from tui.commands.common import open_ledger, session_of
 from tui.display import plain
 

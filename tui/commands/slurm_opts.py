@@ -7,15 +7,16 @@ import argparse
 import sys
 from typing import Any
 
-from session.cluster import jobs
-from session.errors import BadInput as UsageError
+from session.api import BadInput as UsageError
+from session.api import catch_up as catch_up_jobs
+from session.api import follow_job, job_options, submit_job
 from tui.commands.run_opts import interruptible
 from tui.display import plain
 
 
 def catch_up(ledger: Any, session: Any) -> None:
     """Import the session's Slurm jobs that ended unfollowed (said on stderr)."""
-    for result in jobs.catch_up(ledger, session):
+    for result in catch_up_jobs(ledger, session):
         print(
             f"gpuopt: imported {result.imported} record(s) of Slurm job {result.job.job_id}, "
             "which ended while no gpuopt followed it"
@@ -43,10 +44,10 @@ def run_as_job(
 ) -> Any:
     """Submit the baseline or round, follow it to its end; the follow's result."""
     settings = session.contract.slurm
-    sbatch = jobs.job_options(
+    sbatch = job_options(
         settings, partition=args.partition, gres=args.gres, time=args.time, account=args.account
     ) + list(args.sbatch_arg)
-    job = jobs.submit_job(
+    job = submit_job(
         ledger, session, kind, options, sbatch, settings=settings,
         telemetry=not args.no_telemetry,
     )  # fmt: skip
@@ -58,7 +59,7 @@ def run_as_job(
         flush=True,
     )
     with interruptible() as stop:
-        result = jobs.follow_job(ledger, job, progress=show, stop=stop)
+        result = follow_job(ledger, job, progress=show, stop=stop)
     for note in result.notes:
         print(f"gpuopt: {plain(note, 1000)}", file=sys.stderr)
     return result

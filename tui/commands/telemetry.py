@@ -26,7 +26,7 @@ from session.api import (
     make_monitor,
     scenario_names,
 )
-from session.errors import BadInput as UsageError
+from session.api import BadInput as UsageError
 from tui.commands.common import print_json
 from tui.display import console as make_console
 from tui.telemetry_view import View

@@ -7,8 +7,7 @@ import sys
 
 from rich.table import Table
 
-from session.api import Session
-from session.variants import add_variant, variant_warnings
+from session.api import Session, add_variant, variant_warnings
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.display import LONG_LIMIT, plain, shown
 from tui.display import console as make_console

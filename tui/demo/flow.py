@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from session import models as m
-from session.demo_flow import HYPOTHESES, run_flow, undecided
+from session.api import DEMO_HYPOTHESES as HYPOTHESES
+from session.api import run_flow, undecided
 from tui.demo.settings import DEMO_TITLE
 
 __all__ = ["HYPOTHESES", "demo_contract", "demo_session", "run_flow", "undecided"]

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from session import models as m
-from session.api import Session, listing_rows
-from session.hypotheses import add_hypothesis
+from session.api import Session, add_hypothesis, listing_rows
 from tui.demo.flow import HYPOTHESES, demo_session
 from tui.demo.settings import DEMO_TITLE
 

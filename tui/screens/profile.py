@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from session.profile import text
+from session.api import OP_HEAD, TENSOR_HEAD, fact_lines, op_rows, roofline_lines, tensor_rows
 from tui.display import plain
 from tui.widgets.roofline import RooflineChart
 
@@ -68,11 +68,11 @@ class ProfileScreen(Screen[None]):
             return
         label, s = self.profiles[self.current]
         head = f"{label} · {s.get('workload', '')}"
-        lines = [head, *text.fact_lines(s), *text.roofline_lines(s)[-3:]]
+        lines = [head, *fact_lines(s), *roofline_lines(s)[-3:]]
         facts.update(Text("\n".join(plain(line, 300) for line in lines)))
-        ops.add_columns(*text.OP_HEAD)
-        for row in text.op_rows(s, 12):
+        ops.add_columns(*OP_HEAD)
+        for row in op_rows(s, 12):
             ops.add_row(*(plain(c, 60) for c in row))
-        tensors.add_columns(*text.TENSOR_HEAD)
-        for row in text.tensor_rows(s, 12):
+        tensors.add_columns(*TENSOR_HEAD)
+        for row in tensor_rows(s, 12):
             tensors.add_row(*(plain(c, 60) for c in row))

@@ -17,10 +17,21 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
 from session import models as m
-from session.api import LedgerError, bisections, unreadable
-from session.conduct import baseline_words  # the one wording of a baseline's outcome
-from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
-from session.format import ratio_text, verdict_style
+from session.api import CHOICE_DESCRIPTIONS as CHOICE_WORDS
+from session.api import (
+    LedgerError,
+    SessionExport,
+    baseline_words,  # the one wording of a baseline's outcome
+    bisections,
+    default_export_dir,
+    error_tail,
+    export_record,
+    metric_legend,
+    ratio_text,
+    unreadable,
+    verdict_style,
+)
+from session.api import gather_record as gather
 from session.read_model import (
     SessionView,
     check_sessions,
@@ -30,9 +41,6 @@ from session.read_model import (
     session_rows,
     stored_session,
 )
-from session.record import SessionExport, gather
-from session.record_files import default_export_dir, export_record
-from session.timing import error_tail, metric_legend
 from session.verdicts import ci_cell, ci_heading, verdict_for
 from tui.display import LIMIT, cell, home_short, plain, shown
 from tui.screens.session import SessionScreen

@@ -8,8 +8,8 @@ from typing import Any
 from textual.binding import Binding
 
 from session import models as m
+from session.api import STEP_TITLES
 from session.read_model import STEP_ORDER
-from session.steps import LABELS as STEP_TITLES
 from tui.keymap import bindings_help, shown_key
 from tui.screens.modals import ConfirmModal, HelpModal
 from tui.screens.session_base import PANES

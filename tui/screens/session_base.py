@@ -15,14 +15,13 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Static
 
 from session import models as m
-from session.api import Session
+from session.api import STEP_TITLES, Session
 from session.read_model import (
     STEP_ORDER,
     SessionView,
     disposition_gates,
     load_view,
 )
-from session.steps import LABELS as STEP_TITLES
 from tui.display import plain, shown
 from tui.screens.modals import ErrorModal
 from tui.screens.pane_messages import PaneContext

@@ -9,21 +9,23 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from session import hypotheses
 from session import models as m
+from session.api import CHOICE_DESCRIPTIONS as CHOICE_WORDS
 from session.api import (
     ENGINE_ERRORS,
+    RESIDUAL_WORDS,
+    SAME_TREE,
     ConflictError,
+    EditConflict,
+    GateRefusal,
     PreflightEdit,
     Result,
+    hypothesis_for_new_variant,
+    hypothesis_for_ref,
+    in_form,
+    list_refs,
 )
-from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
-from session.edits import EditConflict
-from session.errors import GateRefusal
-from session.gates import in_form
 from session.read_model import residual_suggestion
-from session.refs import SAME_TREE, list_refs
-from session.residuals import SHORT as RESIDUAL_WORDS
 from tui.display import plain, shown
 from tui.screens.modals import ConflictModal, FormModal
 from tui.screens.session_base import SessionScreenBase
@@ -204,7 +206,7 @@ class SessionForms(SessionScreenBase):
             for h in view.hypotheses
             if h.status is not m.HypothesisStatus.REJECTED
         ]
-        first = hypotheses.hypothesis_for_new_variant(view.hypotheses, view.variants)
+        first = hypothesis_for_new_variant(view.hypotheses, view.variants)
         base = view.baseline.snapshot.commit if view.baseline is not None else None
         refs = list_refs(view.session.repo, base)  # branches and tags, as the repo has them
         fields = [
@@ -260,9 +262,7 @@ class SessionForms(SessionScreenBase):
             field = form.field("hypothesis_id")
             if ref is None or field.value != linked["id"]:
                 return
-            h = hypotheses.hypothesis_for_ref(
-                view.hypotheses, view.variants, f"{ref.name} {ref.subject}"
-            )
+            h = hypothesis_for_ref(view.hypotheses, view.variants, f"{ref.name} {ref.subject}")
             if h is not None and any(h.id == hid for _, hid in hyps):
                 field.value = linked["id"] = h.id
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
+from session.api import STEP_TITLES
 from session.read_model import STEP_ORDER
-from session.steps import LABELS as STEP_TITLES
 
 SESSION_BINDINGS: list[BindingType] = [
     Binding("n", "next_step", "next", tooltip="Go to the next step", id="session.next_step"),

@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from session.api import DeleteReport, GpuoptError
-from session.record_files import default_export_dir
+from session.api import DeleteReport, GpuoptError, default_export_dir
 from tui.display import plain
 from tui.screens.modals import ConfirmModal, ErrorModal, FormModal
 from tui.widgets.form import Field

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
-from session.bisect.words import answer_lines, commit_marks, summary_line
+from session.api import answer_lines, commit_marks, summary_line
 from tui.display import plain
 
 MARK_STYLE: dict[str, str] = {

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from session import evidence
 from session import models as m
+from session.api import add_file, add_note, import_ncu_csv, import_torch_profile
 from session.read_model import SessionView
 from tui.display import shown
 from tui.widgets.form import Field
@@ -47,14 +47,14 @@ def evidence_form(
         }
         text = vals["text"].strip()
         if kind is m.EvidenceKind.NOTE:
-            return evidence.add_note(ledger, view.session, text, **kw)
+            return add_note(ledger, view.session, text, **kw)
         if not text:
             raise ValueError("give the file's path")
         if kind is m.EvidenceKind.NCU_CSV:
-            return evidence.import_ncu_csv(ledger, view.session, text, **kw)
+            return import_ncu_csv(ledger, view.session, text, **kw)
         if kind is m.EvidenceKind.TORCH_PROFILE:
-            return evidence.import_torch_profile(ledger, view.session, text, **kw)
-        return evidence.add_file(ledger, view.session, text, **kw)
+            return import_torch_profile(ledger, view.session, text, **kw)
+        return add_file(ledger, view.session, text, **kw)
 
     note = "A profile is summarized (top kernels or operators); the ledger keeps the "
     note += "summary, the path and the file's hash."

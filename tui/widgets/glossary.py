@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from session.dispositions import CLASS_DESCRIPTIONS as CLASS_WORDS
-from session.format import verdict_style
-from session.residuals import SHORT as RESIDUAL_WORDS
+from session.api import CLASS_DESCRIPTIONS as CLASS_WORDS
+from session.api import RESIDUAL_WORDS, verdict_style
 from session.verdicts import VERDICT_MEANINGS as VERDICT_WORDS
 from tui.widgets.rail import legend
 

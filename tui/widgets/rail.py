@@ -10,8 +10,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from session import models as m
+from session.api import STEP_TITLES
 from session.read_model import STEP_ORDER
-from session.steps import LABELS as STEP_TITLES
 from tui.display import plain
 
 # A step not reached yet is not a fault: neutral glyphs for it, colour only for what is

@@ -12,7 +12,7 @@ import math
 from rich.text import Text
 
 from session import models as m
-from session.format import VERDICT_STYLE, verdict_style
+from session.api import VERDICT_STYLE, verdict_style
 
 __all__ = ["VERDICT_STYLE", "common_span", "ratio_bar", "verdict_text"]
 

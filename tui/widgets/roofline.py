@@ -8,7 +8,7 @@ from typing import Any
 
 from textual_plotext import PlotextPlot
 
-from session.profile.text import roofline_series
+from session.api import roofline_series
 
 
 def _si(x: float) -> str:

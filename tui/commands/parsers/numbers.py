@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from session.limits import out_of_range, range_of  # the standard library alone
+from session.api import out_of_range, range_of  # session.limits: the standard library alone
 
 
 def number(name: str) -> Callable[[str], float]:

@@ -12,15 +12,24 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ProgressBar, Static
 
-from session import conduct
 from session import models as m
-from session.api import baseline_problem
-from session.conduct.common import band
-from session.format import eta_text
-from session.gates import baseline_warning
+from session.api import (
+    DEFAULT_MAX_RUNS,
+    DEFAULT_RUNS,
+    Outcome,
+    band,
+    baseline_problem,
+    baseline_warning,
+    baseline_words,
+    eta_text,
+    judge_baseline,
+    metric_label,
+    repair_words,
+    said_once,
+    stored_outcome,
+    supported_band,
+)
 from session.read_model import SessionView
-from session.record.baselines import said_once
-from session.timing import metric_label
 from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import StartBaseline, StopWork
 from tui.screens.step_base import StepPane
@@ -53,9 +62,9 @@ class BaselinePane(StepPane):
         with Vertical(id="baseline-settings", classes="row"):  # height: auto
             with Horizontal(classes="row"):
                 # The minimum of `gpuopt baseline`: it keeps running until its halves decide.
-                yield Field("runs", "Runs per workload", str(conduct.DEFAULT_RUNS))
+                yield Field("runs", "Runs per workload", str(DEFAULT_RUNS))
                 yield Field("warmup", "Warm-up runs", "1")
-                yield Field("max_runs", "Max runs", placeholder=str(conduct.DEFAULT_MAX_RUNS))
+                yield Field("max_runs", "Max runs", placeholder=str(DEFAULT_MAX_RUNS))
             with Horizontal(classes="row"):  # `gpuopt baseline --threshold F --budget S`
                 yield Field("threshold", "Threshold", placeholder="contract's")
                 yield Field("budget", "Budget (s)", placeholder="no limit")
@@ -71,11 +80,11 @@ class BaselinePane(StepPane):
         b = view.baseline
         if b is None:
             return "press r to record the baseline."
-        o = conduct.stored_outcome(b)
+        o = stored_outcome(b)
         if o is None:
             return "this baseline was not judged (stopped early?): press r to record it again."
         if o.blocks_round:
-            return f"{conduct.repair_words(o)} (r)."
+            return f"{repair_words(o)} (r)."
         if o.warns:
             return self._go_on_hint(view, b)
         return "answer the preflight (n)."
@@ -83,8 +92,8 @@ class BaselinePane(StepPane):
     def _go_on_hint(self, view: SessionView, b: m.Baseline) -> str:
         """A baseline too noisy for the contract's band: a round may go on at the band its
         runs support: the Round step's key fills it in (as `gpuopt round --threshold`)."""
-        words = conduct.baseline_words(b, view.session.contract.threshold)
-        if conduct.stored_outcome(b) is conduct.Outcome.DRIFTING:  # the session's words
+        words = baseline_words(b, view.session.contract.threshold)
+        if stored_outcome(b) is Outcome.DRIFTING:  # the session's words
             said = words
             if self.context.ledger is not None:
                 said = baseline_warning(self.context.ledger, view.session, b) or words
@@ -92,8 +101,8 @@ class BaselinePane(StepPane):
         delta = view.session.contract.threshold if b.threshold is None else b.threshold
         wider = None
         if self.context.ledger is not None:
-            judged = conduct.judge_baseline(self.context.ledger, view.session, b, delta)
-            wider = conduct.supported_band(judged)
+            judged = judge_baseline(self.context.ledger, view.session, b, delta)
+            wider = supported_band(judged)
         if wider is None or wider <= delta:
             return (
                 f"{words}: a round may go on, expecting INCONCLUSIVE verdicts; or r to "
@@ -189,7 +198,7 @@ def baseline_table(view: SessionView) -> Table:
     )
     for w in snap.warnings:
         t.add_row("", shown(w, LONG_LIMIT, style="yellow"))
-    o = conduct.stored_outcome(b)
+    o = stored_outcome(b)
     style = "yellow"  # not judged, or a warning: a round may go on
     if o is not None and o.blocks_round:
         style = "bold red"
@@ -197,7 +206,7 @@ def baseline_table(view: SessionView) -> Table:
         style = "bold green"
     t.add_row(
         "A/A check",  # the label names the check; the value says how it came out
-        _aa_line(conduct.baseline_words(b, view.session.contract.threshold), b, style),
+        _aa_line(baseline_words(b, view.session.contract.threshold), b, style),
     )
     contract = view.session.contract
     units = {w.name: metric_label(contract, w)[1] for w in contract.workloads}

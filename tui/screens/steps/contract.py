@@ -13,10 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static, TextArea
 
 from session import models as m
-from session.gpus import placement_lines
+from session.api import HARNESS_CHECK, TORCH_KINDS, apply_env, metric_text, placement_lines
 from session.read_model import SessionView
-from session.timing import TORCH_KINDS, apply_env, metric_text
-from session.torch_checks import HARNESS_CHECK
 from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import SaveSession
 from tui.screens.step_base import StepPane

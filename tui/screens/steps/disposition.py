@@ -8,9 +8,8 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from session import models as m
-from session.dispositions import DESCRIPTIONS as CHOICE_WORDS
-from session.dispositions import StatusSuggestion, apply_status_suggestion, status_suggestion_in
-from session.gates import in_form
+from session.api import CHOICE_DESCRIPTIONS as CHOICE_WORDS
+from session.api import StatusSuggestion, apply_status_suggestion, in_form, status_suggestion_in
 from session.read_model import SessionView, disposition_gates
 from tui.display import cell, plain
 from tui.screens.modals import ConfirmModal

@@ -12,9 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 
 from session import models as m
-from session.api import Session
-from session.evidence import describe
-from session.hypotheses import similar_rejected
+from session.api import Session, similar_rejected
+from session.api import describe_evidence as describe
 from session.read_model import SessionView
 from tui.display import cell, plain, shown
 from tui.screens.modals import ConfirmModal

@@ -10,16 +10,16 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
 from session import models as m
-from session.api import Session
-from session.concerns import LABELS as CONCERN_LABELS
-from session.evidence import describe
-from session.preflight import (
+from session.api import (
     BOTTLENECKS,
     CHECKLIST,
+    CONCERN_LABELS,
     KIND_LABELS,
     QUESTIONS,
     PreflightView,
+    Session,
 )
+from session.api import describe_evidence as describe
 from session.read_model import SessionView
 from tui.display import plain, shown
 from tui.screens.modals import ConflictModal, FormModal

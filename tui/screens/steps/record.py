@@ -9,8 +9,8 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from session import models as m
+from session.api import default_export_dir, record_for_width, record_model
 from session.read_model import SessionView
-from session.record_files import default_export_dir, record_for_width, record_model
 from tui.display import plain
 from tui.screens.pane_messages import ExportRecord
 from tui.screens.step_base import StepPane

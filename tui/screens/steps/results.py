@@ -13,10 +13,8 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from session import models as m
-from session.guidance import untrusted_round
+from session.api import RESIDUAL_WORDS, error_tail, untrusted_round
 from session.read_model import SessionView, residual_suggestion
-from session.residuals import SHORT as RESIDUAL_WORDS
-from session.timing import error_tail
 from session.verdicts import error_headline, of_round, round_untrusted
 from tui.display import plain
 from tui.screens.pane_messages import AskResidual

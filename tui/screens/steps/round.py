@@ -11,13 +11,22 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, ProgressBar, Static
 
-from session import conduct
 from session import models as m
-from session.api import Session, round_problem
-from session.format import eta_text, ratio_text
-from session.guidance import ROUND_GUIDANCE, RoundKeys, round_next
+from session.api import (
+    DEFAULT_RUNS,
+    ROUND_GUIDANCE,
+    Progress,
+    RoundKeys,
+    Session,
+    error_tail,
+    eta_text,
+    metric_legend,
+    ratio_text,
+    round_next,
+    round_problem,
+    stored_outcome,
+)
 from session.read_model import SessionView
-from session.timing import error_tail, metric_legend
 from session.verdicts import ci_cell, ci_heading, verdict_for
 from tui.display import cell, plain
 from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound, StopWork
@@ -110,7 +119,7 @@ class RoundPane(StepPane):
         rebaseline = self.context.busy == "baseline" and self._rerun is not None
         self.query_one("#round-progress").display = busy or rebaseline
         if rebaseline and not self._baseline_reported:  # until its first report comes
-            self._show_progress(conduct.Progress("baseline", "recording the baseline again"))
+            self._show_progress(Progress("baseline", "recording the baseline again"))
         self.query_one("#round-settings").display = (
             not busy and not self.readonly and view is not None
         )
@@ -292,7 +301,7 @@ class RoundPane(StepPane):
             return
         self._rerun = (view.baseline.id, *got)
         self._saw_baseline_job = self._baseline_reported = False
-        self.post_message(StartBaseline(runs=conduct.DEFAULT_RUNS, warmup=1))
+        self.post_message(StartBaseline(runs=DEFAULT_RUNS, warmup=1))
 
     def _rerun_when_baselined(self, view: SessionView | None) -> None:
         if self._rerun is None:
@@ -305,7 +314,7 @@ class RoundPane(StepPane):
         old, lo, hi, thr, budget = self._rerun
         self._rerun = None
         b = view.baseline
-        o = conduct.stored_outcome(b) if b is not None and b.id != old else None
+        o = stored_outcome(b) if b is not None and b.id != old else None
         if o is not None and not o.blocks_round:
             self.post_message(
                 StartRound(min_blocks=lo, max_blocks=hi, threshold=thr, budget_s=budget)

@@ -1,10 +1,8 @@
-"""The session API: the one door through which a front end changes a session.
-
-`Session(ledger, session_id)` wraps the session layer's rules (the preflight's evidence
-rule, the add-variant warnings, the block minimum, the managed rename/archive/delete), so
-the app never calls the store itself. Each change returns a `Result`: its value, the
-warnings to show and the next step, as data with one words function each; the front end
-only renders them.
+"""The session door: `Session(ledger, session_id)` wraps the session layer's rules (the
+preflight's evidence rule, the add-variant warnings, the block minimum, the managed
+rename/archive/delete), so the app never calls the store itself. Each change returns a
+`Result`: its value, the warnings to show and the next step, as data with one words
+function each; the front end only renders them. Front ends import it from session.api.
 """
 
 from __future__ import annotations
@@ -16,18 +14,8 @@ from typing import Any, Generic, TypeVar
 
 from session import dispositions, hypotheses, preflight
 from session import models as m
-from session.bisect import store as bisection_store
-from session.blocks import blocks_problem, fewest_blocks
+from session.blocks import blocks_problem
 from session.cluster import jobs
-from session.errors import GpuoptError
-from session.ledger_access import (
-    ENGINE_ERRORS,
-    ConflictError,
-    Ledger,
-    LedgerError,
-    default_ledger_path,
-    refuse_overwrite,
-)
 from session.manage import DeleteReport, archive_session, delete_session, rename_session
 from session.read_model import (
     SessionView,
@@ -38,54 +26,17 @@ from session.read_model import (
     stored_session,
 )
 from session.record_files import export_record, record_markdown
-from session.telemetry_access import (
-    BackendUnavailable,
-    NullMonitor,
-    decode_reasons,
-    load_scenario,
-    make_monitor,
-    scenario_names,
-)
-from session.variants import VariantWarning, VariantWarningKind, add_variant, variant_warnings
+from session.variants import VariantWarning, add_variant, variant_warnings
 
 T = TypeVar("T")
 
 __all__ = [
-    "ENGINE_ERRORS",
-    "BackendUnavailable",
-    "ConflictError",
-    "DeleteReport",
-    "GpuoptError",
-    "Ledger",
-    "LedgerError",
     "NextStep",
-    "NullMonitor",
     "PreflightEdit",
     "Result",
     "Session",
-    "VariantWarning",
-    "VariantWarningKind",
-    "backup_ledger",
     "baseline_problem",
-    "bisection",
-    "bisections",
-    "blocks_problem",
-    "decode_reasons",
-    "default_ledger_path",
-    "fewest_blocks",
-    "find_session",
-    "ledger_counts",
-    "ledger_problems",
-    "listing_rows",
-    "load_scenario",
-    "make_monitor",
-    "record_samples",
-    "refuse_overwrite",
     "round_problem",
-    "scenario_names",
-    "sessions",
-    "unreadable",
-    "unreadable_rows",
 ]
 
 
@@ -350,63 +301,3 @@ class Session:
         sid = session_id or self.session_id
         assert sid is not None
         return sid
-
-
-# ---------------------------------------------------------------- the ledger as a whole
-# What a front end reads or writes of the ledger beyond one session: it never calls the
-# store itself (tests/test_tui_no_store_calls.py).
-
-
-def find_session(ledger: Any, ref: str) -> m.Session:
-    """The session `ref` names (an id or a unique prefix); a LedgerError otherwise."""
-    found: m.Session = ledger.resolve_session(ref)
-    return found
-
-
-def listing_rows(ledger: Any, cut: bool = True) -> list[dict[str, Any]]:
-    """Every session's listing row (id, title, repo, counts); `cut` shortens long values."""
-    return list(ledger.session_rows(cut=cut))
-
-
-def sessions(ledger: Any) -> list[m.Session]:
-    """Every session, each validated (a row that does not read back joins `unreadable`)."""
-    return list(ledger.list(m.Session))
-
-
-def unreadable(ledger: Any) -> list[Any]:
-    """The rows met so far that do not read back as their model (table and rowid)."""
-    return list(getattr(ledger, "unreadable", ()))
-
-
-def unreadable_rows(ledger: Any) -> list[Any]:
-    """Every row of the file checked against its model (sqlite3.DatabaseError: damaged)."""
-    return list(ledger.validate_rows())
-
-
-def ledger_problems(ledger: Any) -> list[str]:
-    """The file's integrity and schema problems (empty: sound)."""
-    return list(ledger.check())
-
-
-def ledger_counts(ledger: Any) -> dict[str, int | None]:
-    return dict(ledger.counts())
-
-
-def backup_ledger(ledger: Any, target: str | Path) -> None:
-    """A consistent copy of the open ledger at `target` (a new file)."""
-    ledger.backup(target)
-
-
-def record_samples(ledger: Any, rows: Iterable[Any]) -> int:
-    """Telemetry samples written (the app's sink while a baseline or round runs)."""
-    return int(ledger.insert_samples(rows))
-
-
-def bisections(ledger: Any) -> list[Any]:
-    """Every bisection that reads back, newest first."""
-    return list(bisection_store.list_all(ledger))
-
-
-def bisection(ledger: Any, ref: str) -> Any:
-    """The bisection `ref` names (an id or a unique prefix)."""
-    return bisection_store.load(ledger, ref).record
