@@ -191,15 +191,19 @@ def _pending(app: Any) -> bool:
     meanwhile are the old picture (CI at rest saw 05-round without its variant table)."""
     from textual.widgets import DataTable
 
-    screen = app.screen
-    owed = (
-        screen._layout_required
-        or screen._scroll_required
-        or screen._repaint_required
-        or screen._recompose_required
-        or bool(screen._dirty_widgets)
-    )
-    return bool(owed) or any(t._require_update_dimensions for t in screen.query(DataTable))
+    # every screen of the stack: a modal's picture holds the screen beneath it, which may
+    # still owe its table's layout (a loaded run saw 12-error at 80x24 so)
+    for screen in app.screen_stack:
+        owed = (
+            screen._layout_required
+            or screen._scroll_required
+            or screen._repaint_required
+            or screen._recompose_required
+            or bool(screen._dirty_widgets)
+        )
+        if owed or any(t._require_update_dimensions for t in screen.query(DataTable)):
+            return True
+    return False
 
 
 async def _body_built(pilot: Any, timeout_s: float = 10.0) -> None:
