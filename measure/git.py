@@ -87,14 +87,10 @@ def git(
     """Run `git --no-optional-locks ARGS` in cwd, with no hook of the person's; raises
     GitError with git's own last line."""
     try:
-        proc = subprocess.run(
-            ["git", "--no-optional-locks", *_NO_HOOKS, *args],
-            cwd=str(cwd),
-            env=git_env(env),
+        proc = _run_waking(
+            ["git", "--no-optional-locks", *_NO_HOOKS, *args], cwd=str(cwd), env=git_env(env),
             input=input,
-            capture_output=True,
-            check=False,
-        )
+        )  # fmt: skip
     except FileNotFoundError as exc:
         if not Path(cwd).is_dir():
             raise GitError(f"{cwd}: no such directory") from exc
@@ -102,6 +98,34 @@ def git(
     if check and proc.returncode != 0:
         raise GitError(f"git {_command(args)} failed: {_last_line(proc.stderr or proc.stdout)}")
     return proc
+
+
+WAKE_S = 0.25  # the longest git is waited on without Python's signal handlers running
+
+
+def _run_waking(
+    argv: list[str], *, cwd: str, env: dict[str, str], input: bytes | None
+) -> subprocess.CompletedProcess[bytes]:
+    """subprocess.run's capture, waited on WAKE_S at a time: a Ctrl+C (or stop signal)
+    taken off the wait (just before poll() begins, or on another thread) interrupts no
+    wait, and with one wait to the end its handler would run only when git ends: never,
+    for a checkout filter that waits on the person (a loaded suite run hung so)."""
+    stdin = subprocess.PIPE if input is not None else None
+    with subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
+        try:
+            given = input
+            while True:
+                try:
+                    out, err = proc.communicate(given, timeout=WAKE_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    given = None  # sent once; a retry resumes where it was
+        except BaseException:  # Ctrl+C too: git goes with it, as subprocess.run has it
+            proc.kill()
+            raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _command(args: Sequence[str]) -> str:
