@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from measure.sequential import LOOK_EVERY
 from session import models as m
+from session.bands import band
 from session.verdicts import round_untrusted
 from session.view import SessionView
 
@@ -41,10 +42,17 @@ class RoundKeys:
     results: str = "6"
 
 
-def round_next(view: SessionView, keys: RoundKeys, *, advised: float | None = None) -> str:
+def round_next(
+    view: SessionView,
+    keys: RoundKeys,
+    *,
+    advised: float | None = None,
+    typed: float | None = None,
+) -> str:
     """The round step's next step, following the state of the session: what the last round
     left (untrusted, stopped, completed) comes before the baseline's band advice, which only
-    matters before a first round. `advised`: the band a too-noisy baseline supports."""
+    matters before a first round. `advised`: the band a too-noisy baseline supports;
+    `typed`: the band the round is set to (None: the contract's)."""
     if view.baseline is None:
         return "record a baseline first (2)."
     if not view.variants:
@@ -69,9 +77,36 @@ def round_next(view: SessionView, keys: RoundKeys, *, advised: float | None = No
             f"round {rnd.number} is done: read its results ({keys.results}), or add a "
             f"variant ({keys.add}) and run another round ({keys.run})."
         )
+    if advised is not None and not narrower_than_advised(typed, advised):
+        return (
+            f"the round is set to {band(typed or advised)}, a band the baseline supports: "
+            f"press {keys.run} to run it."
+        )
     if advised is not None:
         return (
             f"the baseline is too noisy for its band; press {keys.band} to use the band it "
             f"supports (threshold {advised:.3g}), then {keys.run} to run a round."
         )
     return f"press {keys.run} to run a round with these variants."
+
+
+def narrower_than_advised(typed: float | None, advised: float) -> bool:
+    """A round set narrower than the band its baseline supports (None: the contract's,
+    which is why the baseline advised another)."""
+    return typed is None or typed < advised * (1 - 1e-9)
+
+
+def narrow_band_question(
+    chosen: float, advised: float | None, typed: float | None, keys: RoundKeys
+) -> str:
+    """What to ask before a round at a band narrower than its baseline supports ("" for
+    none): a new user pressed r past the advice, and 30 blocks later the control was still
+    INCONCLUSIVE. `chosen`: the band the round would use."""
+    if advised is None or not narrower_than_advised(typed, advised):
+        return ""
+    return (
+        f"The baseline is too noisy for {band(chosen)}: a round at that band is likely to "
+        f"run to its block limit and leave comparisons INCONCLUSIVE. Run it at "
+        f"{band(chosen)} anyway? (No, then {keys.band}: the {band(advised)} the baseline "
+        "supports.)"
+    )

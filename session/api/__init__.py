@@ -115,7 +115,13 @@ if TYPE_CHECKING:
     from session.format import VERDICT_STYLE, bytes_text, eta_text, ratio_text, verdict_style
     from session.gates import baseline_warning, in_form
     from session.gpus import across_words, gpu_commands, placement_lines
-    from session.guidance import ROUND_GUIDANCE, RoundKeys, round_next, untrusted_round
+    from session.guidance import (
+        ROUND_GUIDANCE,
+        RoundKeys,
+        narrow_band_question,
+        round_next,
+        untrusted_round,
+    )
     from session.hypotheses import (
         FIELD_LABELS,
         NEEDS_REOPENING,
@@ -291,7 +297,9 @@ _OWNERS: dict[str, str] = {
     "session.format": "VERDICT_STYLE, bytes_text, eta_text, ratio_text, verdict_style",
     "session.gates": "baseline_warning, in_form",
     "session.gpus": "across_words, gpu_commands, placement_lines",
-    "session.guidance": "ROUND_GUIDANCE, RoundKeys, round_next, untrusted_round",
+    "session.guidance": (
+        "ROUND_GUIDANCE, RoundKeys, narrow_band_question, round_next, untrusted_round"
+    ),
     "session.hypotheses": (
         "FIELD_LABELS, NEEDS_REOPENING, HypothesisError, add_hypothesis, edit_hypothesis, get as "
         "get_hypothesis, history as hypothesis_history, hypothesis_for_new_variant, "
@@ -531,6 +539,7 @@ __all__ = [
     "metric_text",
     "metric_texts",
     "missing_refs",
+    "narrow_band_question",
     "op_rows",
     "open_hint",
     "out_of_range",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pane_harness import PaneApp, built, sample
 
+from session import models as m
 from session.api import Session
 from session.blocks import fewest_blocks
 from tui.screens.pane_messages import StartRound
@@ -89,3 +90,70 @@ async def test_the_advised_band_is_one_key_away(
     ledger.close()
     assert typed == "0.045"
     assert isinstance(got[-1], StartRound) and got[-1].threshold == 0.045
+
+
+@pytest.mark.asyncio
+async def test_r_past_the_advice_asks_before_a_round_narrower_than_the_baseline_supports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new user read "press f to use the band it supports, then r", pressed r alone, and
+    the round ran at ±2% without a word: 30 blocks, the control INCONCLUSIVE. r now asks
+    (the session layer's words); no runs nothing, yes runs at the band chosen."""
+    from session.api import narrow_band_question
+    from tui.screens.modals import ConfirmModal
+
+    monkeypatch.setattr(Session, "advised_threshold", lambda self, s, b: 0.06)
+    ledger = sample(tmp_path / "l.db")
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal), app.screen
+        asked = app.screen.question
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.holder.got == []  # no: nothing runs
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        got = list(app.holder.got)
+    ledger.close()
+    assert "too noisy for ±2%" in asked and "±6%" in asked and "f:" in asked, asked
+    assert len(got) == 1 and isinstance(got[0], StartRound) and got[0].threshold is None
+    assert narrow_band_question(0.06, 0.06, 0.06, RoundPane_keys()) == ""  # at the band: none
+
+
+def RoundPane_keys():
+    from session.api import RoundKeys
+
+    return RoundKeys()
+
+
+@pytest.mark.asyncio
+async def test_after_f_the_next_line_says_the_round_is_set_to_the_supported_band(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After f, Next still said "press f to use the band it supports": stale advice."""
+    from textual.widgets import Static
+
+    from tui.screens.modals import ConfirmModal
+
+    monkeypatch.setattr(Session, "advised_threshold", lambda self, s, b: 0.06)
+    ledger = sample(tmp_path / "l.db", m.StepName.ROUND)  # variants, no round yet
+    app = PaneApp(RoundPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        before = str(app.pane.query_one(".next", Static).content)
+        await pilot.press("f")
+        await pilot.pause()
+        after = str(app.pane.query_one(".next", Static).content)
+        await pilot.press("r")
+        await pilot.pause()
+        asked = isinstance(app.screen, ConfirmModal)
+        got = list(app.holder.got)
+    ledger.close()
+    assert "press f" in before, before
+    assert "press f" not in after and "±6%" in after and "press r" in after, after
+    assert not asked and isinstance(got[-1], StartRound) and got[-1].threshold == 0.06

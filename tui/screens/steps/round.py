@@ -21,6 +21,7 @@ from session.api import (
     error_tail,
     eta_text,
     metric_legend,
+    narrow_band_question,
     ratio_text,
     round_next,
     round_problem,
@@ -29,6 +30,7 @@ from session.api import (
 from session.read_model import SessionView
 from session.verdicts import ci_cell, ci_heading, verdict_for
 from tui.display import cell, plain
+from tui.screens.modals import ConfirmModal
 from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound, StopWork
 from tui.screens.step_base import StepPane, clip
 from tui.widgets.form import Field
@@ -101,15 +103,24 @@ class RoundPane(StepPane):
             return "save the contract first."
         if self.context.busy == "round":
             return "measuring… press s to stop cleanly after the current run."
-        keys = RoundKeys(
+        fit = self.advised() if not self.readonly and view.last_round is None else None
+        return round_next(view, self._keys(), advised=fit, typed=self._typed_threshold())
+
+    def _keys(self) -> RoundKeys:
+        return RoundKeys(
             run=self.own_key("round.run"),
             add=self.own_key("round.add_variant"),
             band=self.own_key("round.advised_threshold"),
             rebaseline=self.own_key("round.rebaseline"),
             results=self.step_key(m.StepName.RESULTS),
         )
-        fit = self.advised() if not self.readonly and view.last_round is None else None
-        return round_next(view, keys, advised=fit)
+
+    def _typed_threshold(self) -> float | None:
+        """The band typed in the form (None: blank or not a number, so the contract's)."""
+        try:
+            return float(self.query_one("#field-threshold", Field).value)
+        except (ValueError, LookupError):
+            return None
 
     def refresh_body(self, view: SessionView | None) -> None:
         self._rerun_when_baselined(view)
@@ -260,11 +271,21 @@ class RoundPane(StepPane):
         if self.readonly or self.view is None:
             return
         got = self._settings()
-        if got is not None:
-            lo, hi, thr, budget = got
-            self.post_message(
-                StartRound(min_blocks=lo, max_blocks=hi, threshold=thr, budget_s=budget)
-            )
+        if got is None:
+            return
+        lo, hi, thr, budget = got
+        start = StartRound(min_blocks=lo, max_blocks=hi, threshold=thr, budget_s=budget)
+        chosen = thr if thr is not None else self.view.session.contract.threshold
+        ask = narrow_band_question(chosen, self.advised(), thr, self._keys())
+        if not ask:
+            self.post_message(start)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.post_message(start)
+
+        self.app.push_screen(ConfirmModal(ask), answered)
 
     def advised(self) -> float | None:
         """The band the latest baseline advises (None: none), read once per baseline."""
@@ -288,6 +309,7 @@ class RoundPane(StepPane):
             self.notify("The baseline advises no other band.", markup=False)
             return
         self.query_one("#field-threshold", Field).value = f"{fit:.3g}"
+        self.show(self.view)  # the Next line follows the band now set
         self.notify(f"Threshold set to the advised {fit:.3g}: press r to run.", markup=False)
 
     def action_rebaseline(self) -> None:
