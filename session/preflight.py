@@ -65,6 +65,13 @@ CHECKLIST: dict[int, str] = {
     14: "Only changes that improve the target metric are kept.",
 }
 
+# Said when a save of the preflight form changes nothing: an untouched "unknown" needs no
+# saving (the record lists what is still unknown), which a new user could not tell.
+NOTHING_TO_SAVE = (
+    "Nothing to save: an answer left unknown is already recorded as unknown, and the "
+    "record lists it. Answer a question, or move on (n)."
+)
+
 # How an answer was reached, as a front end names it.
 KIND_LABELS: dict[m.PreflightAnswerKind, str] = {
     m.PreflightAnswerKind.MEASURED: "measured",

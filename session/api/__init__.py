@@ -165,6 +165,7 @@ if TYPE_CHECKING:
         BOTTLENECKS,
         CHECKLIST,
         KIND_LABELS,
+        NOTHING_TO_SAVE,
         QUESTIONS,
         PreflightView,
         set_answer,
@@ -319,7 +320,8 @@ _OWNERS: dict[str, str] = {
     "session.md": "for_terminal",
     "session.merge": "merge_ledgers",
     "session.preflight": (
-        "BOTTLENECKS, CHECKLIST, KIND_LABELS, QUESTIONS, PreflightView, checklist as "
+        "BOTTLENECKS, CHECKLIST, KIND_LABELS, NOTHING_TO_SAVE, QUESTIONS, PreflightView, "
+        "checklist as "
         "preflight_checklist, set_answer, set_bottleneck, set_checklist, view as preflight_view"
     ),
     "session.profile.check": "check_predictions, compare as compare_profiles",
@@ -404,6 +406,7 @@ __all__ = [
     "KIND_LABELS",
     "MIN_THRESHOLD",
     "NEEDS_REOPENING",
+    "NOTHING_TO_SAVE",
     "OP_HEAD",
     "PAIR_HEAD",
     "PROFILE_BASELINE",

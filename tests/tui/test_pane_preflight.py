@@ -81,3 +81,25 @@ async def test_preflight_pane_sets_the_bottleneck_the_checklist_and_an_evidence_
         assert isinstance(msg, SaveModels)
         assert msg.items[0].evidence_id == note.id
     ledger.close()
+
+
+@pytest.mark.asyncio
+async def test_saving_untouched_unknown_answers_says_they_are_recorded_as_unknown(
+    tmp_path: Path,
+) -> None:
+    """A new user read "an honest 'unknown' is allowed", pressed ctrl+s on the untouched
+    form, got "Nothing changed." and "0 of 6 answered", and could not tell whether the
+    unknowns counted. The words say it (session.preflight.NOTHING_TO_SAVE), and nothing
+    is written."""
+    ledger = sample(tmp_path / "l.db", m.StepName.BASELINE)
+    app = PaneApp(PreflightPane, ledger)
+    said: list[str] = []
+    async with app.run_test(size=(120, 60)) as pilot:
+        await built(pilot, app.pane)
+        app.pane.notify = lambda message, **kw: said.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        got = list(app.holder.got)
+    ledger.close()
+    assert got == []
+    assert len(said) == 1 and "recorded as unknown" in said[0] and "(n)" in said[0], said

@@ -15,6 +15,7 @@ from session.api import (
     CHECKLIST,
     CONCERN_LABELS,
     KIND_LABELS,
+    NOTHING_TO_SAVE,
     QUESTIONS,
     PreflightView,
     Session,
@@ -170,7 +171,7 @@ class PreflightPane(StepPane):
         if bad:
             return
         if not answers:
-            self.notify("Nothing changed.", markup=False)
+            self.notify(NOTHING_TO_SAVE, markup=False)
             return
         stored_answers = Session(self.context.ledger, view.session.id).preflight_answers()
         stored = {q: _answer_key(a) for q, a in stored_answers.items()}
