@@ -71,6 +71,18 @@ def in_form(problem: str, labels: Mapping[str, str]) -> str:
     return _FLAG.sub(swap, problem)
 
 
+def fields_named(problems: Iterable[str], labels: Mapping[str, str]) -> list[str]:
+    """The form fields (as `labels` name them, by Disposition field) that the gates' words
+    ask for, each once, in order: "the Guards field", "the Fallback field"."""
+    out: list[str] = []
+    for problem in problems:
+        for flag in _FLAG.findall(problem):
+            label = labels.get(FLAG_FIELDS.get(flag, ""))
+            if label and label not in out:
+                out.append(label)
+    return out
+
+
 def require(reasons: Iterable[str]) -> None:
     """Raise a GateRefusal carrying every reason, if there is any."""
     found = [r for r in reasons if r]

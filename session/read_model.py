@@ -152,20 +152,36 @@ def disposition_gates(
 ) -> dict[m.DispositionChoice, list[str]]:
     """Per choice, what the measurements still lack (the form's own fields aside): the
     method's own gates (`session.gates.check_disposition`), as the command line applies them."""
+    return {c: _gate(view, variant, c, filled=True) for c in m.DispositionChoice}
+
+
+def disposition_form_needs(
+    view: SessionView, variant: m.Variant
+) -> dict[m.DispositionChoice, list[str]]:
+    """Per choice, what the decision form itself must hold for it (guards, fallback, why,
+    reopen-when, the acceptance box), at the numerical class its check suggests: a new user
+    read "keep as the default path: open", saved, and was refused for the Guards field."""
+    out: dict[m.DispositionChoice, list[str]] = {}
+    for choice in m.DispositionChoice:
+        lacking = set(_gate(view, variant, choice, filled=True))
+        out[choice] = [r for r in _gate(view, variant, choice, filled=False) if r not in lacking]
+    return out
+
+
+def _gate(
+    view: SessionView, variant: m.Variant, choice: m.DispositionChoice, *, filled: bool
+) -> list[str]:
     suggested = next(
         (c.suggested_class for c in view.correctness_of(variant.id) if c.suggested_class), None
     )
-    out: dict[m.DispositionChoice, list[str]] = {}
-    for choice in m.DispositionChoice:
-        d = m.Disposition(
-            session_id=view.session.id,
-            variant_id=variant.id,
-            choice=choice,
-            optimization_class=suggested or m.OptimizationClass.NA,
-            **_FILLED_FORM,
-        )
-        out[choice] = check_disposition_in(view, d)
-    return out
+    d = m.Disposition(
+        session_id=view.session.id,
+        variant_id=variant.id,
+        choice=choice,
+        optimization_class=suggested or m.OptimizationClass.NA,
+        **(_FILLED_FORM if filled else {}),
+    )
+    return check_disposition_in(view, d)
 
 
 # ---------------------------------------------------------------------------- the record's reads

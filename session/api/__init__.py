@@ -113,7 +113,7 @@ if TYPE_CHECKING:
     )
     from session.evidence import describe as describe_evidence
     from session.format import VERDICT_STYLE, bytes_text, eta_text, ratio_text, verdict_style
-    from session.gates import baseline_warning, in_form
+    from session.gates import baseline_warning, fields_named, in_form
     from session.gpus import across_words, gpu_commands, placement_lines
     from session.guidance import (
         ROUND_GUIDANCE,
@@ -296,7 +296,7 @@ _OWNERS: dict[str, str] = {
         "import_ncu_csv, import_torch_profile"
     ),
     "session.format": "VERDICT_STYLE, bytes_text, eta_text, ratio_text, verdict_style",
-    "session.gates": "baseline_warning, in_form",
+    "session.gates": "baseline_warning, fields_named, in_form",
     "session.gpus": "across_words, gpu_commands, placement_lines",
     "session.guidance": (
         "ROUND_GUIDANCE, RoundKeys, narrow_band_question, round_next, untrusted_round"
@@ -504,6 +504,7 @@ __all__ = [
     "export_record",
     "fact_lines",
     "fewest_blocks",
+    "fields_named",
     "find_artifacts",
     "find_job",
     "find_session",

@@ -142,3 +142,28 @@ async def test_the_decide_form_names_what_a_gate_lacks_by_its_fields(tmp_path: P
         assert "Refused" in refused and "--" not in refused, refused
         kept = app.ledger.list(m.Disposition, variant_id=variant.id)
         assert all(d.choice is not m.DispositionChoice.KEEP_GUARDED for d in kept)
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_the_decide_form_says_what_an_open_choice_still_needs_of_the_form(
+    tmp_path: Path,
+) -> None:
+    """A new user read "✓ keep as the default path: open", saved, and was refused for the
+    Guards and Fallback fields. An open choice names what the form must still hold
+    (session.read_model.disposition_form_needs), by the form's field names."""
+    db = sample_ledger(tmp_path / "l.db")
+    app = steady_app(db, session_id=SID)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen) and screen.view is not None
+        fused = next(v for v in screen.view.variants if v.name == "fused")
+        screen.ask_disposition(fused)
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, FormModal)
+        note = _plain(modal.query_one("#dialog-note", Static).content)
+    line = next(ln for ln in note.splitlines() if "keep as the default path" in ln)
+    assert line.startswith("✓") and "fill the Guards field, the Fallback field" in line, line
+    assert "--" not in note, note

@@ -20,12 +20,13 @@ from session.api import (
     GateRefusal,
     PreflightEdit,
     Result,
+    fields_named,
     hypothesis_for_new_variant,
     hypothesis_for_ref,
     in_form,
     list_refs,
 )
-from session.read_model import residual_suggestion
+from session.read_model import disposition_form_needs, residual_suggestion
 from tui.display import plain, shown
 from tui.screens.modals import ConflictModal, FormModal
 from tui.screens.session_base import SessionScreenBase
@@ -380,10 +381,16 @@ class SessionForms(SessionScreenBase):
                 raise GateRefusal([in_form(r, FORM_LABELS) for r in exc.reasons]) from None
 
         gates = self.gates_for(v)
+        needs = disposition_form_needs(view, v)
+
+        def state(c: m.DispositionChoice, p: list[str]) -> str:
+            if p:
+                return "; ".join(in_form(r, FORM_LABELS) for r in p)
+            form = fields_named(needs.get(c, []), FORM_LABELS)
+            return "open" + ("; fill " + ", ".join(form) if form else "")
+
         note = "\n".join(
-            f"{'✓' if not p else '✗'} {CHOICE_WORDS[c]}: "
-            + ("open" if not p else "; ".join(in_form(r, FORM_LABELS) for r in p))
-            for c, p in gates.items()
+            f"{'✓' if not p else '✗'} {CHOICE_WORDS[c]}: {state(c, p)}" for c, p in gates.items()
         )
         self.app.push_screen(
             FormModal(
@@ -397,7 +404,7 @@ class SessionForms(SessionScreenBase):
                         False,
                     )
                 ],
-                note=note[:400],
+                note=note[:800],
             ),
             lambda r: self._after(r, f"decision recorded for {v.name}"),
         )

@@ -9,8 +9,14 @@ from textual.widgets import DataTable, Static
 
 from session import models as m
 from session.api import CHOICE_DESCRIPTIONS as CHOICE_WORDS
-from session.api import StatusSuggestion, apply_status_suggestion, in_form, status_suggestion_in
-from session.read_model import SessionView, disposition_gates
+from session.api import (
+    StatusSuggestion,
+    apply_status_suggestion,
+    fields_named,
+    in_form,
+    status_suggestion_in,
+)
+from session.read_model import SessionView, disposition_form_needs, disposition_gates
 from tui.display import cell, plain
 from tui.screens.modals import ConfirmModal
 from tui.screens.pane_messages import AskDisposition, ReloadView
@@ -108,6 +114,7 @@ class DispositionPane(StepPane):
             box.update("")
             return
         gates = self.gates_for(v)
+        needs = disposition_form_needs(self.view, v)
         t = Text()
         t.append(f"Choices for {plain(v.name)}\n", style="bold")
         for choice, problems in gates.items():
@@ -118,7 +125,11 @@ class DispositionPane(StepPane):
                 t.append("missing: " + plain(words, 2000) + "\n", style="red")
             else:
                 t.append("  ✓ ", style="green")
-                t.append(f"{CHOICE_WORDS[choice]}\n")
+                t.append(CHOICE_WORDS[choice])
+                form = fields_named(needs.get(choice, []), FORM_LABELS)
+                t.append("\n")
+                if form:
+                    t.append("      fill " + ", ".join(form) + "\n", style="dim")
         offer = self.suggestion_for(v)
         if offer is not None:
             t.append("\nThe evidence suggests: ", style="bold")
