@@ -16,6 +16,23 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+
+def _stop_signals_as_a_person_starts_it() -> None:
+    """Run under nohup, or as a background job of a script, the suite inherits SIGHUP or
+    SIGINT ignored, and so would every gpuopt a test starts. gpuopt keeps ignoring a signal
+    it was started ignoring (nohup's request), so the tests that send it HUP or Ctrl+C
+    waited for nothing: two loaded runs started with `nohup … &` failed the same 6 signal
+    tests. The tests are of gpuopt as a person starts it, in a terminal."""
+    import signal
+
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_stop_signals_as_a_person_starts_it()
+
 GIT_ID = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
     "GIT_COMMITTER_EMAIL": "t@t",
