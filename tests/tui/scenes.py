@@ -191,19 +191,20 @@ def _pending(app: Any) -> bool:
     meanwhile are the old picture (CI at rest saw 05-round without its variant table)."""
     from textual.widgets import DataTable
 
-    # every screen of the stack: a modal's picture holds the screen beneath it, which may
-    # still owe its table's layout (a loaded run saw 12-error at 80x24 so)
-    for screen in app.screen_stack:
-        owed = (
-            screen._layout_required
-            or screen._scroll_required
-            or screen._repaint_required
-            or screen._recompose_required
-            or bool(screen._dirty_widgets)
-        )
-        if owed or any(t._require_update_dimensions for t in screen.query(DataTable)):
-            return True
-    return False
+    screen = app.screen
+    owed = (
+        screen._layout_required
+        or screen._scroll_required
+        or screen._repaint_required
+        or screen._recompose_required
+        or bool(screen._dirty_widgets)
+    )
+    if owed:
+        return True
+    # and the tables of the screens beneath: a modal's picture holds them (a loaded run saw
+    # 12-error at 80x24 with the round's table not laid out). Only their tables: a screen
+    # beneath keeps repaint flags it is not asked to clear, which would never settle.
+    return any(t._require_update_dimensions for s in app.screen_stack for t in s.query(DataTable))
 
 
 async def _body_built(pilot: Any, timeout_s: float = 10.0) -> None:
