@@ -207,10 +207,17 @@ def direction(verdict: str, ratio: float | None) -> str:
     return "error"
 
 
-def table(results: dict[str, dict[str, list[tuple[str, float]]]], trials: int) -> str:
-    cases = [c for c in CASES if c != "A/A"]
-    head = f"| arm | A/A false | A/A no decision | {' | '.join(c + ' found' for c in cases)} | s per decision |"  # noqa: E501
-    lines = [head, "|" + "---|" * (4 + len(cases))]
+def _per_decision(rows: list[tuple[str, float]]) -> str:
+    decided = sum(d not in ("none", "error") for d, _ in rows)
+    return f"{sum(t for _, t in rows) / decided:.1f}" if decided else "—"
+
+
+def table(
+    results: dict[str, dict[str, list[tuple[str, float]]]], trials: int, run: list[str]
+) -> str:
+    cases = [c for c in run if c != "A/A"]
+    head = f"| arm | A/A false | A/A no decision | {' | '.join(c + ' found' for c in cases)} | s per decision | s per decision at +10% |"  # noqa: E501
+    lines = [head, "|" + "---|" * (5 + len(cases))]
     for arm in ARMS:
         got = results.get(arm)
         if not got:
@@ -225,10 +232,8 @@ def table(results: dict[str, dict[str, list[tuple[str, float]]]], trials: int) -
             found = sum(d == "slower" for d, _ in rows)
             wrong = sum(d == "faster" for d, _ in rows)
             cells.append(f"{found}/{len(rows)}" + (f" ({wrong} w)" if wrong else ""))
-        every = [r for rows in got.values() for r in rows]
-        decided = sum(d not in ("none", "error") for d, _ in every)
-        wall = sum(t for _, t in every)
-        cells.append(f"{wall / decided:.1f}" if decided else "—")
+        cells.append(_per_decision([r for rows in got.values() for r in rows]))
+        cells.append(_per_decision(got.get("+10%", [])))
         lines.append(f"| {arm} | " + " | ".join(cells) + " |")
     lines.append(
         f"({trials} trial(s) per case; 'found': the right direction said; (n w): n said the "
@@ -314,7 +319,13 @@ def main() -> int:
     ap.add_argument("--ms", type=float, default=30.0, help="the workload's length (30 ms)")
     ap.add_argument("--cost-runs", type=int, default=200, help="runs of `true` per repeat")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--cases", default=",".join(CASES), help=f"which cases, comma-separated ({','.join(CASES)})"
+    )
     args = ap.parse_args()
+    chosen = [c for c in args.cases.split(",") if c]
+    if unknown := [c for c in chosen if c not in CASES]:
+        ap.error(f"unknown case(s) {unknown}; the cases are {list(CASES)}")
     if shutil.which("hyperfine") is None:
         print("hyperfine is not installed (apt-get install hyperfine): nothing to compare")
         return 1
@@ -324,12 +335,12 @@ def main() -> int:
     script = tmp / "loop.py"
     script.write_text(LOOP)
     n, start, per = calibrate(script, args.ms)
-    pairs = {case: more_iterations(n, start, per, eff) for case, eff in CASES.items()}
+    pairs = {case: more_iterations(n, start, per, CASES[case]) for case in chosen}
     print(f"workload: {' '.join(PY)} loop.py, {n} iterations (~{args.ms:g} ms, start "
           f"{start * 1e3:.1f} ms); variants {pairs}", flush=True)  # fmt: skip
     results: dict[str, dict[str, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
     t0 = time.perf_counter()
-    plan = [(case, k) for k in range(args.trials) for case in CASES]
+    plan = [(case, k) for k in range(args.trials) for case in chosen]
     random.shuffle(plan)
     for case, k in plan:
         a = f"{' '.join(PY)} {script} {n}"
@@ -358,7 +369,7 @@ def main() -> int:
                 said.append(f"hf30 {welch}")
         print(f"  {case} trial {k + 1}: " + ", ".join(said), flush=True)
     print()
-    print(table(results, args.trials))
+    print(table(results, args.trials, chosen))
     print()
     print(per_run_cost(tmp, args.cost_runs))
     print(f"({time.perf_counter() - t0:.0f} s; load average after: {os.getloadavg()})")
