@@ -160,8 +160,19 @@ def progress_display(
     def name(variant_id: str) -> str:
         return plain(names.get(variant_id, variant_id))
 
+    latest: list[Any] = []  # the newest progress; a terminal draws it at its own pace
     live = (
-        Live(console=console, refresh_per_second=8, transient=True) if console.is_terminal else None
+        Live(
+            console=console,
+            refresh_per_second=8,
+            transient=True,
+            # drawn at each refresh, not built at each block: a round of a short command
+            # reports hundreds of blocks a second, and building the table per block cost
+            # more than a run
+            get_renderable=lambda: render(latest[-1]) if latest else Text(""),
+        )
+        if console.is_terminal
+        else None
     )
     last_line = [""]
 
@@ -192,7 +203,7 @@ def progress_display(
 
     def show(p: Any) -> None:
         if live is not None:
-            live.update(render(p))
+            latest[:] = [p]
             return
         if p.phase == "round":
             est = ", ".join(
@@ -210,8 +221,11 @@ def progress_display(
             line = f"{plain(p.message, 1000)} ({p.runs_done}/{p.runs_total} runs){_eta_if_known(p)}"
         else:
             line = plain(p.message, 1000) + _eta_if_known(p)
-        if line != last_line[0]:  # a Text: names such as bench[fp16] are never markup
-            console.print(Text(f"{kind}: {line}"), soft_wrap=True)
+        if line != last_line[0]:
+            # written as it is: plain text, never markup (names such as bench[fp16]), and
+            # a line per block of a short command costs a write, not a Rich render
+            console.file.write(f"{kind}: {line}\n")
+            console.file.flush()
             last_line[0] = line
 
     if live is not None:
