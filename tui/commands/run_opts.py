@@ -221,11 +221,14 @@ def progress_display(
             line = f"{plain(p.message, 1000)} ({p.runs_done}/{p.runs_total} runs){_eta_if_known(p)}"
         else:
             line = plain(p.message, 1000) + _eta_if_known(p)
-        if line != last_line[0]:
+        if line != last_line[0] and not console.quiet:
             # written as it is: plain text, never markup (names such as bench[fp16]), and
             # a line per block of a short command costs a write, not a Rich render
-            console.file.write(f"{kind}: {line}\n")
-            console.file.flush()
+            try:
+                console.file.write(f"{kind}: {line}\n")
+                console.file.flush()
+            except BrokenPipeError:  # the reader left: quiet from now on, as Rich's print
+                console.on_broken_pipe()
             last_line[0] = line
 
     if live is not None:
