@@ -33,6 +33,21 @@ def _stop_signals_as_a_person_starts_it() -> None:
 
 _stop_signals_as_a_person_starts_it()
 
+
+def _keep_compiled_code() -> None:
+    """With PYTHONDONTWRITEBYTECODE set (this VM's shell sets it), every gpuopt process a
+    test starts compiled gpuopt's sources anew, and every pytest worker rewrote every test
+    module's asserts anew (8 of its 9 s of collection). A person's machine keeps the
+    compiled files; so does the suite. gpuopt sets it itself for what it runs in the
+    person's tree (its workers), which the tests of an untouched tree hold."""
+    import sys
+
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+
+
+_keep_compiled_code()
+
 GIT_ID = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
     "GIT_COMMITTER_EMAIL": "t@t",

@@ -33,6 +33,7 @@ print(json.dumps([run_command(c, ".", shell=None).peak_rss_bytes for c in (big, 
 """
 
 
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 def test_a_runs_peak_is_said_though_gpuopts_parent_was_bigger():
     done = subprocess.run(
         [sys.executable, "-c", LAUNCH, MEASURE, str(ROOT)],

@@ -249,6 +249,7 @@ def test_on_start_raising_kills_the_run(tmp_path: Path) -> None:
     assert not _alive(pids[0])
 
 
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 def test_user_time_and_peak_rss_of_the_child(tmp_path: Path) -> None:
     # Burn CPU and hold ~200 MiB more than this test process's own peak.
     own = __import__("resource").getrusage(__import__("resource").RUSAGE_SELF).ru_maxrss * 1024

@@ -32,6 +32,7 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 def test_children_handed_over_after_the_listing_are_swept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

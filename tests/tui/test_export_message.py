@@ -22,6 +22,7 @@ def _line(app: Any) -> str:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 async def test_the_export_runs_off_the_apps_thread_and_its_path_comes_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -48,6 +49,7 @@ async def test_the_export_runs_off_the_apps_thread_and_its_path_comes_back(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 async def test_an_export_that_fails_says_why_in_the_pane(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder\n")

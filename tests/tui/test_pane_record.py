@@ -185,6 +185,7 @@ async def test_export_says_at_once_it_is_writing_and_then_its_path(
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 async def test_the_record_heading_sits_under_the_next_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
 ) -> None:

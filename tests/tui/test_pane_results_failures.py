@@ -84,6 +84,7 @@ HEADLINE = "failed on seed 1161227931: out NaN 0→80, max abs 2.98e-07, 80 mism
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 async def test_the_failed_check_line_fits_the_pane(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
 ) -> None:

@@ -26,6 +26,7 @@ async def _titles(screen: object, query: str) -> list[str]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 async def test_the_palette_finds_every_step_action_and_the_words_people_type(
     tmp_path: Path,
 ) -> None:

@@ -25,6 +25,7 @@ def _status(app: Any) -> str:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 async def test_the_round_pane_shows_the_runs_of_the_baseline_g_records_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

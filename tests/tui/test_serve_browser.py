@@ -79,6 +79,7 @@ def _until(driver: object, needle: str, timeout_s: float = 40.0) -> str:
     raise AssertionError(f"{needle!r} never reached the page; last: {text[-400:]!r}")
 
 
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 def test_the_served_review_shows_the_sessions_and_a_decision_record(tmp_path: Path) -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options

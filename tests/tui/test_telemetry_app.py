@@ -29,6 +29,7 @@ def _plain(app: TelemetryApp, selector: str) -> str:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow  # over 2 s at rest: kept out of the quick subset
 async def test_the_app_shows_a_replayed_gpu_its_processes_and_the_host() -> None:
     app = TelemetryApp(scenario="foreign-process", interval=0.25)
     async with app.run_test(size=(120, 40)) as pilot:
