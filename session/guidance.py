@@ -90,6 +90,35 @@ def round_next(
     return f"press {keys.run} to run a round with these variants."
 
 
+@dataclass(frozen=True)
+class BaselineKeys:
+    """The keys the baseline step's next step names, as the caller's keymap has them."""
+
+    record: str = "r"  # the Baseline step's: record it (again)
+    next: str = "n"  # the next step (the preflight)
+    round_step: str = "5"  # the key that shows the Round step
+    band: str = "f"  # the Round step's: fill in the band the baseline supports
+    run: str = "r"  # the Round step's: run the round
+
+
+def noisy_baseline_next(
+    words: str, delta: float, supported: float | None, keys: BaselineKeys
+) -> str:
+    """The baseline step's next step in the app, for a baseline too noisy for its band
+    `delta`: where a round may go on, in the app's keys (the CLI says it as
+    `gpuopt round --threshold`, in `session.gates.baseline_warning`). `words`: the
+    baseline's outcome in words; `supported`: the band its runs support (None: none)."""
+    more = f"or {keys.record} here to record it with more runs"
+    then = f"Then answer the preflight ({keys.next})."
+    if supported is None or supported <= delta:
+        return f"{words}: a round may go on, expecting INCONCLUSIVE verdicts; {more}. {then}"
+    return (
+        f"{words}: a round may go on at {band(supported)}, the band its runs support (on the "
+        f"Round step ({keys.round_step}), once its variants are in: {keys.band} fills in "
+        f"that band, then {keys.run} runs the round); {more}. {then}"
+    )
+
+
 def narrower_than_advised(typed: float | None, advised: float) -> bool:
     """A round set narrower than the band its baseline supports (None: the contract's,
     which is why the baseline advised another)."""

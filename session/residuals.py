@@ -107,7 +107,18 @@ def predicts_improvement(h: m.Hypothesis | None, metric: m.Metric) -> bool:
     return h.predicted_direction is metric.direction
 
 
-def _metric_movement(comparisons: Sequence[m.Comparison], improve: bool) -> tuple[str, str]:
+def _metric_movement(
+    comparisons: Sequence[m.Comparison], improve: bool, failed: Sequence[str] = ()
+) -> tuple[str, str]:
+    """How the target metric moved. `failed`: the workloads whose correctness check failed;
+    with any, the metric was not measured as a valid result (its timings are of wrong
+    results) and counts as unmoved, as a metric never measured does."""
+    if failed and comparisons:
+        return "unmoved", (
+            "the target metric was not measured as a valid result: its correctness check "
+            f"failed on {', '.join(failed)}, so its timings are of wrong results and say "
+            "nothing of the prediction; make it correct, then run a round"
+        )
     faster = [c.workload for c in comparisons if c.verdict is m.Verdict.FASTER]
     slower = [c.workload for c in comparisons if c.verdict is m.Verdict.SLOWER]
     if not comparisons:
@@ -250,12 +261,15 @@ def classify(
     predicted_evidence: str = "",
     mechanism_moved: bool | None = None,
     profiles: ProfilePair | None = None,
+    failed: Sequence[str] = (),
 ) -> ResidualSuggestion:
     """The residual class for one variant, with the reasons read from the observations.
 
     The mechanism is read from the profiles of both arms (per workload summaries) when given,
-    else from the audits; `mechanism_moved` is the person's override, recorded as such."""
-    metric, why_metric = _metric_movement(comparisons, improve)
+    else from the audits; `mechanism_moved` is the person's override, recorded as such.
+    `failed`: the workloads whose correctness check failed (the metric is then not a valid
+    measurement, so never "moved as predicted")."""
+    metric, why_metric = _metric_movement(comparisons, improve, failed)
     mech, why_mech = _mechanism_movement(
         predicted_evidence, audits, variant_id, mechanism_moved, profiles
     )
@@ -302,7 +316,9 @@ def suggest_residual_in(
         {w: e.summary for w, e in newest_profiles(view.evidence, "baseline").items()},
         {w: e.summary for w, e in newest_profiles(view.evidence, variant.id).items()},
     )
-    found = classify(
+    # a speed-up of wrong results is no measurement of the prediction
+    failed = sorted(r.workload for r in latest_correctness_in(view, variant) if not r.passed)
+    return classify(
         improve=predicts_improvement(h, session.contract.metric),
         comparisons=comps,
         audits=audits,
@@ -310,15 +326,8 @@ def suggest_residual_in(
         predicted_evidence=h.predicted_evidence if h else "",
         mechanism_moved=mechanism_moved,
         profiles=profiles,
+        failed=failed,
     )
-
-    failed = sorted(r.workload for r in latest_correctness_in(view, variant) if not r.passed)
-    if failed:  # a speed-up of wrong results says little about the mechanism
-        found.reasons.append(
-            f"its correctness check failed on {', '.join(failed)}: the timings are of wrong "
-            "results, so read the residual with care"
-        )
-    return found
 
 
 def record_residual(

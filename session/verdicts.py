@@ -79,6 +79,7 @@ __all__ = [
     "round_untrusted",
     "sci",
     "shown_verdict",
+    "table_legend",
     "times_ci_text",
     "times_text",
     "verdict_for",
@@ -251,6 +252,30 @@ def ci_cell(comparison: Any, heading: str) -> str:
     c = comparison
     labelled = heading != f"{confidence_text(interval_confidence(c))} CI"
     return ci_text(c.ci_low, c.ci_high, interval_confidence(c) if labelled else None)
+
+
+def table_legend(comparisons: Iterable[Any]) -> list[str]:
+    """The lines under a table of comparisons that say what it cannot say by itself (none
+    when there is nothing to explain): why rows carry intervals at two confidences, and
+    what "+N" after INCONCLUSIVE means. A new user saw 99% and 99.8% rows side by side, and
+    "INCONCLUSIVE +1", with nothing on screen to explain either."""
+    rows = list(comparisons)
+    out: list[str] = []
+    levels = sorted({interval_confidence(c) for c in rows})
+    if len(levels) > 1:
+        shown = [f"{confidence_text(x)} CI" for x in levels]
+        at = ", ".join(shown[:-1]) + f" and {shown[-1]}"
+        out.append(
+            f"intervals at {at}: FASTER, SLOWER and SAME are decided on the narrower one; "
+            "whether anything changed at all (MEASURABLE, else INCONCLUSIVE) on the wider "
+            "one, so that a small false change stays rare"
+        )
+    if any(
+        getattr(c, "verdict", None) is Verdict.INCONCLUSIVE and getattr(c, "blocks_needed", None)
+        for c in rows
+    ):
+        out.append("INCONCLUSIVE +N: about N more blocks would decide it (a longer round)")
+    return out
 
 
 def ci_legend(confidence: float) -> str:

@@ -117,8 +117,10 @@ if TYPE_CHECKING:
     from session.gpus import across_words, gpu_commands, placement_lines
     from session.guidance import (
         ROUND_GUIDANCE,
+        BaselineKeys,
         RoundKeys,
         narrow_band_question,
+        noisy_baseline_next,
         round_next,
         untrusted_round,
     )
@@ -299,7 +301,8 @@ _OWNERS: dict[str, str] = {
     "session.gates": "baseline_warning, fields_named, in_form",
     "session.gpus": "across_words, gpu_commands, placement_lines",
     "session.guidance": (
-        "ROUND_GUIDANCE, RoundKeys, narrow_band_question, round_next, untrusted_round"
+        "ROUND_GUIDANCE, BaselineKeys, RoundKeys, narrow_band_question, noisy_baseline_next, "
+        "round_next, untrusted_round"
     ),
     "session.hypotheses": (
         "FIELD_LABELS, NEEDS_REOPENING, HypothesisError, add_hypothesis, edit_hypothesis, get as "
@@ -423,6 +426,7 @@ __all__ = [
     "VERDICT_STYLE",
     "BackendUnavailable",
     "BadInput",
+    "BaselineKeys",
     "CompareResult",
     "ConductError",
     "ConflictError",
@@ -544,6 +548,7 @@ __all__ = [
     "metric_texts",
     "missing_refs",
     "narrow_band_question",
+    "noisy_baseline_next",
     "op_rows",
     "open_hint",
     "out_of_range",

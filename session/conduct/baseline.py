@@ -165,7 +165,9 @@ class Judgement:
         noise = self.noise_words()
         advised = self.advised_band()
         fit = (
-            f"; a round of {ROUND_BLOCKS} blocks resolves {band(advised)} at this noise"
+            f"; a round of {ROUND_BLOCKS} blocks resolves {band(advised)} at this noise "
+            "(the narrowest band, from the baseline's run-to-run noise; a round's smallest "
+            "effect it can resolve adds its interval's half-width to its band)"
             if self.resolvable is not None
             else ""
         )

@@ -38,7 +38,13 @@ def undecided_words(
     if look.min_effect is None:
         return f"too few blocks to judge yet (at least {design.looks[0]})"
     effect = f"the smallest effect this round can resolve is {look.min_effect:.1%}"
-    effect += f" (in {limit} blocks)"
+    # not the baseline's "a round resolves ±x%" (a band, from the baseline's runs alone):
+    # a change must clear this round's band by its interval, at the variant's paired noise
+    edge = f"±{look.threshold * 100:g}%"
+    effect += (
+        f" (in {limit} blocks: the {edge} band plus its interval's half-width, at this "
+        "round's own paired noise)"
+    )
     seen = _effect(shown.ratio)
     if seen is not None and seen > look.min_effect:
         effect += f"; the effect seen ({seen:.1%}) is larger, so more blocks would likely decide it"

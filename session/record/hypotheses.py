@@ -34,11 +34,13 @@ def hypotheses_lines(x: SessionExport) -> list[str]:
     section(lines, "Hypotheses")
     if not x.hypotheses:
         return [*lines, "No hypotheses recorded."]
+    # "status change suggested", not "the evidence suggests: no change": beside a status
+    # of supported, "no change" read as the evidence saying nothing had moved
     lines += md_table(
-        ["id", "title", "status", "the evidence suggests", "confidence", "variants",
+        ["id", "title", "status", "status change suggested", "confidence", "variants",
          "cheapest falsifier"],
         [
-            [h.id, h.title, words(h.status), h.suggested_status or "no change",
+            [h.id, h.title, words(h.status), h.suggested_status or "none",
              _confidence_change(x, h), ", ".join(h.variants), h.falsifier]
             for h in x.hypotheses
         ],

@@ -123,6 +123,8 @@ def test_too_noisy_says_the_noise_the_narrowest_band_and_the_options(ledger):
     assert "too noisy for ±2% after 20 runs" in words
     assert "CV " in words and "MAD " in words
     assert "a round of 30 blocks resolves ±" in words
+    # a new user saw this beside a round's "smallest effect … 19.6%": each says its source
+    assert "from the baseline's run-to-run noise" in words, words
     for option in ("--threshold", "more runs", "prepare command", "taskset"):
         assert option in words
 

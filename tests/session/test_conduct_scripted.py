@@ -166,6 +166,9 @@ def test_an_effect_inside_the_band_edge_is_inconclusive_with_the_smallest_effect
     assert c.verdict is m.Verdict.INCONCLUSIVE  # on the band's edge: no verdict in 15 blocks
     assert c.note.startswith("not decidable at this noise within 15 blocks")
     assert "the smallest effect this round can resolve is" in c.note
+    # beside the baseline's "a round of 30 blocks resolves ±6%", it says what it is made of
+    assert "the ±2% band plus its interval's half-width" in c.note, c.note
+    assert "this round's own paired noise" in c.note, c.note
     assert c.min_effect is not None and f"{c.min_effect:.1%}" in c.note  # stored, as said
     assert c.blocks_needed is None
 

@@ -124,6 +124,10 @@ class StepPane(VerticalScroll):
     def key_in(self, pane: type[StepPane], binding_id: str) -> str:
         return key_of_id(self.app, list(pane.BINDINGS), binding_id)  # type: ignore[arg-type]
 
+    def next_step_key(self) -> str:
+        """The key that goes to the next step (the session screen's, as remapped)."""
+        return key_of_id(self.app, list(SESSION_BINDINGS), "session.next_step")  # type: ignore[arg-type]
+
     def step_key(self, step: m.StepName) -> str:
         """The key that jumps to a step (the session screen's, as remapped)."""
         n = STEP_ORDER.index(step) + 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from rich.table import Table
@@ -16,14 +15,15 @@ from session import models as m
 from session.api import (
     DEFAULT_MAX_RUNS,
     DEFAULT_RUNS,
+    BaselineKeys,
     Outcome,
-    band,
     baseline_problem,
     baseline_warning,
     baseline_words,
     eta_text,
     judge_baseline,
     metric_label,
+    noisy_baseline_next,
     repair_words,
     said_once,
     stored_outcome,
@@ -103,18 +103,14 @@ class BaselinePane(StepPane):
         if self.context.ledger is not None:
             judged = judge_baseline(self.context.ledger, view.session, b, delta)
             wider = supported_band(judged)
-        if wider is None or wider <= delta:
-            return (
-                f"{words}: a round may go on, expecting INCONCLUSIVE verdicts; or r to "
-                "record it with more runs. Then answer the preflight (n)."
-            )
-        cmd = shlex.join(["gpuopt", "round", view.session.id, "--threshold", f"{wider:.3g}"])
-        keys = f"{self.step_key(m.StepName.ROUND)}, then {self.key_in(RoundPane, ADVISED)}"
-        return (
-            f"{words}: a round may go on at {band(wider)}, the band its runs support "
-            f"({keys}; {plain(cmd, 300)}); or r to record it with more runs. "
-            "Then answer the preflight (n)."
+        keys = BaselineKeys(
+            record=self.own_key("baseline.record"),
+            next=self.next_step_key(),
+            round_step=self.step_key(m.StepName.ROUND),
+            band=self.key_in(RoundPane, ADVISED),
+            run=self.key_in(RoundPane, "round.run"),
         )
+        return noisy_baseline_next(words, delta, wider, keys)
 
     def refresh_body(self, view: SessionView | None) -> None:
         info = self.query_one("#baseline-info", Static)

@@ -38,16 +38,18 @@ class HypothesesPane(StepPane):
         "would prove you wrong. Similar ideas rejected before are shown as you type."
     )
     # `t` for status: `x` is "export" elsewhere, and one key means one thing everywhere.
+    # `+` is shown (the Next line names it; a new user looked for it in the footer), with
+    # short words ("new", "attach") so that the footer at 80 columns keeps ^q quit.
     BINDINGS = [
         Binding("ctrl+s,f2", "save", "save", tooltip="Save the hypothesis in the form",
                 id="hypotheses.save"),
-        Binding("w", "write", "write new", tooltip="Write a new hypothesis",
+        Binding("w", "write", "new", tooltip="Write a new hypothesis",
                 id="hypotheses.write"),
         Binding("e", "edit", "edit", tooltip="Edit the selected hypothesis",
                 id="hypotheses.edit"),
         Binding("t", "status", "status", tooltip="Set the selected hypothesis' status",
                 id="hypotheses.status"),
-        Binding("plus", "evidence", "evidence", show=False,
+        Binding("plus", "evidence", "attach",
                 tooltip="Add evidence (a note, a file, a profile) to the selected hypothesis",
                 id="hypotheses.evidence"),
     ]  # fmt: skip

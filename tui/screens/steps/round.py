@@ -28,7 +28,7 @@ from session.api import (
     stored_outcome,
 )
 from session.read_model import SessionView
-from session.verdicts import ci_cell, ci_heading, verdict_for
+from session.verdicts import ci_cell, ci_heading, table_legend, verdict_for
 from tui.display import cell, plain
 from tui.screens.modals import ConfirmModal
 from tui.screens.pane_messages import AskVariant, StartBaseline, StartRound, StopWork
@@ -436,7 +436,16 @@ def comparison_table(
         f"bar: {ci_heading(rows)}, log axis · │ no change · ··· ±{threshold * 100:g}% noise",
         style="dim",
     )
+    for line in table_legend(rows):  # two confidences side by side, "+N": the session's words
+        out.append("\n")
+        out.append_text(_legend(line, width))
     return out
+
+
+def _legend(line: str, width: int) -> Text:
+    """A legend line under the table, wrapped to the width (the table itself is cut)."""
+    wrapped = textwrap.wrap(line, max(width, 20), break_on_hyphens=False) or [""]
+    return Text("\n".join(wrapped), style="dim")
 
 
 FAILED_VERDICTS = (m.Verdict.FAILED, m.Verdict.BROKEN)
