@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -270,8 +271,19 @@ def test_user_time_and_peak_rss_of_the_child(tmp_path: Path) -> None:
 
 
 def test_wall_time_is_close_to_the_process(tmp_path: Path) -> None:
-    walls = sorted(run_command("sleep 0.1", tmp_path).wall_s for _ in range(5))
-    assert 0.1 <= walls[2] < 0.13
+    """The runner's figure is the process's time, with nothing of its own added: beside a
+    bare Popen + wait of the same command, interleaved, its best run is as fast. The best
+    of each, not a median against a fixed 130 ms: an overhead of the runner's would be in
+    every run, while a loaded machine's slow spell is in some (a loaded full suite saw a
+    median of 135 ms)."""
+    ours, bare = [], []
+    for _ in range(7):
+        ours.append(run_command("sleep 0.1", tmp_path).wall_s)
+        t0 = time.perf_counter()
+        subprocess.run(["bash", "-c", "sleep 0.1"], cwd=tmp_path, check=True)
+        bare.append(time.perf_counter() - t0)
+    assert min(ours) >= 0.1
+    assert min(ours) < min(bare) + 0.01, (ours, bare)
 
 
 def test_without_pidfd_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
