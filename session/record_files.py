@@ -17,6 +17,22 @@ def default_export_dir() -> Path:
     return Path(platformdirs.user_data_dir("gpuopt", appauthor=False)) / "records"
 
 
+def export_writing_words(target: str | Path) -> str:
+    """What the app says the moment an export starts."""
+    return f"Writing the record to {target} …"
+
+
+def export_written_words(path: str | Path) -> str:
+    """What the app says once the record is written: the path on a line of its own, so a
+    narrow view breaks the sentence, never the path a person copies."""
+    return f"Record written (markdown, with its .json beside it):\n{path}"
+
+
+def export_failed_words(error: str) -> str:
+    """What the app says when the record could not be written."""
+    return f"The record was not written: {error}"
+
+
 def record_markdown(ledger: Any, session: m.Session, view: Any = None) -> str:
     """The markdown record; with `view` (a SessionView already read) it is not read again."""
     return to_markdown(gather(ledger, session, view))

@@ -211,7 +211,10 @@ if TYPE_CHECKING:
     from session.record.schema import schema_text
     from session.record_files import (
         default_export_dir,
+        export_failed_words,
         export_record,
+        export_writing_words,
+        export_written_words,
         record_for_width,
         record_markdown,
         record_model,
@@ -346,7 +349,8 @@ _OWNERS: dict[str, str] = {
     "session.record.samples": "runs_csv",
     "session.record.schema": "schema_text",
     "session.record_files": (
-        "default_export_dir, export_record, record_for_width, record_markdown, record_model"
+        "default_export_dir, export_failed_words, export_record, export_writing_words, "
+        "export_written_words, record_for_width, record_markdown, record_model"
     ),
     "session.refs": "SAME_TREE, list_refs",
     "session.repository": "ledger_inside_problem, repository_problem",
@@ -505,7 +509,10 @@ __all__ = [
     "error_tail",
     "estimate_lines",
     "eta_text",
+    "export_failed_words",
     "export_record",
+    "export_writing_words",
+    "export_written_words",
     "fact_lines",
     "fewest_blocks",
     "fields_named",

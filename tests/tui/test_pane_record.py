@@ -171,12 +171,12 @@ async def test_export_says_at_once_it_is_writing_and_then_its_path(
         await pilot.press("x")
         line = pane.query_one("#record-export")
         for _ in range(6000):  # the line naming the written file is the event
-            if "Written:" in str(line.render()):
+            if "Record written" in str(line.render()):
                 break
             await pilot.pause(0.01)
         assert seen and "Writing the record to" in seen[0]  # busy before the export ran
         written = str(line.render())
-        assert "gpuopt-5e551011a7c1.md" in written and "(and .json beside it)" in written
+        assert "gpuopt-5e551011a7c1.md" in written and ".json beside it" in written
         assert (tmp_path / "out" / "gpuopt-5e551011a7c1.md").exists()
         text = "\n".join(screen_lines(app))
         assert "gpuopt-5e551011a7c1.md" in text

@@ -26,6 +26,7 @@ from session.api import (
     default_export_dir,
     error_tail,
     export_record,
+    export_written_words,
     metric_legend,
     ratio_text,
     unreadable,
@@ -296,7 +297,9 @@ class ReviewScreen(Screen[None]):
             self.notify(f"Export failed: {plain(exc, 1000)}", severity="error", markup=False)
             return
         self.app.exported = str(path)  # type: ignore[attr-defined]
-        self.notify(f"Record written to {plain(path, None)} (and .json)", timeout=8, markup=False)
+        self.notify(
+            plain(export_written_words(path), None, multiline=True), timeout=8, markup=False
+        )
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 2:

@@ -19,6 +19,7 @@ from session.api import (
     ENGINE_ERRORS,
     Ledger,
     Session,
+    export_written_words,
 )
 from tui.display import plain
 from tui.screens.session_base import SessionScreenBase
@@ -82,7 +83,7 @@ class EngineWork(SessionScreenBase):
             return
         self.app.exported = msg.path  # type: ignore[attr-defined]
         self.notify(
-            f"Record written to {plain(msg.path, None)} (and .json)", timeout=8, markup=False
+            plain(export_written_words(msg.path), None, multiline=True), timeout=8, markup=False
         )
 
     def start_baseline(self, runs: int, warmup: int, **how: Any) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from session.api import DeleteReport, GpuoptError, default_export_dir
+from session.api import DeleteReport, GpuoptError, default_export_dir, export_written_words
 from tui.display import plain
 from tui.screens.modals import ConfirmModal, ErrorModal, FormModal
 from tui.widgets.form import Field
@@ -98,7 +98,7 @@ def ask_export(screen: Any) -> None:
     def written(path: str | None) -> None:
         if path is not None:
             screen.app.exported = path
-            screen.notify(f"Record written to {plain(path, None)} (and .json)", markup=False)
+            screen.notify(plain(export_written_words(path), None, multiline=True), markup=False)
 
     screen.app.push_screen(
         FormModal("Export the decision record", [field], submit, note="markdown and JSON"),

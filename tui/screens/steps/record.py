@@ -9,7 +9,14 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from session import models as m
-from session.api import default_export_dir, record_for_width, record_model
+from session.api import (
+    default_export_dir,
+    export_failed_words,
+    export_writing_words,
+    export_written_words,
+    record_for_width,
+    record_model,
+)
 from session.read_model import SessionView
 from tui.display import plain
 from tui.screens.pane_messages import ExportRecord
@@ -97,16 +104,16 @@ class RecordPane(StepPane):
             return
         self._exporting = True
         target = getattr(self.app, "export_dir", None) or default_export_dir()
-        self.export_line(f"Writing the record to {plain(target, None)} …")
+        self.export_line(plain(export_writing_words(target), None))
         self.call_after_refresh(self.post_message, ExportRecord())
 
     def export_finished(self, path: str, error: str = "") -> None:
         """The export's end, as the session screen was told it: the path, or the error."""
         self._exporting = False
         if error:
-            self.export_line(f"The record was not written: {plain(error, 1000)}")
+            self.export_line(plain(export_failed_words(error), 1000))
         else:
-            self.export_line(f"Written: {plain(path, None)} (and .json beside it)")
+            self.export_line(plain(export_written_words(path), None, multiline=True))
 
     def export_line(self, text: str) -> None:
         line = self.query_one("#record-export", Static)
