@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_helpers import SID, sample_ledger, settle, steady_app
+from tui_helpers import sample_session_screen, settle
 
 from session import models as m
-from tui.screens.session import SessionScreen
 from tui.widgets.form import Field
 
 
@@ -17,12 +16,12 @@ from tui.widgets.form import Field
 async def test_the_residual_form_of_a_broken_variant_does_not_default_to_as_predicted(
     tmp_path: Path,
 ) -> None:
-    db = sample_ledger(tmp_path / "l.db")  # no-max: FASTER, fewer operators, check failed
-    app = steady_app(db, session_id=SID)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionScreen) and screen.view is not None
+    async with sample_session_screen(tmp_path) as (
+        app,
+        pilot,
+        screen,
+    ):  # no-max: FASTER, fewer operators, check failed
+        assert screen.view is not None
         broken = next(v for v in screen.view.variants if v.name == "no-max")
         assert not all(c.passed for c in screen.view.correctness_of(broken.id))
         screen.ask_residual()

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 from textual.widgets import ContentSwitcher, OptionList, Static
-from tui_helpers import SID, sample_ledger, settle, steady_app, step_keys
+from tui_helpers import sample_session_screen, settle, step_keys
 
 from session import models as m
 from session.concerns import LABELS as CONCERN_LABELS
@@ -19,7 +19,7 @@ from session.preflight import KIND_LABELS, QUESTIONS
 from session.read_model import STEP_ORDER
 from session.steps import LABELS
 from tui.screens.modals import FormModal
-from tui.screens.session import SessionScreen, residual_choice
+from tui.screens.session import residual_choice
 from tui.widgets.form import Field
 
 
@@ -40,12 +40,7 @@ def _choices(field: Field) -> list[tuple[str, str]]:
 @pytest.mark.asyncio
 @pytest.mark.slow
 async def test_every_step_shows_the_session_layers_title_and_questions(tmp_path: Path) -> None:
-    db = sample_ledger(tmp_path / "l.db")
-    app = steady_app(db, session_id=SID)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
+    async with sample_session_screen(tmp_path) as (_app, pilot, screen):
         rail = [_plain(o.prompt) for o in screen.query_one("#steps", OptionList)._options]
         for i, step in enumerate(STEP_ORDER):
             await step_keys(pilot, str(i + 1))
@@ -77,12 +72,7 @@ async def test_every_step_shows_the_session_layers_title_and_questions(tmp_path:
 async def test_the_forms_offer_the_session_layers_residual_and_choice_texts(
     tmp_path: Path,
 ) -> None:
-    db = sample_ledger(tmp_path / "l.db")
-    app = steady_app(db, session_id=SID)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
+    async with sample_session_screen(tmp_path) as (app, pilot, screen):
         screen.ask_residual()
         await settle(pilot)
         residual = app.screen.query_one("#field-residual", Field)
@@ -102,12 +92,8 @@ async def test_the_forms_offer_the_session_layers_residual_and_choice_texts(
 async def test_the_status_form_refuses_a_blank_reason_in_the_session_layers_words(
     tmp_path: Path,
 ) -> None:
-    db = sample_ledger(tmp_path / "l.db")
-    app = steady_app(db, session_id=SID)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionScreen) and screen.view is not None
+    async with sample_session_screen(tmp_path) as (app, pilot, screen):
+        assert screen.view is not None
         h = screen.view.hypotheses[0]
         screen.ask_hypothesis_status(h)
         await settle(pilot)
@@ -124,12 +110,8 @@ async def test_the_status_form_refuses_a_blank_reason_in_the_session_layers_word
 @pytest.mark.asyncio
 @pytest.mark.slow
 async def test_the_decide_form_names_what_a_gate_lacks_by_its_fields(tmp_path: Path) -> None:
-    db = sample_ledger(tmp_path / "l.db")
-    app = steady_app(db, session_id=SID)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionScreen) and screen.view is not None
+    async with sample_session_screen(tmp_path) as (app, pilot, screen):
+        assert screen.view is not None
         variant = screen.view.variants[0]
         screen.ask_disposition(variant)
         await settle(pilot)
@@ -152,12 +134,8 @@ async def test_the_decide_form_says_what_an_open_choice_still_needs_of_the_form(
     """A new user read "✓ keep as the default path: open", saved, and was refused for the
     Guards and Fallback fields. An open choice names what the form must still hold
     (session.read_model.disposition_form_needs), by the form's field names."""
-    db = sample_ledger(tmp_path / "l.db")
-    app = steady_app(db, session_id=SID)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionScreen) and screen.view is not None
+    async with sample_session_screen(tmp_path) as (app, pilot, screen):
+        assert screen.view is not None
         fused = next(v for v in screen.view.variants if v.name == "fused")
         screen.ask_disposition(fused)
         await settle(pilot)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,22 @@ async def settle(pilot: Any, rounds: int = 3) -> None:
         await pilot.pause(0.01)
 
 
-__all__ = ["SID", "sample_ledger", "settle", "steady_app"]
+__all__ = ["SID", "sample_ledger", "sample_session_screen", "settle", "steady_app"]
+
+
+@asynccontextmanager
+async def sample_session_screen(
+    tmp_path: Path, size: tuple[int, int] = (160, 50)
+) -> AsyncIterator[tuple[Any, Any, Any]]:
+    """The sample session open in the app, settled: (app, pilot, its SessionScreen)."""
+    from tui.screens.session import SessionScreen
+
+    app = steady_app(sample_ledger(tmp_path / "l.db"), session_id=SID)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen) and screen.view is not None
+        yield app, pilot, screen
 
 
 async def step_keys(pilot: Any, *keys: str) -> None:
