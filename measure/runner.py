@@ -423,10 +423,11 @@ def run_command(
         )
 
     pid = proc.pid
-    # Our mark as the child began: its figure starts from our resident set at its exec,
-    # and our mark read only after the end can say less (a fresh-clone CI run saw `true`
-    # read 711 MB, the pytest worker's size, above our mark read then).
-    floor_at_fork = own_peak_kib()
+    # The floor: our mark once the child has exec'd (Popen returns only then). The child's
+    # figure starts from our high-water mark at its exec; our later growth is not in it, so
+    # a second read after the end only raised the floor, and could read lower (a fresh-clone
+    # CI run saw `true` read 711 MB, the pytest worker's size, when only that was read).
+    floor = own_peak_kib()
     orphans.watch_group(pid, forked_by)  # if gpuopt dies during the run, the guard ends it
     fds = {out_r: out, err_r: err}
     pidfd = _pidfd(pid)
@@ -544,10 +545,8 @@ def run_command(
     sys_s = rusage.ru_stime if rusage is not None else None
     peak = None
     # Linux counts the parent's resident set in a child's peak RSS (it is recorded when
-    # the child execs): a peak not above our own says nothing about the command. Our mark
-    # is read as the child began and again after it ended; the higher of the two floors.
-    parent_peak = max(floor_at_fork, own_peak_kib())
-    if rusage is not None and rusage.ru_maxrss > parent_peak:
+    # the child execs): a peak not above our mark at that moment says nothing of the command.
+    if rusage is not None and rusage.ru_maxrss > floor:
         peak = int(rusage.ru_maxrss) * 1024  # KiB on Linux
     stdout_tail, stderr_tail = out.text(), err.text()
 

@@ -94,3 +94,26 @@ def test_our_mark_at_the_fork_is_the_floor_though_it_reads_lower_after_the_end(
     result = runner.run_command("true", tmp_path)
     assert pids and result.status == "ok"
     assert result.peak_rss_bytes is None
+
+
+GROW_DURING = """
+import json, sys
+from measure.runner import run_command
+held = []
+def grow(_pid):  # gpuopt grows while the command runs: 600 MB, touched
+    x = bytearray(600_000_000); x[::4096] = b"x" * len(x[::4096]); held.append(x)
+big = f"{sys.executable} -c 'x = bytearray(300_000_000); x[::4096] = b\\"x\\" * len(x[::4096])'"
+print(json.dumps(run_command(big, ".", shell=None, on_start=grow).peak_rss_bytes))
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter that touches 900 MB: over 2 s on a loaded machine
+def test_our_growth_while_the_command_runs_does_not_hide_its_peak() -> None:
+    """The floor is our mark at the child's exec. Our growth after it is not in the child's
+    figure: a mark read again after the end took it for the floor and said nothing of a
+    300 MB command whose runner grew by 600 MB meanwhile."""
+    done = subprocess.run(
+        [sys.executable, "-c", GROW_DURING], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    peak = json.loads(done.stdout)
+    assert peak is not None and 300_000_000 < peak < 600_000_000, done.stdout
