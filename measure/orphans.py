@@ -69,11 +69,24 @@ def new_token() -> str:
     return secrets.token_hex(8)
 
 
+def _read(path: str) -> bytes:
+    """A whole /proc file in four system calls (open, reads to the end, close): a Python
+    file object adds fstat, ioctl and lseek, and a run reads several. Read to the end, not
+    to a short read: /proc may hand a file over in pieces."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _stat(pid: int | str) -> tuple[str, int, int, int, int] | None:
     """(state, ppid, process group, session, start time in ticks) of a process."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
+        data = _read(f"/proc/{pid}/stat")
     except OSError:
         return None
     fields = data.rpartition(b")")[2].split()
@@ -222,8 +235,7 @@ def unwatch_group(pgid: int) -> None:
 
 def _has_mark(pid: int | str, entry: bytes) -> bool:
     try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return entry in f.read().split(b"\0")
+        return entry in _read(f"/proc/{pid}/environ").split(b"\0")
     except OSError:
         return False
 
@@ -250,8 +262,7 @@ def _children() -> list[int]:
         tasks = os.listdir(f"/proc/{me}/task")
         out: list[int] = []
         for tid in tasks:
-            with open(f"/proc/{me}/task/{tid}/children", "rb") as f:
-                out.extend(int(p) for p in f.read().split())
+            out.extend(int(p) for p in _read(f"/proc/{me}/task/{tid}/children").split())
         return out
     except OSError:  # no /proc/.../children in this kernel: read every process's parent
         return [p for p in _all_pids() if (st := _stat(p)) is not None and st[1] == me]
@@ -264,8 +275,7 @@ def _handed_up_unmarked(pid: int, group: int) -> bool:
     if group == os.getpgrp() or (_guard is not None and pid == _guard.pid):
         return False
     try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            entries = f.read().split(b"\0")
+        entries = _read(f"/proc/{pid}/environ").split(b"\0")
     except OSError:
         return False
     return not any(e.startswith(OWNER_VAR.encode() + b"=") for e in entries)
@@ -340,8 +350,7 @@ def _marked_by(pids: Iterable[int]) -> dict[int, str]:
     out = {}
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                entries = f.read().split(b"\0")
+            entries = _read(f"/proc/{pid}/environ").split(b"\0")
         except OSError:
             continue
         for e in entries:
@@ -441,8 +450,7 @@ def _descendants(root: int) -> list[int]:
             continue
         for tid in tasks:
             try:
-                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                    kids = [int(p) for p in f.read().split()]
+                kids = [int(p) for p in _read(f"/proc/{pid}/task/{tid}/children").split()]
             except OSError:
                 continue
             out.extend(kids)

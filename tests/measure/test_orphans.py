@@ -67,6 +67,25 @@ def test_setsid_descendants_die_with_a_normal_end(tmp_path: Path) -> None:
         _kill(pids)
 
 
+def test_a_mark_past_64_kib_of_environment_is_found() -> None:
+    """A process's mark can come after 100 KB of its other variables: more than one read
+    of /proc/PID/environ returns, so the sweep reads to the end."""
+    entry = f"{orphans.RUN_VAR}=late"
+    env = {"BIG": "x" * 100_000, orphans.RUN_VAR: "late"}  # in this order in its environ
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"],
+        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        # its line: the exec is complete (until then /proc may show no environment yet)
+        assert child.stdout is not None and child.stdout.readline() == b"up\n"
+        assert Path(f"/proc/{child.pid}/environ").read_bytes().index(entry.encode()) > 65536
+        assert orphans._has_mark(child.pid, entry.encode())
+    finally:
+        child.kill()
+        child.communicate()
+
+
 def test_a_descendant_that_cleared_its_environment_dies_too(tmp_path: Path) -> None:
     """`env -i` drops the marks; as the subreaper gpuopt is handed it all the same."""
     f = tmp_path / "pids"
