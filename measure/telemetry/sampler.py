@@ -207,7 +207,9 @@ class Sampler:
             return None
         t0 = time.thread_time()
         try:
-            self._take_begin()
+            # A start not taken yet is taken now that the run has ended: its sample would
+            # be this end's twin (the same moment, the process reaped), so it takes none.
+            self._take_begin(late=True)
             return self._end(run_id)
         except Exception:  # as through the owner: a failure costs the record, not the run
             return None
@@ -219,13 +221,14 @@ class Sampler:
         """Known to make no GPU call (the owner has opened the backends, with no GPU)."""
         return self.ready.is_set() and not (self.gpu is not None and self.gpu_ok)
 
-    def _take_begin(self) -> bool:
-        """Begin the run handed by begin_run(wait=False), once (holding the lock)."""
+    def _take_begin(self, late: bool = False) -> bool:
+        """Begin the run handed by begin_run(wait=False), once (holding the lock); `late`:
+        taken at the run's end, with no sample of its own."""
         with self._handoff:
             pending, self._pending_begin = self._pending_begin, None
         if pending is None:
             return False
-        self._begin(*pending)
+        self._begin(*pending, sample=not late)
         return True
 
     def tick(self) -> list[Sample]:
@@ -372,14 +375,14 @@ class Sampler:
             except Exception as exc:
                 self.callback_error = f"{type(exc).__name__}: {exc}"
 
-    def _begin(self, run_id: str, pid: int | None) -> None:
+    def _begin(self, run_id: str, pid: int | None, sample: bool = True) -> None:
         if self._run is not None:  # a run that never finished: close it quietly
             self._run.finished = True
         self._seq += 1
         run = RunRecord(run_id=run_id, seq=self._seq, pid=pid, started_us=now_us())
         self._run = run
         if self.host is not None:
-            self.host.follow(pid)
+            self.host.follow(pid)  # a reaped run's pid is not looked up (host.follow)
         if self.gpu is not None and self.gpu_ok:
             try:
                 self.gpu.advance(run.seq, 0)
@@ -388,7 +391,8 @@ class Sampler:
                 run.procs_at_start = {g: set(p) for g, p in procs.items()}
             except Exception:
                 pass
-        self._sample()
+        if sample:
+            self._sample()
 
     def _end(self, run_id: str) -> RunRecord | None:
         run = self._run
