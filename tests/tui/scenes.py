@@ -161,6 +161,12 @@ async def drive(scene: Scene, pilot: Any) -> None:
         await pilot.pause()
     await pilot.pause()
     if scene.after is not None:
+        # the step settled first: a modal pushed while the pane beneath still owed its
+        # scroll to the focused field left it unscrolled on a loaded machine (12-error at
+        # 80x24 showed the round's form where the variants table is)
+        await pilot.app.workers.wait_for_complete()
+        await _body_built(pilot)
+        await _settled(pilot)
         await scene.after(pilot)
     await pilot.app.workers.wait_for_complete()
     await _body_built(pilot)
