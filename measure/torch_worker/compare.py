@@ -51,6 +51,15 @@ def load_trial(path: str, entry: dict[str, Any]) -> dict[str, torch.Tensor]:
 REFILL = "refill"  # the same input objects, new contents written into them
 
 
+def _largest_at_most(x: float, dtype: torch.dtype) -> torch.Tensor:
+    """The largest value of `dtype` not above `x`: for any v of that dtype, v > x exactly
+    when v > it (x rounded to nearest could land above x, or below and let v == x pass)."""
+    t = torch.tensor(x, dtype=torch.float64).to(dtype)
+    if float(t) > x:
+        t = torch.nextafter(t, torch.tensor(-math.inf, dtype=dtype))
+    return t
+
+
 def _finfo_tiny(dtype: torch.dtype) -> float:
     try:
         return float(torch.finfo(dtype).tiny)
@@ -272,8 +281,17 @@ class OutputStats:
         """A chunk that is bit-identical: no error anywhere, only the special values to count
         (the common case of a C1 change, at a few operations per element instead of forty)."""
         s = self.s
-        rd = rc.to(torch.float64) if rc.dtype != torch.float64 else rc
-        nan, inf = int(rd.isnan().sum()), int(rd.isinf().sum())
+        # Counted in the chunk's own dtype when it is a float: NaN, Inf and |x| are exact in
+        # it, and the floor becomes the largest value of that dtype not above it, so each
+        # count is the float64 one without a float64 copy (most of a large output's cost).
+        if rc.is_floating_point():
+            rd, limit = rc, _largest_at_most(floor, rc.dtype)
+        else:
+            rd, limit = rc.to(torch.float64), torch.tensor(floor, dtype=torch.float64)
+        if bool(rd.isfinite().all()):
+            nan = inf = 0
+        else:
+            nan, inf = int(rd.isnan().sum()), int(rd.isinf().sum())
         s["nan_ref"] += nan
         s["nan_new"] += nan
         s["inf_ref"] += inf
@@ -282,7 +300,7 @@ class OutputStats:
         if n_finite:
             self.abs_n += n_finite
             self.max_abs = self.max_abs or 0.0
-            n_big = int((rd.abs() > floor).sum()) - inf
+            n_big = int((rd.abs() > limit).sum()) - inf
             if n_big > 0:
                 self.max_rel = self.max_rel or 0.0
                 self.ulp_max = self.ulp_max or 0.0
