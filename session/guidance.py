@@ -40,6 +40,7 @@ class RoundKeys:
     band: str = "f"
     rebaseline: str = "g"
     results: str = "6"
+    baseline_step: str = "2"
 
 
 def round_next(
@@ -54,7 +55,7 @@ def round_next(
     matters before a first round. `advised`: the band a too-noisy baseline supports;
     `typed`: the band the round is set to (None: the contract's)."""
     if view.baseline is None:
-        return "record a baseline first (2)."
+        return f"record a baseline first ({keys.baseline_step})."
     if not view.variants:
         return f"press {keys.add} to add a variant from a git ref."
     rnd = view.last_round

@@ -53,6 +53,28 @@ def shown_key(app: App[object], b: Binding) -> str:
     return str(app.get_key_display(b.with_key(first.split(",")[0])))
 
 
+def spoken_key(app: App[object], b: Binding) -> str:
+    """A binding's keys as a sentence names them, after the keymap: "ctrl+s (or F2)" (the
+    footer's "^s" reads as a caret to a newcomer), "+" for plus."""
+
+    def one(key: str) -> str:
+        if key.startswith("ctrl+"):
+            return key
+        if key[:1] == "f" and key[1:].isdigit():
+            return key.upper()
+        return str(app.get_key_display(b.with_key(key)))
+
+    keymap = getattr(app, "_keymap", {}) or {}
+    first, *rest = ((keymap.get(b.id) if b.id else None) or b.key).split(",")
+    return one(first) + (f" (or {', '.join(one(k) for k in rest)})" if rest else "")
+
+
+def spoken_key_of_id(app: App[object], bindings: list[Binding], binding_id: str) -> str:
+    """spoken_key of the binding with this id among `bindings`."""
+    b = next(b for b in bindings if isinstance(b, Binding) and b.id == binding_id)
+    return spoken_key(app, b)
+
+
 def key_of_id(app: App[object], bindings: list[Binding], binding_id: str) -> str:
     """The shown key of the binding with this id among `bindings` (a class's BINDINGS)."""
     b = next(b for b in bindings if isinstance(b, Binding) and b.id == binding_id)

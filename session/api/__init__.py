@@ -163,6 +163,21 @@ if TYPE_CHECKING:
     )
     from session.md import for_terminal
     from session.merge import merge_ledgers
+    from session.next_steps import (
+        NO_SESSION,
+        StepKeys,
+        baseline_drifting_next,
+        baseline_missing_next,
+        baseline_ok_next,
+        baseline_repair_next,
+        busy_next,
+        contract_next,
+        disposition_next,
+        hypotheses_next,
+        preflight_next,
+        record_next,
+        results_next,
+    )
     from session.preflight import (
         BOTTLENECKS,
         CHECKLIST,
@@ -303,6 +318,11 @@ _OWNERS: dict[str, str] = {
     "session.format": "VERDICT_STYLE, bytes_text, eta_text, ratio_text, verdict_style",
     "session.gates": "baseline_warning, fields_named, in_form",
     "session.gpus": "across_words, gpu_commands, placement_lines",
+    "session.next_steps": (
+        "NO_SESSION, StepKeys, baseline_drifting_next, baseline_missing_next, baseline_ok_next, "
+        "baseline_repair_next, busy_next, contract_next, disposition_next, hypotheses_next, "
+        "preflight_next, record_next, results_next"
+    ),
     "session.guidance": (
         "ROUND_GUIDANCE, BaselineKeys, RoundKeys, narrow_band_question, noisy_baseline_next, "
         "round_next, untrusted_round"
@@ -414,6 +434,7 @@ __all__ = [
     "MIN_THRESHOLD",
     "NEEDS_REOPENING",
     "NOTHING_TO_SAVE",
+    "NO_SESSION",
     "OP_HEAD",
     "PAIR_HEAD",
     "PROFILE_BASELINE",
@@ -458,6 +479,7 @@ __all__ = [
     "SessionExport",
     "SlurmSteps",
     "StatusSuggestion",
+    "StepKeys",
     "VariantWarning",
     "VariantWarningKind",
     "WorkFailed",
@@ -474,8 +496,12 @@ __all__ = [
     "artifacts_root",
     "backup_ledger",
     "band",
+    "baseline_drifting_next",
     "baseline_floors",
+    "baseline_missing_next",
+    "baseline_ok_next",
     "baseline_problem",
+    "baseline_repair_next",
     "baseline_warning",
     "baseline_words",
     "beyond_localhost_warning",
@@ -486,6 +512,7 @@ __all__ = [
     "bisection_markdown",
     "bisections",
     "blocks_problem",
+    "busy_next",
     "bytes_text",
     "cancel_job",
     "catch_up",
@@ -496,6 +523,7 @@ __all__ = [
     "compare",
     "compare_profiles",
     "confirm_residual_class",
+    "contract_next",
     "cost_line",
     "culprit_diff_stats",
     "decode_reasons",
@@ -504,6 +532,7 @@ __all__ = [
     "delete_session",
     "describe_evidence",
     "dispose",
+    "disposition_next",
     "draft_round_summary",
     "edit_hypothesis",
     "error_tail",
@@ -526,6 +555,7 @@ __all__ = [
     "get_hypothesis",
     "gpu_commands",
     "hyperfine_markdown",
+    "hypotheses_next",
     "hypothesis_for_new_variant",
     "hypothesis_for_ref",
     "hypothesis_history",
@@ -564,6 +594,7 @@ __all__ = [
     "pair_rows",
     "placement_lines",
     "preflight_checklist",
+    "preflight_next",
     "preflight_view",
     "preflight_warnings",
     "profile_arm",
@@ -576,6 +607,7 @@ __all__ = [
     "record_json",
     "record_markdown",
     "record_model",
+    "record_next",
     "record_residual",
     "record_samples",
     "record_to_markdown",
@@ -587,6 +619,7 @@ __all__ = [
     "repos_lacking_refs",
     "repository_problem",
     "resolve_variants",
+    "results_next",
     "roofline_lines",
     "roofline_series",
     "round_next",

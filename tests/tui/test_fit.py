@@ -14,7 +14,6 @@ from measure.schedule import pace_eta_s
 from session import models as m
 from session.read_model import SessionView, load_view
 from tui.screens.steps.baseline import baseline_table
-from tui.screens.steps.contract import ContractPane
 from tui.screens.steps.round import comparison_table, fit_columns, indented
 from tui.widgets.rail import GLYPH
 from tui.widgets.words import count
@@ -62,9 +61,12 @@ def test_steps_not_reached_are_neutral_not_red() -> None:
 
 
 def test_the_contract_hint_names_the_baselines_own_key() -> None:
-    pane = ContractPane()
+    """The rule is the session layer's (session.next_steps); the app's keys, as remapped,
+    are test_keymap's."""
+    from session.next_steps import StepKeys, contract_next
+
     view = type("V", (), {"baseline": None})()
-    hint = pane.next_hint(view)
+    hint = contract_next(view, StepKeys())  # type: ignore[arg-type]
     assert "press 2 or n" in hint
 
 

@@ -57,3 +57,45 @@ def test_a_broken_keymap_is_named_not_applied(
         load_keymap()
     path.unlink()
     assert load_keymap() == {}
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_every_steps_next_line_names_the_keys_as_remapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Next line names keys: with a keymap they must be the remapped ones (the record
+    step said "press x" after x had moved to y, and so did the other steps)."""
+    from textual.widgets import Static
+
+    _config(
+        tmp_path,
+        monkeypatch,
+        "[keys]\n"
+        '"record.export" = "y"\n'
+        '"disposition.decide" = "o"\n'
+        '"session.next_step" = "j"\n'
+        '"preflight.bottleneck" = "v"\n'
+        '"preflight.checklist" = "z"\n',
+    )
+    db = sample_ledger(tmp_path / "l.db")
+    app = steady_app(db, session_id=SID)
+
+    def next_line() -> str:
+        return str(app.screen.pane().query_one(".next", Static).content)
+
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        shown: dict[str, str] = {}
+        for key in "1234678":
+            await step_keys(pilot, key)
+            await settle(pilot)
+            shown[key] = next_line()
+    assert "press y to export" in shown["8"], shown["8"]
+    assert "press x" not in shown["8"]
+    assert "(j)" in shown["7"] or "press o" in shown["7"], shown["7"]
+    assert "(n)" not in shown["7"] and "press d " not in shown["7"]
+    assert "v sets the bottleneck" in shown["3"] or "v and z set" in shown["3"], shown["3"]
+    assert " b " not in shown["3"] and " k " not in shown["3"], shown["3"]
+    for key in "12346":
+        assert "(n)" not in shown[key] and "or n " not in shown[key], (key, shown[key])

@@ -11,9 +11,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from session import models as m
+from session.api import StepKeys
 from session.read_model import STEP_ORDER, SessionView
 from tui.display import cell, plain
-from tui.keymap import key_of_id
+from tui.keymap import key_of_id, spoken_key_of_id
 from tui.screens.pane_messages import PaneContext
 from tui.screens.session_keys import SESSION_BINDINGS
 
@@ -127,6 +128,19 @@ class StepPane(VerticalScroll):
     def next_step_key(self) -> str:
         """The key that goes to the next step (the session screen's, as remapped)."""
         return key_of_id(self.app, list(SESSION_BINDINGS), "session.next_step")  # type: ignore[arg-type]
+
+    def step_keys(self, **own: str) -> StepKeys:
+        """The keys the Next line names, as remapped: the session screen's, and `own`
+        (a StepKeys field -> the binding id of this pane's key for it)."""
+        return StepKeys(
+            next=self.next_step_key(),
+            baseline_step=self.step_key(m.StepName.BASELINE),
+            round_step=self.step_key(m.StepName.ROUND),
+            **{
+                field: spoken_key_of_id(self.app, list(type(self).BINDINGS), binding)  # type: ignore[arg-type]
+                for field, binding in own.items()
+            },
+        )
 
     def step_key(self, step: m.StepName) -> str:
         """The key that jumps to a step (the session screen's, as remapped)."""

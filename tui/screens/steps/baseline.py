@@ -15,11 +15,18 @@ from session import models as m
 from session.api import (
     DEFAULT_MAX_RUNS,
     DEFAULT_RUNS,
+    NO_SESSION,
     BaselineKeys,
     Outcome,
+    StepKeys,
+    baseline_drifting_next,
+    baseline_missing_next,
+    baseline_ok_next,
     baseline_problem,
+    baseline_repair_next,
     baseline_warning,
     baseline_words,
+    busy_next,
     eta_text,
     judge_baseline,
     metric_label,
@@ -74,22 +81,23 @@ class BaselinePane(StepPane):
 
     def next_hint(self, view: SessionView | None) -> str:
         if view is None:
-            return "save the contract first."
+            return NO_SESSION
+        keys = self.step_keys(record="baseline.record", stop="baseline.stop")
         if self.context.busy == "baseline":
-            return "measuring… press s to stop after the current run."
+            return busy_next(keys)
         b = view.baseline
         if b is None:
-            return "press r to record the baseline."
+            return baseline_missing_next(keys)
         o = stored_outcome(b)
         if o is None:
-            return "this baseline was not judged (stopped early?): press r to record it again."
+            return baseline_missing_next(keys, judged=False)
         if o.blocks_round:
-            return f"{repair_words(o)} (r)."
+            return baseline_repair_next(repair_words(o), keys)
         if o.warns:
-            return self._go_on_hint(view, b)
-        return "answer the preflight (n)."
+            return self._go_on_hint(view, b, keys)
+        return baseline_ok_next(keys)
 
-    def _go_on_hint(self, view: SessionView, b: m.Baseline) -> str:
+    def _go_on_hint(self, view: SessionView, b: m.Baseline, step_keys: StepKeys) -> str:
         """A baseline too noisy for the contract's band: a round may go on at the band its
         runs support: the Round step's key fills it in (as `gpuopt round --threshold`)."""
         words = baseline_words(b, view.session.contract.threshold)
@@ -97,7 +105,7 @@ class BaselinePane(StepPane):
             said = words
             if self.context.ledger is not None:
                 said = baseline_warning(self.context.ledger, view.session, b) or words
-            return f"{said}. Answer the preflight (n)."
+            return baseline_drifting_next(said, step_keys)
         delta = view.session.contract.threshold if b.threshold is None else b.threshold
         wider = None
         if self.context.ledger is not None:

@@ -13,7 +13,14 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Static, TextArea
 
 from session import models as m
-from session.api import HARNESS_CHECK, TORCH_KINDS, apply_env, metric_text, placement_lines
+from session.api import (
+    HARNESS_CHECK,
+    TORCH_KINDS,
+    apply_env,
+    contract_next,
+    metric_text,
+    placement_lines,
+)
 from session.read_model import SessionView
 from tui.display import LONG_LIMIT, plain, shown
 from tui.screens.pane_messages import SaveSession
@@ -69,11 +76,7 @@ class ContractPane(StepPane):
         return not (action == "save" and self.view is not None and self.view.baseline is not None)
 
     def next_hint(self, view: SessionView | None) -> str:
-        if view is None:
-            return "fill in the contract and press ctrl+s (or F2) to start the session."
-        if view.baseline is None:
-            return "the contract can still change; press 2 or n to go on to the baseline."
-        return "the contract is fixed by the baseline; go on with n."
+        return contract_next(view, self.step_keys(save="contract.save"))
 
     def refresh_body(self, view: SessionView | None) -> None:
         locked = view is not None and (view.baseline is not None or self.readonly)

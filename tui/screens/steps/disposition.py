@@ -12,6 +12,7 @@ from session.api import CHOICE_DESCRIPTIONS as CHOICE_WORDS
 from session.api import (
     StatusSuggestion,
     apply_status_suggestion,
+    disposition_next,
     fields_named,
     in_form,
     status_suggestion_in,
@@ -59,12 +60,7 @@ class DispositionPane(StepPane):
         )
 
     def next_hint(self, view: SessionView | None) -> str:
-        if view is None or not view.variants:
-            return "add variants and run a round first."
-        todo = [v for v in view.variants if view.disposition_of(v.id) is None]
-        if todo:
-            return f"select a variant and press d to decide ({len(todo)} left)."
-        return "every variant is decided: read and export the record (n)."
+        return disposition_next(view, self.step_keys(decide="disposition.decide"))
 
     def refresh_body(self, view: SessionView | None) -> None:
         t = self.query_one("#disp-table", DataTable)

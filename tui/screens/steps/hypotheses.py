@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 
 from session import models as m
-from session.api import Session, similar_rejected
+from session.api import Session, hypotheses_next, similar_rejected
 from session.api import describe_evidence as describe
 from session.read_model import SessionView
 from tui.display import cell, plain, shown
@@ -24,6 +24,7 @@ from tui.screens.pane_messages import (
     EditHypothesis,
 )
 from tui.screens.step_base import StepPane, clip
+from tui.screens.steps.round import RoundPane
 from tui.widgets.form import Field, clear_errors, show_errors
 
 DIRECTION_CHOICES = [("metric goes down", "lower"), ("metric goes up", "higher")]
@@ -96,16 +97,11 @@ class HypothesesPane(StepPane):
         return list(self.query("#hyp-form Field").results(Field))
 
     def next_hint(self, view: SessionView | None) -> str:
-        if view is None:
-            return "save the contract first."
-        if not view.hypotheses:
-            return "press w to write the first hypothesis, ctrl+s to save it."
-        if not view.variants:
-            return (
-                "turn a hypothesis into a variant in the Round step (5, then a); "
-                "+ adds evidence to the selected one."
-            )
-        return "go to the round (n) or add another hypothesis."
+        keys = self.step_keys(
+            save="hypotheses.save", write="hypotheses.write", attach="hypotheses.evidence"
+        )
+        add = f"{keys.round_step}, then {self.key_in(RoundPane, 'round.add_variant')}"
+        return hypotheses_next(view, keys, add_variant=add)
 
     def refresh_body(self, view: SessionView | None) -> None:
         t = self.query_one("#hyp-table", DataTable)

@@ -15,10 +15,12 @@ from session.api import (
     CHECKLIST,
     CONCERN_LABELS,
     KIND_LABELS,
+    NO_SESSION,
     NOTHING_TO_SAVE,
     QUESTIONS,
     PreflightView,
     Session,
+    preflight_next,
 )
 from session.api import describe_evidence as describe
 from session.read_model import SessionView
@@ -90,14 +92,13 @@ class PreflightPane(StepPane):
 
     def next_hint(self, view: SessionView | None) -> str:
         if view is None:
-            return "save the contract first."
-        n = len(view.preflight)
-        if n < len(QUESTIONS):
-            return (
-                f"{n} of {len(QUESTIONS)} answered; ctrl+s saves what you wrote, "
-                "b sets the bottleneck, k ticks the checklist."
-            )
-        return "write hypotheses before editing code (n); b and k set the bottleneck and checklist."
+            return NO_SESSION
+        keys = self.step_keys(
+            save="preflight.save",
+            bottleneck="preflight.bottleneck",
+            checklist="preflight.checklist",
+        )
+        return preflight_next(len(view.preflight), len(QUESTIONS), keys)
 
     filled: dict[m.PreflightQuestion, tuple[str, str, str]]
 

@@ -16,6 +16,7 @@ from session.api import (
     export_written_words,
     record_for_width,
     record_model,
+    record_next,
 )
 from session.read_model import SessionView
 from tui.display import plain
@@ -57,9 +58,7 @@ class RecordPane(StepPane):
         yield Markdown("", id="record-md")
 
     def next_hint(self, view: SessionView | None) -> str:
-        if view is None:
-            return "save the contract first."
-        return "press x to export the record (markdown and JSON)."
+        return record_next(view, self.step_keys(export="record.export"))
 
     def refresh_body(self, view: SessionView | None) -> None:
         if view is None:

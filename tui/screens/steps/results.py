@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from session import models as m
-from session.api import RESIDUAL_WORDS, error_tail, untrusted_round
+from session.api import RESIDUAL_WORDS, error_tail, results_next, untrusted_round
 from session.read_model import SessionView, residual_suggestion
 from session.verdicts import error_headline, of_round, round_untrusted
 from tui.display import plain
@@ -77,8 +77,8 @@ class ResultsPane(StepPane):
             if view.residual_of(v.id) is None and residual_suggestion(self.context.ledger, view, v)
         ]
         if todo:
-            return f"press c to confirm the residual of {todo[0].name}; then decide (n)."
-        return "decide each variant (n)."
+            return results_next(todo[0].name, self.step_keys(confirm="results.confirm"))
+        return results_next(None, self.step_keys())
 
     def current_round(self, view: SessionView) -> m.Round | None:
         if not view.rounds:

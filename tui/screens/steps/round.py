@@ -14,10 +14,12 @@ from textual.widgets import DataTable, ProgressBar, Static
 from session import models as m
 from session.api import (
     DEFAULT_RUNS,
+    NO_SESSION,
     ROUND_GUIDANCE,
     Progress,
     RoundKeys,
     Session,
+    busy_next,
     error_tail,
     eta_text,
     metric_legend,
@@ -100,9 +102,9 @@ class RoundPane(StepPane):
 
     def next_hint(self, view: SessionView | None) -> str:
         if view is None:
-            return "save the contract first."
+            return NO_SESSION
         if self.context.busy == "round":
-            return "measuring… press s to stop cleanly after the current run."
+            return busy_next(self.step_keys(stop="round.stop"), cleanly=True)
         fit = self.advised() if not self.readonly and view.last_round is None else None
         return round_next(view, self._keys(), advised=fit, typed=self._typed_threshold())
 
@@ -113,6 +115,7 @@ class RoundPane(StepPane):
             band=self.own_key("round.advised_threshold"),
             rebaseline=self.own_key("round.rebaseline"),
             results=self.step_key(m.StepName.RESULTS),
+            baseline_step=self.step_key(m.StepName.BASELINE),
         )
 
     def _typed_threshold(self) -> float | None:
