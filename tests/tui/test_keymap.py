@@ -84,6 +84,10 @@ async def test_every_steps_next_line_names_the_keys_as_remapped(
     def next_line() -> str:
         return str(app.screen.pane().query_one(".next", Static).content)
 
+    def preflight_summary() -> str:
+        content = app.screen.pane().query_one("#preflight-summary", Static).content
+        return str(getattr(content, "plain", content))
+
     async with app.run_test(size=(160, 40)) as pilot:
         await settle(pilot)
         shown: dict[str, str] = {}
@@ -91,6 +95,8 @@ async def test_every_steps_next_line_names_the_keys_as_remapped(
             await step_keys(pilot, key)
             await settle(pilot)
             shown[key] = next_line()
+            if key == "3":
+                summary = preflight_summary()
     assert "press y to export" in shown["8"], shown["8"]
     assert "press x" not in shown["8"]
     assert "(j)" in shown["7"] or "press o" in shown["7"], shown["7"]
@@ -99,3 +105,18 @@ async def test_every_steps_next_line_names_the_keys_as_remapped(
     assert " b " not in shown["3"] and " k " not in shown["3"], shown["3"]
     for key in "12346":
         assert "(n)" not in shown[key] and "or n " not in shown[key], (key, shown[key])
+    assert "(v sets it)" in summary and "(z ticks items)" in summary, summary
+
+
+@pytest.mark.asyncio
+async def test_the_session_lists_guidance_names_its_new_key_as_remapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets import Static
+
+    _config(tmp_path, monkeypatch, '[keys]\n"picker.new" = "m"\n')
+    app = steady_app(sample_ledger(tmp_path / "l.db"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        text = str(app.screen.query_one(".guidance", Static).content)
+    assert "press m to start a new one" in text, text

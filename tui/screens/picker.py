@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Static
 from session.api import GpuoptError, Session
 from session.read_model import session_rows
 from tui.display import cell, home_short, plain
-from tui.keymap import bindings_help
+from tui.keymap import bindings_help, key_of_id
 from tui.screens.modals import ConfirmModal, ErrorModal, FormModal, HelpModal
 from tui.screens.review import ReviewScreen
 from tui.screens.session import SessionScreen
@@ -23,10 +23,13 @@ from tui.widgets.form import Field
 from tui.widgets.glossary import glossary
 from tui.widgets.palette import PaletteCommand, ScreenCommands
 
-PICKER_GUIDANCE = (
-    "Pick a session to continue it, or press n to start a new one. "
-    "Each session is one target metric on one repository. Escape in a session comes back here."
-)
+
+def picker_guidance(new_key: str) -> str:
+    """`new_key`: the key that starts a new session, as remapped."""
+    return (
+        f"Pick a session to continue it, or press {new_key} to start a new one. Each session "
+        "is one target metric on one repository. Escape in a session comes back here."
+    )
 
 
 class PickerScreen(Screen[None]):
@@ -193,12 +196,15 @@ class PickerScreen(Screen[None]):
 
     def action_help(self) -> None:
         self.app.push_screen(
-            HelpModal("Sessions", PICKER_GUIDANCE, bindings_help(self.app), glossary())
+            HelpModal("Sessions", self._guidance(), bindings_help(self.app), glossary())
         )
+
+    def _guidance(self) -> str:
+        return picker_guidance(key_of_id(self.app, list(self.BINDINGS), "picker.new"))  # type: ignore[arg-type]
 
     def compose(self) -> ComposeResult:
         yield Static("", id="title-bar")
-        yield Static(PICKER_GUIDANCE, classes="guidance")
+        yield Static(self._guidance(), classes="guidance")
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Static("", id="empty", classes="guidance")
         yield Footer()

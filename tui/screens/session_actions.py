@@ -10,7 +10,7 @@ from textual.binding import Binding
 from session import models as m
 from session.api import STEP_TITLES
 from session.read_model import STEP_ORDER
-from tui.keymap import bindings_help, shown_key
+from tui.keymap import bindings_help, key_of_id, shown_key
 from tui.screens.modals import ConfirmModal, HelpModal
 from tui.screens.session_base import PANES
 from tui.screens.session_engine import EngineWork
@@ -51,9 +51,20 @@ class KeyActions(EngineWork, SessionForms):
             pane.focus()
             return
         if self.busy:
-            self.notify(f"A {self.busy} is running: press s to stop it first.", severity="warning")
+            stop = self._stop_key(self.busy)
+            self.notify(
+                f"A {self.busy} is running: press {stop} to stop it first.", severity="warning"
+            )
             return
         self.leave(self._to_list)
+
+    def _stop_key(self, busy: str) -> str:
+        """The key that stops the running job (its step's, as remapped)."""
+        stop_id = f"{busy}.stop"
+        for pane in PANES:
+            if any(isinstance(b, Binding) and b.id == stop_id for b in pane.BINDINGS):
+                return key_of_id(self.app, list(pane.BINDINGS), stop_id)  # type: ignore[arg-type]
+        return "s"
 
     def leave(self, then: Any) -> None:
         """Run `then` once nothing typed would be lost: asked when a pane holds unsaved text."""

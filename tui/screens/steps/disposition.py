@@ -130,7 +130,10 @@ class DispositionPane(StepPane):
         if offer is not None:
             t.append("\nThe evidence suggests: ", style="bold")
             t.append(plain(offer.text, 2000))
-            t.append("\n  press u to update the hypothesis (you are asked first)", style="dim")
+            update = self.own_key("disposition.update_status")
+            t.append(
+                f"\n  press {update} to update the hypothesis (you are asked first)", style="dim"
+            )
         box.update(t)
 
     def suggestion_for(self, v: m.Variant) -> StatusSuggestion | None:

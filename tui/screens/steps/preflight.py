@@ -20,6 +20,7 @@ from session.api import (
     QUESTIONS,
     PreflightView,
     Session,
+    StepKeys,
     preflight_next,
 )
 from session.api import describe_evidence as describe
@@ -108,7 +109,8 @@ class PreflightPane(StepPane):
         ledger = self.context.ledger
         api = Session(ledger, view.session.id) if ledger is not None else None
         pv = api.preflight(view.session) if api is not None else None
-        self.query_one("#preflight-summary", Static).update(summary_text(pv))
+        keys = self.step_keys(bottleneck="preflight.bottleneck", checklist="preflight.checklist")
+        self.query_one("#preflight-summary", Static).update(summary_text(pv, keys))
         evidence = (
             [(shown(describe(e), 60, brief=True), e.id) for e in api.evidence()]
             if api is not None
@@ -268,7 +270,7 @@ def _answer_key(a: m.PreflightAnswer) -> tuple[str, str, str]:
     return (a.kind.value, a.concern_area.value if a.concern_area else "", a.text)
 
 
-def summary_text(pv: PreflightView | None) -> Text:
+def summary_text(pv: PreflightView | None, keys: StepKeys) -> Text:
     """The bottleneck class and the checklist's count, with the keys that set them."""
     t = Text()
     if pv is None:
@@ -277,9 +279,9 @@ def summary_text(pv: PreflightView | None) -> Text:
     t.append(pv.bottleneck.value, style="bold")
     if pv.bottleneck_evidence:
         t.append(f"  {plain(pv.bottleneck_evidence, 200)}", style="dim")
-    t.append("  (b sets it)\n", style="dim")
+    t.append(f"  ({keys.bottleneck} sets it)\n", style="dim")
     done = sum(1 for c in pv.checklist if c.done)
     t.append("checklist ", style="dim")
     t.append(f"{done} of {len(pv.checklist)} done", style="bold")
-    t.append("  (k ticks items)", style="dim")
+    t.append(f"  ({keys.checklist} ticks items)", style="dim")
     return t

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from session import models as m
-from session.api import RESIDUAL_WORDS, error_tail, results_next, untrusted_round
+from session.api import RESIDUAL_WORDS, StepKeys, error_tail, results_next, untrusted_round
 from session.read_model import SessionView, residual_suggestion
 from session.verdicts import error_headline, of_round, round_untrusted
 from tui.display import plain
@@ -98,7 +98,11 @@ class ResultsPane(StepPane):
         table.update(
             comparison_table(view, rnd, view.comparisons.get(rnd.id, []), width=self.text_width())
         )
-        detail.update(results_detail(view, rnd, self.context.ledger))
+        detail.update(
+            results_detail(
+                view, rnd, self.context.ledger, self.step_keys(confirm="results.confirm")
+            )
+        )
 
     def action_round(self, step: int) -> None:
         if self.view is None or not self.view.rounds:
@@ -112,7 +116,9 @@ class ResultsPane(StepPane):
         self.post_message(AskResidual())
 
 
-def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
+def results_detail(
+    view: SessionView, rnd: m.Round, ledger: Any, keys: StepKeys | None = None
+) -> Group:
     parts: list[Any] = []
     # the checks and audits this round rests on, once each (a later round re-checks)
     base_audits = {a.workload: a for a in of_round(_arm(view.audits, "baseline"), rnd)}
@@ -173,7 +179,7 @@ def results_detail(view: SessionView, rnd: m.Round, ledger: Any) -> Group:
         elif sug is not None:
             line.append(f"{RESIDUAL_WORDS[sug]}? ", style="bold yellow")
             why = f"{plain(got[1], 1000)} " if got and got[1] else ""
-            line.append(f"{why}— press c to confirm", style="dim")
+            line.append(f"{why}— press {(keys or StepKeys()).confirm} to confirm", style="dim")
         else:
             line.append("no suggestion yet", style="dim")
         parts.append(line)

@@ -313,7 +313,8 @@ class RoundPane(StepPane):
             return
         self.query_one("#field-threshold", Field).value = f"{fit:.3g}"
         self.show(self.view)  # the Next line follows the band now set
-        self.notify(f"Threshold set to the advised {fit:.3g}: press r to run.", markup=False)
+        run = self.own_key("round.run")
+        self.notify(f"Threshold set to the advised {fit:.3g}: press {run} to run.", markup=False)
 
     def action_rebaseline(self) -> None:
         """Record the baseline again (gpuopt baseline's defaults), then, once it is in and
