@@ -284,8 +284,8 @@ class OutputStats:
         # Counted in the chunk's own dtype when it is a float: NaN, Inf and |x| are exact in
         # it, and the floor becomes the largest value of that dtype not above it, so each
         # count is the float64 one without a float64 copy (most of a large output's cost).
-        if rc.is_floating_point():
-            rd, limit = rc, _largest_at_most(floor, rc.dtype)
+        if rc.is_floating_point() and rc.element_size() > 1:  # float8: torch has no
+            rd, limit = rc, _largest_at_most(floor, rc.dtype)  # isfinite or > for it
         else:
             rd, limit = rc.to(torch.float64), torch.tensor(floor, dtype=torch.float64)
         if bool(rd.isfinite().all()):
