@@ -176,7 +176,16 @@ def _with_audits(
 
 MORE_TRIALS = 3  # a close result runs this many times the trials again, on new seeds
 CLOSE = 0.5  # "close": the worst error is at least half of what the tolerance allows
-CHECK_VERSION = 2  # part of the cache key: a new check never reuses an old one's result
+# Part of the cache key and of the saved outputs' folders: a new check never reuses an old
+# one's result, nor the reference outputs an older worker saved (3: the NaN/Inf stress
+# input puts its values in other places, so a reference of 2 would not match it).
+CHECK_VERSION = 3
+
+
+def trial_tag(w: m.Workload, seed: int, trials: int, stress: bool) -> str:
+    """The folder name of one side's saved outputs for these trials."""
+    tag = f"{_slug(w.name)}-v{CHECK_VERSION}-s{seed}-t{trials}{'-stress' if stress else ''}"
+    return tag + ("-train" if w.training else "")
 
 
 def _inputs_from(w: m.Workload, baseline_dir: Path) -> str | None:
@@ -351,8 +360,7 @@ def _check(
     for group in _groups(workloads):
         paths: dict[str, tuple[Path, Path]] = {}
         for w in group:
-            tag = f"{_slug(w.name)}-s{seed}-t{trials}{'-stress' if stress else ''}"
-            tag += "-train" if w.training else ""
+            tag = trial_tag(w, seed, trials, stress)
             ref_path = (
                 root / "reference" / f"{base_commit[:16]}-{tag}"
                 if base_commit

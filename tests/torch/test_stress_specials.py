@@ -46,3 +46,17 @@ def test_a_tensor_of_two_elements_gets_what_fits() -> None:
     flat = y.tolist()
     assert math.isnan(flat[0]) or math.isnan(flat[1])
     assert sum(not math.isfinite(v) for v in flat) == 2
+
+
+def test_outputs_saved_by_an_older_check_are_not_reused(monkeypatch) -> None:
+    """The stress inputs changed with this check's version: a baseline's outputs saved by
+    the previous version (its NaN/Inf in other places) must not be compared with a new
+    variant's. The folder the outputs are saved in names the version."""
+    from session import models as m
+    from session import torch_checks
+
+    w = m.Workload.parse("softmax=kernelbench:problems/softmax.py")
+    now = torch_checks.trial_tag(w, 7, 3, True)
+    assert f"v{torch_checks.CHECK_VERSION}" in now and torch_checks.CHECK_VERSION >= 3
+    monkeypatch.setattr(torch_checks, "CHECK_VERSION", torch_checks.CHECK_VERSION - 1)
+    assert torch_checks.trial_tag(w, 7, 3, True) != now
