@@ -1,6 +1,7 @@
-"""The next step each step of the app names, from the session's state: one source for the
-sentence and its rule, the keys the caller's (the app's bindings, as the user's keymap has
-them). The round's own next step, and a too-noisy baseline's, are in session.guidance."""
+"""The next step each step of the app names, from the session's state, and the app's other
+sentences that name a key: one source for the sentence and its rule, the keys the caller's
+(the app's bindings, as the user's keymap has them). The round's own next step, and a
+too-noisy baseline's, are in session.guidance."""
 
 from __future__ import annotations
 
@@ -118,3 +119,41 @@ def record_next(view: SessionView | None, keys: StepKeys) -> str:
     if view is None:
         return NO_SESSION
     return f"press {keys.export} to export the record (markdown and JSON)."
+
+
+# The app's other sentences that name a key: the key is the caller's, as remapped.
+
+
+def picker_guidance(new_key: str) -> str:
+    """The session list's guidance; `new_key` starts a new session."""
+    return (
+        f"Pick a session to continue it, or press {new_key} to start a new one. Each session "
+        "is one target metric on one repository. Escape in a session comes back here."
+    )
+
+
+def busy_leave_words(busy: str, stop_key: str) -> str:
+    """Leaving a session while its job runs is refused: how to stop the job first."""
+    return f"A {busy} is running: press {stop_key} to stop it first."
+
+
+def status_update_offer(update_key: str) -> str:
+    """Under the evidence's suggested status of a hypothesis."""
+    return f"press {update_key} to update the hypothesis (you are asked first)"
+
+
+def advised_band_set(threshold: float, run_key: str) -> str:
+    """The band a too-noisy baseline supports, filled in by its key."""
+    return f"Threshold set to the advised {threshold:.3g}: press {run_key} to run."
+
+
+def bottleneck_key_words(keys: StepKeys) -> str:
+    return f"({keys.bottleneck} sets it)"
+
+
+def checklist_key_words(keys: StepKeys) -> str:
+    return f"({keys.checklist} ticks items)"
+
+
+def confirm_residual_words(keys: StepKeys) -> str:
+    return f"— press {keys.confirm} to confirm"

@@ -166,17 +166,24 @@ if TYPE_CHECKING:
     from session.next_steps import (
         NO_SESSION,
         StepKeys,
+        advised_band_set,
         baseline_drifting_next,
         baseline_missing_next,
         baseline_ok_next,
         baseline_repair_next,
+        bottleneck_key_words,
+        busy_leave_words,
         busy_next,
+        checklist_key_words,
+        confirm_residual_words,
         contract_next,
         disposition_next,
         hypotheses_next,
+        picker_guidance,
         preflight_next,
         record_next,
         results_next,
+        status_update_offer,
     )
     from session.preflight import (
         BOTTLENECKS,
@@ -319,7 +326,9 @@ _OWNERS: dict[str, str] = {
     "session.gates": "baseline_warning, fields_named, in_form",
     "session.gpus": "across_words, gpu_commands, placement_lines",
     "session.next_steps": (
-        "NO_SESSION, StepKeys, baseline_drifting_next, baseline_missing_next, baseline_ok_next, "
+        "NO_SESSION, StepKeys, advised_band_set, bottleneck_key_words, busy_leave_words, "
+        "checklist_key_words, confirm_residual_words, picker_guidance, status_update_offer, "
+        "baseline_drifting_next, baseline_missing_next, baseline_ok_next, "
         "baseline_repair_next, busy_next, contract_next, disposition_next, hypotheses_next, "
         "preflight_next, record_next, results_next"
     ),
@@ -489,6 +498,7 @@ __all__ = [
     "add_measurement",
     "add_note",
     "add_variant",
+    "advised_band_set",
     "answer_lines",
     "apply_env",
     "apply_status_suggestion",
@@ -512,17 +522,21 @@ __all__ = [
     "bisection_markdown",
     "bisections",
     "blocks_problem",
+    "bottleneck_key_words",
+    "busy_leave_words",
     "busy_next",
     "bytes_text",
     "cancel_job",
     "catch_up",
     "check_predictions",
     "check_workloads",
+    "checklist_key_words",
     "command",
     "commit_marks",
     "compare",
     "compare_profiles",
     "confirm_residual_class",
+    "confirm_residual_words",
     "contract_next",
     "cost_line",
     "culprit_diff_stats",
@@ -592,6 +606,7 @@ __all__ = [
     "outcome",
     "outcome_words",
     "pair_rows",
+    "picker_guidance",
     "placement_lines",
     "preflight_checklist",
     "preflight_next",
@@ -646,6 +661,7 @@ __all__ = [
     "spec_of_session",
     "status_suggestion",
     "status_suggestion_in",
+    "status_update_offer",
     "store_comparison",
     "stored_outcome",
     "submit_job",

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from session.api import GpuoptError, Session
+from session.api import GpuoptError, Session, picker_guidance
 from session.read_model import session_rows
 from tui.display import cell, home_short, plain
 from tui.keymap import bindings_help, key_of_id
@@ -22,14 +22,6 @@ from tui.screens.session_manage import deleted_words
 from tui.widgets.form import Field
 from tui.widgets.glossary import glossary
 from tui.widgets.palette import PaletteCommand, ScreenCommands
-
-
-def picker_guidance(new_key: str) -> str:
-    """`new_key`: the key that starts a new session, as remapped."""
-    return (
-        f"Pick a session to continue it, or press {new_key} to start a new one. Each session "
-        "is one target metric on one repository. Escape in a session comes back here."
-    )
 
 
 class PickerScreen(Screen[None]):

@@ -8,7 +8,7 @@ from typing import Any
 from textual.binding import Binding
 
 from session import models as m
-from session.api import STEP_TITLES
+from session.api import STEP_TITLES, busy_leave_words
 from session.read_model import STEP_ORDER
 from tui.keymap import bindings_help, key_of_id, shown_key
 from tui.screens.modals import ConfirmModal, HelpModal
@@ -52,9 +52,7 @@ class KeyActions(EngineWork, SessionForms):
             return
         if self.busy:
             stop = self._stop_key(self.busy)
-            self.notify(
-                f"A {self.busy} is running: press {stop} to stop it first.", severity="warning"
-            )
+            self.notify(busy_leave_words(self.busy, stop), severity="warning")
             return
         self.leave(self._to_list)
 

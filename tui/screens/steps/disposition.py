@@ -16,6 +16,7 @@ from session.api import (
     fields_named,
     in_form,
     status_suggestion_in,
+    status_update_offer,
 )
 from session.read_model import SessionView, disposition_form_needs, disposition_gates
 from tui.display import cell, plain
@@ -131,9 +132,7 @@ class DispositionPane(StepPane):
             t.append("\nThe evidence suggests: ", style="bold")
             t.append(plain(offer.text, 2000))
             update = self.own_key("disposition.update_status")
-            t.append(
-                f"\n  press {update} to update the hypothesis (you are asked first)", style="dim"
-            )
+            t.append(f"\n  {status_update_offer(update)}", style="dim")
         box.update(t)
 
     def suggestion_for(self, v: m.Variant) -> StatusSuggestion | None:

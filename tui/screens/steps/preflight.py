@@ -21,6 +21,8 @@ from session.api import (
     PreflightView,
     Session,
     StepKeys,
+    bottleneck_key_words,
+    checklist_key_words,
     preflight_next,
 )
 from session.api import describe_evidence as describe
@@ -279,9 +281,9 @@ def summary_text(pv: PreflightView | None, keys: StepKeys) -> Text:
     t.append(pv.bottleneck.value, style="bold")
     if pv.bottleneck_evidence:
         t.append(f"  {plain(pv.bottleneck_evidence, 200)}", style="dim")
-    t.append(f"  ({keys.bottleneck} sets it)\n", style="dim")
+    t.append(f"  {bottleneck_key_words(keys)}\n", style="dim")
     done = sum(1 for c in pv.checklist if c.done)
     t.append("checklist ", style="dim")
     t.append(f"{done} of {len(pv.checklist)} done", style="bold")
-    t.append(f"  ({keys.checklist} ticks items)", style="dim")
+    t.append(f"  {checklist_key_words(keys)}", style="dim")
     return t

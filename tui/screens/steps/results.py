@@ -13,7 +13,14 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from session import models as m
-from session.api import RESIDUAL_WORDS, StepKeys, error_tail, results_next, untrusted_round
+from session.api import (
+    RESIDUAL_WORDS,
+    StepKeys,
+    confirm_residual_words,
+    error_tail,
+    results_next,
+    untrusted_round,
+)
 from session.read_model import SessionView, residual_suggestion
 from session.verdicts import error_headline, of_round, round_untrusted
 from tui.display import plain
@@ -179,7 +186,7 @@ def results_detail(
         elif sug is not None:
             line.append(f"{RESIDUAL_WORDS[sug]}? ", style="bold yellow")
             why = f"{plain(got[1], 1000)} " if got and got[1] else ""
-            line.append(f"{why}— press {(keys or StepKeys()).confirm} to confirm", style="dim")
+            line.append(f"{why}{confirm_residual_words(keys or StepKeys())}", style="dim")
         else:
             line.append("no suggestion yet", style="dim")
         parts.append(line)

@@ -19,6 +19,7 @@ from session.api import (
     Progress,
     RoundKeys,
     Session,
+    advised_band_set,
     busy_next,
     error_tail,
     eta_text,
@@ -314,7 +315,7 @@ class RoundPane(StepPane):
         self.query_one("#field-threshold", Field).value = f"{fit:.3g}"
         self.show(self.view)  # the Next line follows the band now set
         run = self.own_key("round.run")
-        self.notify(f"Threshold set to the advised {fit:.3g}: press {run} to run.", markup=False)
+        self.notify(advised_band_set(fit, run), markup=False)
 
     def action_rebaseline(self) -> None:
         """Record the baseline again (gpuopt baseline's defaults), then, once it is in and
