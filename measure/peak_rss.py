@@ -8,6 +8,7 @@ worker), so every smaller command would lose its figure. VmHWM is our memory's o
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import threading
@@ -19,6 +20,21 @@ STATUS = "/proc/self/status"
 # the opener's: a forked child opens its own.
 _status: tuple[int, int] | None = None  # (pid that opened it, fd)
 _lock = threading.Lock()
+
+
+@functools.cache
+def counter_slack_kib() -> int:
+    """How far the mark a child inherits can sit above our VmHWM, in KiB.
+
+    The kernel counts an address space's pages per CPU and folds each CPU's count into the
+    total in batches of max(32, 2 x CPUs) pages; a child's exec records the batched total,
+    while /proc may report the exact sum. Three counters (anonymous, file, shared memory)
+    on each CPU can each hold up to one batch: that bound, in KiB. A figure within it of
+    our mark is ours, not the command's (a CI run saw `true` read the pytest worker's size).
+    """
+    cpus = os.cpu_count() or 1
+    page_kib = resource.getpagesize() // 1024
+    return 3 * cpus * max(32, 2 * cpus) * page_kib
 
 
 def own_peak_kib() -> int:

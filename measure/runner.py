@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from measure import orphans
-from measure.peak_rss import own_peak_kib
+from measure.peak_rss import counter_slack_kib, own_peak_kib
 from measure.redact import Redactor
 from measure.vocabulary import RunStatus
 
@@ -545,8 +545,9 @@ def run_command(
     sys_s = rusage.ru_stime if rusage is not None else None
     peak = None
     # Linux counts the parent's resident set in a child's peak RSS (it is recorded when
-    # the child execs): a peak not above our mark at that moment says nothing of the command.
-    if rusage is not None and rusage.ru_maxrss > floor:
+    # the child execs): a peak not above our mark at that moment (give or take the kernel's
+    # batched count, counter_slack_kib) says nothing of the command.
+    if rusage is not None and rusage.ru_maxrss > floor + counter_slack_kib():
         peak = int(rusage.ru_maxrss) * 1024  # KiB on Linux
     stdout_tail, stderr_tail = out.text(), err.text()
 

@@ -117,3 +117,19 @@ def test_our_growth_while_the_command_runs_does_not_hide_its_peak() -> None:
     )
     peak = json.loads(done.stdout)
     assert peak is not None and 300_000_000 < peak < 600_000_000, done.stdout
+
+
+def test_a_mark_a_few_pages_under_the_inherited_one_still_gives_no_figure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The figure `true` inherits at its exec is the kernel's per-CPU-batched count of our
+    pages; /proc's VmHWM can be the exact sum, a few batches lower. A fresh-clone CI run saw
+    `true` read 697 MB (the pytest worker's size) with the floor read after the exec.
+    Modelled here: our mark reads 256 KiB under the real one; no figure is still right."""
+    from measure import peak_rss, runner
+
+    real = peak_rss.own_peak_kib
+    monkeypatch.setattr(runner, "own_peak_kib", lambda: real() - 256)
+    result = runner.run_command("true", tmp_path)
+    assert result.status == "ok"
+    assert result.peak_rss_bytes is None
