@@ -176,8 +176,9 @@ class CompareResult:
                 "look_confidence": self.design.confidence,
                 "change_confidence": self.design.change_confidence,
                 "memory_usage_byte": "peak RSS per run from wait4, in hyperfine's field; left "
-                "out of a result when a run's peak did not rise above gpuopt's own (Linux "
-                "counts the parent's in the child's, so it would say nothing)",
+                "out of a result when a run's peak did not rise above gpuopt's own by more than "
+                "the kernel's batched page count (Linux counts the parent's in the child's, so "
+                "it would say nothing)",
                 "shell": {
                     "shell": self.shell,
                     "cost_s": self.shell_cost_s,
