@@ -288,7 +288,9 @@ class OutputStats:
             rd, limit = rc, _largest_at_most(floor, rc.dtype)  # isfinite or > for it
         else:
             rd, limit = rc.to(torch.float64), torch.tensor(floor, dtype=torch.float64)
-        if bool(rd.isfinite().all()):
+        # A finite sum has no NaN or Inf among its terms (isfinite() is the slow pass);
+        # a sum that overflowed counts them one by one, as any other does.
+        if math.isfinite(float(rd.sum())):
             nan = inf = 0
         else:
             nan, inf = int(rd.isnan().sum()), int(rd.isinf().sum())
@@ -300,7 +302,7 @@ class OutputStats:
         if n_finite:
             self.abs_n += n_finite
             self.max_abs = self.max_abs or 0.0
-            n_big = int((rd.abs() > limit).sum()) - inf
+            n_big = int(torch.count_nonzero(rd.abs() > limit)) - inf
             if n_big > 0:
                 self.max_rel = self.max_rel or 0.0
                 self.ulp_max = self.ulp_max or 0.0

@@ -57,3 +57,37 @@ def test_a_bit_identical_float8_output_is_counted_as_before(name: str) -> None:
     st = OutputStats("out", exact=False)
     st.add(0, 1, rc, rc.clone())
     assert st.finish()["bit_identical"]
+
+
+@pytest.mark.parametrize(
+    "special",
+    [[math.nan], [math.inf], [-math.inf], [math.inf, -math.inf], [math.nan, math.inf], []],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+def test_a_finite_sum_is_the_fast_way_and_any_special_is_still_counted(dtype, special) -> None:
+    """The chunk's sum stands in for isfinite().all(): a NaN or an Inf makes it non-finite,
+    and a finite chunk whose sum overflows (float16) is counted the slow way, to zero."""
+    finite = torch.randn(1000, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    rc = torch.cat([finite, torch.tensor(special, dtype=torch.float64)]).to(dtype)
+    assert _counts(rc, 1e-3) == _float64_counts(rc, 1e-3)
+    big = torch.full((100,), torch.finfo(dtype).max / 4, dtype=dtype)  # the sum overflows
+    assert _counts(big, 1e-3) == _float64_counts(big, 1e-3) == (0, 0, 100)
+
+
+@pytest.mark.parametrize("special", [math.nan, math.inf, -math.inf, None])
+def test_degeneracy_reads_the_finite_values_only(special) -> None:
+    """Its range and sum are over the finite values (a finite chunk's sum is its own): a
+    near-constant output with one special in it is still near-constant, a varying one not."""
+    from measure.torch_worker.capture import Degeneracy
+
+    for base, constant in ((torch.full((300_000,), 2.5), True), (torch.randn(300_000), False)):
+        t = base.clone()
+        if special is not None:
+            t[123_456] = special
+        d = Degeneracy()
+        d.add({"out": t})
+        assert d.constant["out"] is constant
+        (print_,) = d.prints["out"]
+        kept = t.to(torch.float64)
+        kept = kept[kept.isfinite()]
+        assert print_[0] == pytest.approx(float(kept.sum()), rel=1e-12)
