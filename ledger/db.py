@@ -174,7 +174,11 @@ def _header_problem(path: Path) -> str | None:
             if isinstance(exc, sqlite3.OperationalError) and "not a database" not in str(exc):
                 return f"cannot be read ({exc})"
             return "the file is not a SQLite database"
-        short = page_count * page_size > size >= 100 and page_count
+        # Open elsewhere (side files), the WAL holds pages past the main file's end: its
+        # shortness is no damage, and looking again would only wait (150 ms on every
+        # opening of a ledger a round or the app has open).
+        elsewhere = _open_elsewhere(path)
+        short = page_count * page_size > size >= 100 and page_count and not elsewhere
         if short and attempt + 1 < INSPECTION_ATTEMPTS:
             # a checkpoint writes page 1 (the new count) before the pages that lengthen
             # the file, and its writer may close before we look for it: a truncated
@@ -185,7 +189,7 @@ def _header_problem(path: Path) -> str | None:
     if size < 100:
         return "the file is not a SQLite database"
     expected = page_count * page_size
-    if page_count and not _open_elsewhere(path) and size < expected:
+    if page_count and not elsewhere and size < expected:
         return f"the file is truncated ({size} bytes of {expected})"
     return None
 
