@@ -45,8 +45,10 @@ def test_a_killed_round_keeps_whole_blocks_only(make_repo, tmp_path):
         "regex:(?P<value>[0-9.]+)",
     )
     sid = made.stdout.strip()
-    # not about the baseline: its fewest runs (each one 0.3 s)
-    base = gpuopt(ledger, "baseline", sid, "--runs", "2", "--warmup", "0", "--no-telemetry")
+    # not about the baseline: its fewest runs (each one 0.3 s); without --max-runs it ran
+    # on to 9 or more, until its halves agreed
+    base = gpuopt(ledger, "baseline", sid, "--runs", "2", "--max-runs", "2", "--warmup", "0",
+                  "--no-telemetry")  # fmt: skip
     assert base.returncode == 0, base.stderr
     assert gpuopt(ledger, "variant", "add", sid, "--name", "v", "--ref", "HEAD").returncode == 0
     proc = subprocess.Popen(
