@@ -120,12 +120,14 @@ def test_a_30_percent_step_at_19_of_32_is_found_and_the_tree_is_untouched(
 
 @pytest.mark.slow
 def test_two_steps_are_both_found(tmp_path: Path) -> None:
-    repo = history(tmp_path, steps(32, {9: 0.2, 25: 0.2}))
-    out = bisect(tmp_path, "--repo", str(repo), "--good", "main~31", "--bad", "main",
+    # 12 commits, a step in each half (6 rounds; 32 commits took 10): the depth of a long
+    # history is the 19-of-32 test's
+    repo = history(tmp_path, steps(12, {3: 0.2, 9: 0.2}))
+    out = bisect(tmp_path, "--repo", str(repo), "--good", "main~11", "--bad", "main",
                  "--", WORKLOAD)  # fmt: skip
     assert out.returncode == 0, out.stderr + out.stdout
     (record,) = stored(tmp_path)
-    assert culprits(record) == [[9], [25]]
+    assert culprits(record) == [[3], [9]]
     assert "2 changes over the band" in out.stdout
     sizes = [c["evidence"]["ratio"] for c in record["answer"]["changes"]]
     assert all(1.1 < r < 1.35 for r in sizes), sizes
@@ -162,10 +164,11 @@ def test_a_commit_that_fails_to_build_next_to_the_culprit_is_skipped_and_named(
 
 @pytest.mark.slow
 def test_ctrl_c_then_resume_gives_the_same_answer(tmp_path: Path) -> None:
-    repo = history(tmp_path, steps(16, {11: 0.3}))
+    # 8 commits: the confirm round and 3 steps, so the resume has 2 rounds still to run
+    repo = history(tmp_path, steps(8, {5: 0.3}))
     before = state(repo)
     cmd = [sys.executable, "-m", "tui", "--ledger", str(tmp_path / "l.db"), "bisect", *ROOM,
-           "--repo", str(repo), "--good", "main~15", "--bad", "main", "--", WORKLOAD]  # fmt: skip
+           "--repo", str(repo), "--good", "main~7", "--bad", "main", "--", WORKLOAD]  # fmt: skip
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env_of(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True,
@@ -193,11 +196,12 @@ def test_ctrl_c_then_resume_gives_the_same_answer(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr + again.stdout
     (done,) = stored(tmp_path)
     assert done["status"] == "completed"
-    assert culprits(done) == [[11]]
+    assert culprits(done) == [[5]]
     assert [s["number"] for s in done["steps"]][: len(kept)] == kept  # the old steps kept
+    assert len(done["steps"]) > len(kept)  # the resume ran rounds of its own
     assert_untouched(repo, before)
     shown = bisect(tmp_path, "--show", record["id"][:8])
-    assert shown.returncode == 0 and "#11" in shown.stdout and "ratio to good" in shown.stdout
+    assert shown.returncode == 0 and "#5" in shown.stdout and "ratio to good" in shown.stdout
 
 
 def gpuopt(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
