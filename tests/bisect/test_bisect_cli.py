@@ -151,15 +151,15 @@ def test_an_a_a_history_has_no_difference(tmp_path: Path) -> None:
 def test_a_commit_that_fails_to_build_next_to_the_culprit_is_skipped_and_named(
     tmp_path: Path,
 ) -> None:
-    repo = history(tmp_path, steps(12, {9: 0.3}), broken=8)
-    out = bisect(tmp_path, "--repo", str(repo), "--good", "main~11", "--bad", "main",
+    repo = history(tmp_path, steps(8, {5: 0.3}), broken=4)  # 4 rounds (12 commits: 5)
+    out = bisect(tmp_path, "--repo", str(repo), "--good", "main~7", "--bad", "main",
                  "--setup", "test ! -e broken", "--", WORKLOAD)  # fmt: skip
     assert out.returncode == 0, out.stderr + out.stdout
     (record,) = stored(tmp_path)
-    assert culprits(record) == [[8, 9]]
-    assert record["answer"]["skipped"] == {"8": "failed to build (exit 1)"}
-    assert record["answer"]["changes"][0]["skipped_borders"] == [8]
-    assert "skipped commit #8" in out.stdout and "borders it" in out.stdout
+    assert culprits(record) == [[4, 5]]
+    assert record["answer"]["skipped"] == {"4": "failed to build (exit 1)"}
+    assert record["answer"]["changes"][0]["skipped_borders"] == [4]
+    assert "skipped commit #4" in out.stdout and "borders it" in out.stdout
 
 
 @pytest.mark.slow
