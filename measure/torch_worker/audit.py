@@ -76,7 +76,10 @@ def _counts(names: list[str]) -> list[dict[str, Any]]:
 
 def audit_workload(w: Workload, training: bool, seed: int) -> dict[str, Any]:
     """Operators, kernel launches, allocations and peak memory of one call (after a warm-up)."""
-    from torch.profiler import ProfilerActivity, profile
+    # The profiler under torch.profiler.profile: that wrapper's start asks
+    # hasattr(torch, "_inductor"), which imports inductor, dynamo and sympy (1 s of every
+    # audit process) to read a cudagraphs setting that matters only to compiled code.
+    from torch.autograd.profiler import profile
 
     step(w, training, seed)  # warm-up: lazy initialisation is not the workload's cost
     _sync(w.device)
@@ -109,14 +112,12 @@ def audit_workload(w: Workload, training: bool, seed: int) -> dict[str, Any]:
         if not reset:
             result["notes"].append("could not reset VmHWM (/proc/self/clear_refs): no process peak")
     # Then operators and kernels under the profiler.
-    activities = [ProfilerActivity.CPU]
-    if w.device.type == "cuda":
-        activities.append(ProfilerActivity.CUDA)
+    use_device = "cuda" if w.device.type == "cuda" else None  # CPU and CUDA activities
     w.zero_grads() if training else None
-    with profile(activities=activities, profile_memory=w.device.type != "cuda") as prof:
+    with profile(use_device=use_device, profile_memory=use_device is None, use_kineto=True) as prof:
         step(w, training, seed)
         _sync(w.device)
-    events = prof.events()
+    events = prof.function_events
     computing, every = _top_level_ops(events)
     result["operator_count"] = len(computing)
     result["operators_with_views"] = len(every)
@@ -139,7 +140,7 @@ def audit_workload(w: Workload, training: bool, seed: int) -> dict[str, Any]:
         try:
             sizes = [
                 int(k.nbytes())
-                for k in prof.profiler.kineto_results.events()  # type: ignore[union-attr,unused-ignore]
+                for k in prof.kineto_results.events()  # type: ignore[union-attr,unused-ignore]
                 if k.name() == "[memory]"
             ]
             result["allocation_count"] = sum(1 for b in sizes if b > 0)

@@ -177,3 +177,24 @@ def test_cpu_step_peak_comes_from_the_profiler_not_the_process(worker, monkeypat
     monkeypatch.undo()
     allowed = worker.audit_workload(w, False, 0)
     assert allowed["process_peak_bytes"] is None or allowed["process_peak_bytes"] > 10**6
+
+
+def test_an_audit_does_not_import_the_compiler() -> None:
+    """torch.profiler.profile's start imported inductor, dynamo and sympy (hasattr on torch's
+    lazy modules): 1 s and ~70 MB of every audit process. The audit's profiler does not."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from measure.torch_worker import audit, workload\n"
+        "w = workload.Workload(lambda x: (x * 2).sum(), [torch.ones(8)], {}, {}, None,\n"
+        "                      torch.device('cpu'), None, 't')\n"
+        "r = audit.audit_workload(w, False, 0)\n"
+        "assert r['operator_count'] == 2 and r['peak_bytes'], r\n"
+        "names = ('torch._inductor', 'torch._dynamo', 'sympy')\n"
+        "print(sorted(m for m in names if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
