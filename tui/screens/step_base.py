@@ -8,6 +8,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Static
 
 from session import models as m
@@ -184,6 +185,14 @@ class StepPane(VerticalScroll):
     def focus_first(self) -> None:
         """Put the keyboard where the step expects it."""
         self.focus()
+
+    def focus_from_top(self, widget: Widget) -> None:
+        """Focus a field near the top of the body and show the step from its top, the Next
+        line with it. Scrolled to at the focus itself, the pane scrolled by where a body
+        still being laid out put the field: about one start in five the disposition's
+        table came to the top and hid the Next line (the 07-disposition snapshot at 80x24)."""
+        widget.focus(scroll_visible=False)
+        self.scroll_home(animate=False)
 
 
 def clip(text: str, width: int) -> Text:

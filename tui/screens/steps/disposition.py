@@ -176,4 +176,4 @@ class DispositionPane(StepPane):
         self.post_message(AskDisposition(v))
 
     def focus_first(self) -> None:
-        self.query_one("#disp-table", DataTable).focus()
+        self.focus_from_top(self.query_one("#disp-table", DataTable))
