@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -63,6 +64,24 @@ def test_setsid_descendants_die_with_a_normal_end(tmp_path: Path) -> None:
         assert res.ok and len(pids) == 5
         assert _running(pids) == []  # at once: the run is over only when they are gone
         assert res.containment == orphans.SUBREAPER
+    finally:
+        _kill(pids)
+
+
+def test_a_run_started_in_a_worker_thread_leaves_nothing(tmp_path: Path) -> None:
+    """The app runs rounds in a worker thread: its run's orphans are handed to the main
+    thread, not to the thread that started it, and the sweep reads only those two."""
+    f = tmp_path / "pids"
+    results: list[object] = []
+    worker = threading.Thread(
+        target=lambda: results.append(run_command(LEFTOVERS.format(f=f) + "sleep 0.3", tmp_path))
+    )
+    worker.start()
+    worker.join()
+    pids = _pids(f)
+    try:
+        assert len(results) == 1 and results[0].ok and len(pids) == 5  # type: ignore[attr-defined]
+        assert _running(pids) == []
     finally:
         _kill(pids)
 
