@@ -55,6 +55,11 @@ class HostBackend:
         except (psutil.Error, ValueError):
             self._root = None
 
+    @property
+    def following(self) -> bool:
+        """Is a run's process being followed (its pid was there to look up)?"""
+        return self._root is not None
+
     def tree(self) -> list[psutil.Process]:
         """The live processes of the run's tree; also records their pids."""
         root = self._root

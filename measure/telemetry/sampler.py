@@ -116,6 +116,7 @@ class Sampler:
         self._to_notify: list[list[Sample]] = []  # samples waiting for on_sample
         self._seq = 0
         self._idle_tick = 0
+        self._sampled_at = -float("inf")  # time.monotonic() of the newest sample
         self._pending: collections.deque[tuple[Any, ...]] = collections.deque()
         self._pending_lock = threading.Lock()
         self._sink_lock = threading.Lock()
@@ -209,13 +210,23 @@ class Sampler:
         try:
             # A start not taken yet is taken now that the run has ended: its sample would
             # be this end's twin (the same moment, the process reaped), so it takes none.
-            self._take_begin(late=True)
-            return self._end(run_id)
+            late = self._take_begin(late=True)
+            return self._end(run_id, sample=not (late and self._nothing_new()))
         except Exception:  # as through the owner: a failure costs the record, not the run
             return None
         finally:
             self.cpu_s += time.thread_time() - t0
             self._lock.release()
+
+    def _nothing_new(self) -> bool:
+        """Would a sample now only repeat the newest one? So when the run's process is
+        gone (a short run, reaped before its start was taken: no tree of its own to read)
+        and the newest sample is younger than the run period: the rest of a host sample is
+        the machine's (CPU %, load, memory), read at most that often anyway. Samples then
+        stay at the sampler's rate; one per run was a host read and a ledger row per run,
+        a thousand a second of a short command."""
+        gone = self.host is None or not self.host.following
+        return gone and time.monotonic() - self._sampled_at < self.run_period
 
     def _host_only(self) -> bool:
         """Known to make no GPU call (the owner has opened the backends, with no GPU)."""
@@ -345,6 +356,7 @@ class Sampler:
         if run is not None:
             run.samples.extend(out)
         self.latest = out
+        self._sampled_at = time.monotonic()
         self.samples_taken += 1
         if self.sink is not None and out:
             rows = [s.row(self.session_id) for s in out]
@@ -394,11 +406,12 @@ class Sampler:
         if sample:
             self._sample()
 
-    def _end(self, run_id: str) -> RunRecord | None:
+    def _end(self, run_id: str, sample: bool = True) -> RunRecord | None:
         run = self._run
         if run is None or run.run_id != run_id:
             return None
-        self._sample()
+        if sample:
+            self._sample()
         if self.gpu is not None and self.gpu_ok:
             try:
                 run.after = self.gpu.counters()
