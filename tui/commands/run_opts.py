@@ -175,6 +175,27 @@ def progress_display(
         else None
     )
     last_line = [""]
+    said: list[Any] = [None, None, ""]  # the comparisons and failed checks last put in words
+
+    def estimates(p: Any) -> str:
+        """The comparisons in words. The round hands over the same comparison objects from
+        one judgement to the next (copies, never changed), so the words are made once per
+        judgement, not once per block: of a short command, that was a tenth of a run. The
+        list kept here holds them alive, so that no new object can take one's identity."""
+        comparisons, failed = list(p.comparisons), list(p.failed_checks or ())
+        same = (
+            said[0] is not None
+            and len(said[0]) == len(comparisons)
+            and all(a is b for a, b in zip(said[0], comparisons, strict=True))
+            and said[1] == failed
+        )
+        if not same:
+            said[:] = [comparisons, failed, ", ".join(
+                f"{name(c.variant_id)}/{plain(c.workload)} {ratio_text(c.ratio)} "
+                f"{live_verdict(c, p).text}"
+                for c in comparisons
+            )]  # fmt: skip
+        return str(said[2])
 
     def render(p: Any) -> Any:
         parts: list[Any] = []
@@ -206,12 +227,7 @@ def progress_display(
             latest[:] = [p]
             return
         if p.phase == "round":
-            est = ", ".join(
-                f"{name(c.variant_id)}/{plain(c.workload)} {ratio_text(c.ratio)} "
-                f"{live_verdict(c, p).text}"
-                for c in p.comparisons
-            )
-            line = f"block {p.block}/{p.max_blocks} ETA {eta_text(p.eta_s)}: {est}"
+            line = f"block {p.block}/{p.max_blocks} ETA {eta_text(p.eta_s)}: {estimates(p)}"
         elif p.phase == "baseline":
             # one line per run would drown the log: about one per tenth of the runs
             step = (p.runs_done * 10 // p.runs_total) if p.runs_total else 0
