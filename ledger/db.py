@@ -373,13 +373,34 @@ def _file_key(path: Path, writable: bool) -> tuple[int, int, bool]:
     return (st.st_dev, st.st_ino, writable)
 
 
+def _enter_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, waiting as long as any other lock wait would.
+
+    SQLite answers a change of journal mode that meets another connection's lock (several
+    processes creating one ledger at once) with `database is locked` at once, without its
+    busy handler, so the wait is ours.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            locked = "locked" in str(exc) or "busy" in str(exc)
+            if not locked or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)  # a back-off between tries, not a wait for an event
+        pause = min(pause * 2, 0.05)
+
+
 def _new_connection(path: Path, readonly: bool, leave_no_files: bool) -> sqlite3.Connection:
     if readonly:
         conn = _connect_readonly(path, leave_no_files=leave_no_files)
     else:
         conn = _connect(path, readonly=False)
         try:
-            conn.execute("PRAGMA journal_mode = WAL")
+            _enter_wal(conn)
             conn.execute("PRAGMA synchronous = FULL")
         except BaseException:
             conn.close()
