@@ -93,7 +93,9 @@ def test_allocator_bimodal_arm_is_flagged_with_cause_and_fix(server, tmp_path: P
     # rest ([3, 5] in CI, [2, 6] in a full run). Both modes hold runs, and the split is
     # put down to the faults (next line), which is the flag's claim.
     assert sum(flag["runs"]) == 8 and min(flag["runs"]) >= 2, flag["runs"]
-    assert "page faults per call" in flag["follows"]
+    # The cause named is page faults, per call or per run: a run that slow spells moved
+    # across the value split (CI, under load) can leave only one of the two above 0.9.
+    assert any(k.startswith("page faults") for k in flag["follows"]), flag["follows"]
     assert "allocator returns memory to the OS" in flag["text"]
     assert "MALLOC_TRIM_THRESHOLD_" in flag["text"] and "MALLOC_MMAP_THRESHOLD_" in flag["text"]
 
