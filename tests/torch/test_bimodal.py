@@ -81,18 +81,20 @@ def test_allocator_bimodal_arm_is_flagged_with_cause_and_fix(server, tmp_path: P
     (tmp_path / "bim.py").write_text(BENCH)
     env = {**os.environ, **QUICK, "BIMODAL_COUNTER": str(tmp_path / "count")}
     env.pop("PYTHONPATH", None)
-    runs = _runs(tmp_path, server, env, 9)[1:]  # the first fork warms caches: a warm-up run
+    # 8 fresh and 8 steady: one run a slow spell moves across the modes (a fresh-clone CI
+    # at rest saw a steady 15.9 among fresh 14.2-25.6) no longer decides the split
+    runs = _runs(tmp_path, server, env, 17)[1:]  # the first fork warms caches: a warm-up run
     per_call = [r.worker["minor_faults_per_call"] for r in runs]
     assert min(per_call[0::2]) > 10 * max(1.0, max(per_call[1::2]))  # the fresh ones fault
     flag = timing.bimodal_flag(runs)
     assert flag is not None, [
         (round(r.value or 0, 2), r.worker["minor_faults_per_call"]) for r in runs
     ]
-    # the faults above split the runs 4/4 exactly (asserted above); which group a run's
+    # the faults above split the runs 8/8 exactly (asserted above); which group a run's
     # *time* lands in is a timing on a shared machine: slow spells moved runs across at
     # rest ([3, 5] in CI, [2, 6] in a full run). Both modes hold runs, and the split is
     # put down to the faults (next line), which is the flag's claim.
-    assert sum(flag["runs"]) == 8 and min(flag["runs"]) >= 2, flag["runs"]
+    assert sum(flag["runs"]) == 16 and min(flag["runs"]) >= 4, flag["runs"]
     # The cause named is page faults, per call or per run: a run that slow spells moved
     # across the value split (CI, under load) can leave only one of the two above 0.9.
     assert any(k.startswith("page faults") for k in flag["follows"]), flag["follows"]
