@@ -42,3 +42,50 @@ def test_a_run_is_filled_in_one_go_and_stays_valid(
     assert m.Run.model_validate(run.model_dump()) == run
     assert {"status", "value", "wall_s", "trust", "telemetry"} <= run.model_fields_set
     assert stored == run
+
+
+@pytest.mark.parametrize(
+    ("command", "metric", "timeout_s", "status"),
+    [
+        ("exit 3", m.Metric(), 600.0, m.RunStatus.FAILED),
+        ("echo no number here", m.Metric(source="regex", pattern=r"t=(?P<value>\S+)"), 600.0,
+         m.RunStatus.NO_METRIC),
+        ("echo '{\"t\": 1.5}'", m.Metric(source="json", pattern="t"), 600.0, m.RunStatus.OK),
+        ("exec sleep 30", m.Metric(), 0.3, m.RunStatus.TIMEOUT),
+        ("/nonexistent/program", m.Metric(), 600.0, m.RunStatus.FAILED),
+    ],
+)  # fmt: skip
+def test_every_kind_of_run_is_stored_as_a_valid_row(
+    tmp_path: Path, command: str, metric: m.Metric, timeout_s: float, status: m.RunStatus
+) -> None:
+    """Whatever the outcome (a failure, no metric, a timeout, a program that cannot start),
+    the row filled in is one the ledger validates and gives back unchanged, each value of
+    its field's own type."""
+    with Ledger.open(tmp_path / "ledger.db") as ledger:
+        contract = m.Contract(
+            workloads=[m.Workload(name="t", command=command)], metric=metric, timeout_s=timeout_s
+        )
+        session = m.Session(title="t", repo=str(tmp_path), contract=contract)
+        ledger.put(session)
+        ex = ProcessExecutor(ledger, session, None)
+        run = ex.run(m.Run(session_id=session.id, arm="baseline", workload="t", block=1), tmp_path)
+        ex.close()
+        stored = ledger.get(m.Run, run.id)
+    assert run.status is status, (run.status, run.error)
+    assert m.Run.model_validate_json(run.model_dump_json()) == run
+    assert stored == run
+    for name, field in m.Run.model_fields.items():  # each value has its field's type
+        value = getattr(run, name)
+        assert value is None or field.annotation is None or _has_type(value, field.annotation), (
+            name,
+            value,
+        )
+
+
+def _has_type(value: object, annotation: object) -> bool:
+    from pydantic import TypeAdapter
+
+    try:
+        return TypeAdapter(annotation).validate_python(value, strict=True) == value
+    except Exception:  # any refusal is the answer
+        return False

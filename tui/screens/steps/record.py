@@ -52,10 +52,11 @@ class RecordPane(StepPane):
     _exporting = False  # an export asked for and not yet answered
 
     def body(self) -> ComposeResult:
-        from textual.widgets import Markdown  # markdown-it costs 0.1 s: only when shown
+        # markdown-it costs 0.1 s: only when shown
+        from tui.widgets.record_markdown import RecordMarkdown
 
         yield Static("", id="record-export", classes="next")
-        yield Markdown("", id="record-md")
+        yield RecordMarkdown("", id="record-md")
 
     def next_hint(self, view: SessionView | None) -> str:
         return record_next(view, self.step_keys(export="record.export"))
