@@ -1,10 +1,14 @@
-"""The Record step's markdown view: Textual's, with each table drawn as one widget.
+"""The Record step's markdown view: Textual's, with each table and each list of one-line
+items drawn as one widget.
 
-Textual draws a markdown table as a grid with a widget per cell; a decision record holds
-hundreds of cells, and mounting, styling and laying out a widget each made the step slow to
-open (a sample record: 384 of its 656 widgets). The record's tables are laid out by the
-session layer to fit the pane (`session.md.table_width`), one line per cell, so here each
-is drawn as lines of text in that same width: a border, one space each side of a cell.
+Textual draws a markdown table as a grid with a widget per cell, and a list item as four
+widgets (a row, its bullet, a column, the paragraph); a decision record holds hundreds of
+cells and items, and mounting, styling and laying out a widget each made the step slow to
+open (a sample record at 80 columns: 523 widgets, 318 of them its 106 items). The record's
+tables are laid out by the session layer to fit the pane (`session.md.table_width`), one
+line per cell, so each is drawn as lines of text in that same width: a border, one space
+each side of a cell. A list whose items are each one paragraph is drawn as lines too, each
+item wrapped under its first word, as Textual's list draws it.
 """
 
 from __future__ import annotations
@@ -13,8 +17,15 @@ from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.geometry import Size
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
-from textual.widgets._markdown import MarkdownTable
+from textual.widgets._markdown import (
+    MarkdownBulletList,
+    MarkdownListItem,
+    MarkdownParagraph,
+    MarkdownTable,
+)
 
 
 def table_lines(headers: Sequence[Content], rows: Sequence[Sequence[Content]]) -> Content:
@@ -61,7 +72,59 @@ class RecordTable(MarkdownTable):
         yield Static(table_lines(headers, rows), classes="record-table")
 
 
-class RecordMarkdown(Markdown):
-    """Textual's markdown view, with tables drawn by `RecordTable`."""
+class BulletLines(Widget):
+    """A list's items as lines: the bullet, then the item's text wrapped under its start."""
 
-    BLOCKS = {**Markdown.BLOCKS, "table_open": RecordTable}
+    DEFAULT_CSS = """
+    BulletLines { width: 1fr; height: auto; }
+    """
+
+    def __init__(self, items: Sequence[tuple[str, Content]]) -> None:
+        super().__init__()
+        self.items = list(items)
+        self._wrapped: tuple[int, Content] | None = None
+
+    def lines(self, width: int) -> Content:
+        """The items laid out for `width` columns (kept for the last width asked)."""
+        if self._wrapped is None or self._wrapped[0] != width:
+            out: list[Content] = []
+            for bullet, text in self.items:
+                indent = len(bullet)
+                for i, line in enumerate(text.wrap(max(1, width - indent))):
+                    lead = Content.styled(bullet, "$text-primary") if i == 0 else " " * indent
+                    out.append(Content.assemble(lead, line))
+            self._wrapped = (width, Content("\n").join(out))
+        return self._wrapped[1]
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.lines(width).plain.split("\n"))
+
+    def render(self) -> Content:
+        return self.lines(self.content_region.width or self.size.width)
+
+    async def action_link(self, href: str) -> None:
+        """A link in an item: as Textual's list passes it on, to the markdown view."""
+        self.post_message(Markdown.LinkClicked(self.query_ancestor(Markdown), href))
+
+
+class RecordBulletList(MarkdownBulletList):
+    """A bullet list drawn as one `BulletLines` when each item is one paragraph; any other
+    (an item holding a list, a table, two paragraphs) as Textual draws it."""
+
+    def compose(self) -> ComposeResult:
+        items = [b for b in self._blocks if isinstance(b, MarkdownListItem)]
+        simple = all(
+            len(item._blocks) == 1 and type(item._blocks[0]) is MarkdownParagraph for item in items
+        )
+        if not simple:
+            yield from super().compose()
+            return
+        yield BulletLines([(item.bullet, item._blocks[0]._content) for item in items])
+        self._blocks.clear()
+
+
+class RecordMarkdown(Markdown):
+    """Textual's markdown view, with tables drawn by `RecordTable` and lists of one-line
+    items by `RecordBulletList`."""
+
+    BLOCKS = {**Markdown.BLOCKS, "table_open": RecordTable, "bullet_list_open": RecordBulletList}
