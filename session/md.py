@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -140,12 +141,25 @@ def table_width(cells: list[list[str]]) -> int:
     tables take, entities counted as the character they show)."""
     if not cells:
         return 0
-    widths = [max(len(_shown(row[i])) for row in cells) for i in range(len(cells[0]))]
+    widths = [max(_columns(_shown(row[i])) for row in cells) for i in range(len(cells[0]))]
     return sum(widths) + 3 * len(widths) + 1
 
 
 def _shown(cell: str) -> str:
     return _ENTITY.sub("x", _EMPHASIS_ESCAPE.sub(r"\1", cell))
+
+
+def _columns(text: str) -> int:
+    """Terminal columns `text` takes: two for a wide character (CJK, most emoji), none
+    for a combining mark or a zero-width one, one for the rest."""
+    return sum(
+        0
+        if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf")
+        else 2
+        if unicodedata.east_asian_width(c) in ("W", "F")
+        else 1
+        for c in text
+    )
 
 
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 from pane_harness import PaneApp, sample
+from rich.cells import cell_len
 from test_pane_record import settled, tables
 from textual.app import App, ComposeResult
 from textual.content import Content
@@ -26,10 +28,25 @@ def test_a_table_is_drawn_in_the_width_the_session_layer_counts() -> None:
     head, *rows = [[Content(c) for c in row] for row in cells]
     drawn = table_lines(head, rows)
     lines = drawn.plain.splitlines()
-    assert {len(line) for line in lines} == {table_width(cells)}
+    assert {cell_len(line) for line in lines} == {table_width(cells)}
     assert lines[1] == "│ variant │ ratio (95% CI)      │"
     assert lines[3] == "│ fused   │ 0.742 (0.731–0.755) │"
     assert lines[4] == "│ x       │                     │"  # an empty cell keeps its column
+
+
+def test_wide_characters_take_the_columns_they_show() -> None:
+    """A CJK cell takes two columns a character: the session layer counts them so, and the
+    drawn lines are that many columns wide (counted by characters, the table ran past the
+    pane and lost its right side)."""
+    cells = [["field", "value"], ["what", "融合注意力内核 fused attention"]]
+    head, *rows = [[Content(c) for c in row] for row in cells]
+    lines = table_lines(head, rows).plain.splitlines()
+    assert {cell_len(line) for line in lines} == {table_width(cells)} == {42}
+
+
+def test_a_table_with_no_rows_has_no_rule_under_its_headings() -> None:
+    lines = table_lines([Content("a"), Content("b")], []).plain.splitlines()
+    assert lines == ["┌───┬───┐", "│ a │ b │", "└───┴───┘"]
 
 
 def test_a_short_row_keeps_the_table_square() -> None:
@@ -51,7 +68,7 @@ async def test_the_record_step_draws_each_table_as_one_widget(tmp_path: Path) ->
         for table, cells in zip(drawn, shown, strict=True):
             assert len(list(table.walk_children())) == 1  # its text, not a widget a cell
             text = str(table.query_one(Static).render())
-            widths = {len(line) for line in text.splitlines()}
+            widths = {cell_len(line) for line in text.splitlines()}
             assert widths == {table_width(cells)}, (widths, cells)
         assert len(list(pane.walk_children())) < 150  # was 656, 384 of them table cells
     ledger.close()
@@ -97,3 +114,26 @@ async def test_a_list_whose_items_hold_more_than_a_paragraph_is_drawn_as_textual
         assert len(md.query(BulletLines)) == 1  # the inner list's items are one line each
         text = "\n".join(_lines(app))
         assert "outer" in text and "inner one" in text and "inner two" in text
+
+
+@pytest.mark.asyncio
+async def test_a_file_name_in_the_record_is_not_made_a_link() -> None:
+    """Textual's parser links any word that looks like a domain (kernel.py); the record is
+    stored text, and none of it becomes a link, in a list or in a table."""
+    assert "linkify" in MarkdownIt("gfm-like").get_active_rules()["core"]  # what it undoes
+    app = _Doc("- kernel.py and notes.md\n\n| a |\n| --- |\n| attn.cu |\n")
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        for widget in app.query("BulletLines, TableLines"):
+            rendered = widget.render()
+            assert isinstance(rendered, Content)
+            assert not [s for s in rendered.spans if "link" in str(s.style)], rendered.spans
+
+
+@pytest.mark.asyncio
+async def test_a_table_wider_than_its_view_ends_in_an_ellipsis() -> None:
+    app = _Doc("| heading |\n| --- |\n| " + "x" * 60 + " |\n")
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        lines = [line for line in _lines(app) if "x" in line]
+        assert lines and all(line.rstrip().endswith("…") for line in lines), lines

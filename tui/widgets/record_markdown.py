@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from markdown_it import MarkdownIt
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.geometry import Size
@@ -52,24 +53,38 @@ def table_lines(headers: Sequence[Content], rows: Sequence[Sequence[Content]]) -
         return Content.styled(left + middle.join("─" * (w + 2) for w in widths) + right, bar)
 
     head = [cell.stylize("bold $text-primary") for cell in grid[0]]
-    lines = [rule("┌", "┬", "┐"), line(head), rule("├", "┼", "┤")]
-    lines += [line(row) for row in grid[1:]]
+    lines = [rule("┌", "┬", "┐"), line(head)]
+    if len(grid) > 1:
+        lines.append(rule("├", "┼", "┤"))
+        lines += [line(row) for row in grid[1:]]
     lines.append(rule("└", "┴", "┘"))
     return Content("\n").join(lines)
+
+
+class TableLines(Static):
+    """The lines of one table. A line wider than the view (a pane narrower than the record's
+    narrowest layout) ends in an ellipsis, never cut silently."""
+
+    DEFAULT_CSS = """
+    TableLines { width: 1fr; height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+
+    async def action_link(self, href: str) -> None:
+        """A link in a cell: passed on to the markdown view, as Textual's cells do."""
+        self.post_message(Markdown.LinkClicked(self.query_ancestor(Markdown), href))
 
 
 class RecordTable(MarkdownTable):
     """A markdown table drawn as one widget of text lines."""
 
     DEFAULT_CSS = """
-    RecordTable { width: auto; height: auto; margin-bottom: 1; }
-    RecordTable > Static { width: auto; height: auto; }
+    RecordTable { width: 1fr; height: auto; margin-bottom: 1; }
     """
 
     def compose(self) -> ComposeResult:
         headers, rows = self._get_headers_and_rows()
         self._headers, self._rows = headers, rows
-        yield Static(table_lines(headers, rows), classes="record-table")
+        yield TableLines(table_lines(headers, rows))
 
 
 class BulletLines(Widget):
@@ -96,8 +111,8 @@ class BulletLines(Widget):
             self._wrapped = (width, Content("\n").join(out))
         return self._wrapped[1]
 
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self.lines(width).plain.split("\n"))
+    def get_content_height(self, _container: Size, _viewport: Size, width: int) -> int:
+        return len(self.lines(width).plain.split("\n")) if width > 0 else 0
 
     def render(self) -> Content:
         return self.lines(self.content_region.width or self.size.width)
@@ -123,8 +138,17 @@ class RecordBulletList(MarkdownBulletList):
         self._blocks.clear()
 
 
+def _parser() -> MarkdownIt:
+    """Textual's parser less linkify: the record's text is stored text, and a file name in
+    it (kernel.py) is not a web address (`session.md.md_cell` makes no input a link)."""
+    return MarkdownIt("gfm-like").disable("linkify")
+
+
 class RecordMarkdown(Markdown):
     """Textual's markdown view, with tables drawn by `RecordTable` and lists of one-line
     items by `RecordBulletList`."""
 
     BLOCKS = {**Markdown.BLOCKS, "table_open": RecordTable, "bullet_list_open": RecordBulletList}
+
+    def __init__(self, markdown: str | None = None, *, id: str | None = None) -> None:
+        super().__init__(markdown, id=id, parser_factory=_parser)
