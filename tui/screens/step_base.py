@@ -64,17 +64,6 @@ class StepPane(VerticalScroll):
         self._building = False
         self._focus_pending = False
 
-    def watch_has_focus(self, _has_focus: bool) -> None:
-        """Restyle the pane alone, not every widget of its body: Textual's default walks the
-        whole subtree on each focus change (a tenth of a second on the Record step), while
-        only the pane's own background follows its focus (`.step-pane:focus`); its body is
-        repainted for the new background (tests/tui/test_pane_focus_styles.py)."""
-        self.app.stylesheet.update_nodes([self], animate=True)
-        for child in self.walk_children(with_self=False):
-            if isinstance(child, Widget):  # their cached colours hold the old background
-                child.notify_style_update()
-                child.refresh()
-
     def compose(self) -> ComposeResult:
         # Only the words: the body is mounted the first time the step is shown, so the
         # first frame holds one step's widgets, not eight.
