@@ -4,9 +4,10 @@ the verdict, by how much, whether it is correct, what was decided and on which r
 from __future__ import annotations
 
 from session import models as m
+from session.format import confidence_text
 from session.md import figure, fit_width, fixed, md_cell, md_table, round_label
 from session.record.model import SessionExport, SummaryRow
-from session.verdicts import VERDICT_MEANINGS, ci_heading
+from session.verdicts import VERDICT_MEANINGS, ci_heading, interval_confidence
 
 
 def summary_lines(x: SessionExport) -> list[str]:
@@ -51,15 +52,16 @@ def summary_lines(x: SessionExport) -> list[str]:
         # the lines would join the list above)
         lines += (["**Per variant:**", ""] if narrow[0].startswith("- ") else []) + narrow
     else:
+        heading = _ci_heading(table)
         lines += md_table(
-            ["variant", "workload", "verdict", f"× faster ({_ci_heading(table)})",
+            ["variant", "workload", "verdict", f"× faster ({heading})",
              MEDIANS_IN_ROUND, "correctness", "class", "disposition", "round"],
             [
                 [
                     r.variant,
                     r.workload,
                     r.verdict or "not measured",
-                    _times(r),
+                    _times(r, heading),
                     f"{figure(r.baseline_median)} → {figure(r.variant_median, r.unit)}"
                     if r.baseline_median is not None or r.variant_median is not None
                     else "—",
@@ -103,13 +105,14 @@ def _narrow_table(rows: list[SummaryRow]) -> list[str]:
     the decision; workload, medians, check, class and round stay in the file's table (and
     in the details below)."""
     several = len({r.workload for r in rows}) > 1
+    heading = _ci_heading(rows)
     return md_table(
-        ["variant", "verdict", f"ratio ({_ci_heading(rows)})", "decision"],
+        ["variant", "verdict", f"ratio ({heading})", "decision"],
         [
             [
                 r.variant + (f" · {r.workload}" if several else ""),
                 (r.verdict_word or "not measured") + ("" if r.round_trusted else " (untrusted)"),
-                _ratio(r),
+                _ratio(r, heading),
                 _short_decision(r.disposition),
             ]
             for r in rows
@@ -117,12 +120,19 @@ def _narrow_table(rows: list[SummaryRow]) -> list[str]:
     )
 
 
-def _ratio(r: SummaryRow) -> str:
+def _ratio(r: SummaryRow, heading: str) -> str:
     if r.ratio is None:
         return "—"
     if r.ci_low is None or r.ci_high is None:
         return f"{fixed(r.ratio)} (no interval)"
-    return f"{fixed(r.ratio)} ({fixed(r.ci_low)}–{fixed(r.ci_high)})"
+    return f"{fixed(r.ratio)} ({_label(r, heading)}{fixed(r.ci_low)}–{fixed(r.ci_high)})"
+
+
+def _label(r: SummaryRow, heading: str) -> str:
+    """ "99% CI " before an interval whose column heading names no confidence (its rows
+    differ: a decided verdict's interval beside an undecided one's wider one)."""
+    level = f"{confidence_text(interval_confidence(r))} CI"
+    return "" if heading == level else f"{level} "
 
 
 def _short_decision(text: str) -> str:
@@ -171,14 +181,15 @@ def _ci_heading(rows: list[SummaryRow]) -> str:
     return ci_heading(with_ci) if with_ci else "CI"
 
 
-def _times(r: SummaryRow) -> str:
+def _times(r: SummaryRow, heading: str) -> str:
     """By how much, with its interval: an undecided estimate says so, and a figure without
     an interval is never shown bare (it would read as a result)."""
     if r.times == "—":
         return "—"
+    ci = f"{_label(r, heading)}{r.times_ci}" if r.times_ci != "—" else r.times_ci
     if r.verdict_word == m.Verdict.INCONCLUSIVE.value:
-        return "undecided" + (f": {r.times} ({r.times_ci})" if r.times_ci != "—" else "")
-    return f"{r.times} ({r.times_ci})"
+        return "undecided" + (f": {r.times} ({ci})" if r.times_ci != "—" else "")
+    return f"{r.times} ({ci})"
 
 
 def legend(x: SessionExport) -> str:
