@@ -31,7 +31,10 @@ def bench(device, dtype, seed):
     buf = torch.empty(N)
     def call():
         x = torch.empty(N) if fresh else buf  # fresh pages from the OS on every call, or not
-        return x.fill_(1.0).sum()
+        # one float a page: a fresh call's time is its page faults, a steady call's next to
+        # nothing (filling all 48 MiB made the modes 3x apart, and a slow spell at rest put
+        # a steady run among the fresh ones)
+        return x.view(-1, 1024)[:, 0].fill_(1.0)
     return {"fn": call, "inputs": []}
 """
 
