@@ -70,6 +70,7 @@ __all__ = [
     "change_words",
     "ci_cell",
     "ci_heading",
+    "ci_label",
     "ci_legend",
     "confidence_text",
     "error_headline",
@@ -244,6 +245,13 @@ def ci_heading(comparisons: Iterable[Any]) -> str:
     if len(levels) == 1:
         return f"{confidence_text(levels.pop())} CI"
     return "CI"
+
+
+def ci_label(comparison: Any, heading: str) -> str:
+    """ "99% CI " to put before an interval whose column heading (from `ci_heading`) names no
+    confidence, its rows' differing; "" under a heading that names it."""
+    level = f"{confidence_text(interval_confidence(comparison))} CI"
+    return "" if heading == level else f"{level} "
 
 
 def ci_cell(comparison: Any, heading: str) -> str:

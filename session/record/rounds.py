@@ -9,7 +9,7 @@ from session.md import figure, fixed, join, md_cell, md_code, md_table, section,
 from session.record.model import RoundRow, SessionExport
 from session.record.summary import legend
 from session.residuals import ROUND_SUMMARY_FIELDS
-from session.verdicts import ci_heading, times_text
+from session.verdicts import ci_heading, ci_label, times_text
 
 _REPRODUCED = {True: "reproduced", False: "NOT reproduced", None: "not judged"}
 
@@ -54,14 +54,15 @@ def _round(r: RoundRow, units: dict[str, str]) -> list[str]:
         f"threshold ±{r.threshold * 100:.1f}%."
     )
     lines.append("")
+    heading = ci_heading(r.comparisons)
     lines += md_table(
-        ["round", "variant", "workload", "scope", "verdict", f"ratio ({ci_heading(r.comparisons)})",
+        ["round", "variant", "workload", "scope", "verdict", f"ratio ({heading})",
          "× faster",
          "median baseline → variant", "n", "trust"],
         [
             [f"round {r.number}", c.variant, c.workload, words(c.scope) if c.scope else "—",
              c.shown + (f" (~{c.blocks_needed} more blocks)" if c.blocks_needed else ""),
-             f"{fixed(c.ratio)} [{fixed(c.ci_low)}, {fixed(c.ci_high)}]",
+             f"{fixed(c.ratio)} [{ci_label(c, heading)}{fixed(c.ci_low)}, {fixed(c.ci_high)}]",
              "—" if c.verdict == "BROKEN" else times_text(c.ratio),
              f"{figure(c.baseline_median)} → {figure(c.variant_median, units.get(c.workload, ''))}",
              c.n, _trust_text(c.trust, c.untrusted_runs, c.failed_runs)]

@@ -4,10 +4,9 @@ the verdict, by how much, whether it is correct, what was decided and on which r
 from __future__ import annotations
 
 from session import models as m
-from session.format import confidence_text
 from session.md import figure, fit_width, fixed, md_cell, md_table, round_label
 from session.record.model import SessionExport, SummaryRow
-from session.verdicts import VERDICT_MEANINGS, ci_heading, interval_confidence
+from session.verdicts import VERDICT_MEANINGS, ci_heading, ci_label
 
 
 def summary_lines(x: SessionExport) -> list[str]:
@@ -125,14 +124,7 @@ def _ratio(r: SummaryRow, heading: str) -> str:
         return "—"
     if r.ci_low is None or r.ci_high is None:
         return f"{fixed(r.ratio)} (no interval)"
-    return f"{fixed(r.ratio)} ({_label(r, heading)}{fixed(r.ci_low)}–{fixed(r.ci_high)})"
-
-
-def _label(r: SummaryRow, heading: str) -> str:
-    """ "99% CI " before an interval whose column heading names no confidence (its rows
-    differ: a decided verdict's interval beside an undecided one's wider one)."""
-    level = f"{confidence_text(interval_confidence(r))} CI"
-    return "" if heading == level else f"{level} "
+    return f"{fixed(r.ratio)} ({ci_label(r, heading)}{fixed(r.ci_low)}–{fixed(r.ci_high)})"
 
 
 def _short_decision(text: str) -> str:
@@ -186,7 +178,7 @@ def _times(r: SummaryRow, heading: str) -> str:
     an interval is never shown bare (it would read as a result)."""
     if r.times == "—":
         return "—"
-    ci = f"{_label(r, heading)}{r.times_ci}" if r.times_ci != "—" else r.times_ci
+    ci = f"{ci_label(r, heading)}{r.times_ci}" if r.times_ci != "—" else r.times_ci
     if r.verdict_word == m.Verdict.INCONCLUSIVE.value:
         return "undecided" + (f": {r.times} ({ci})" if r.times_ci != "—" else "")
     return f"{r.times} ({ci})"

@@ -64,3 +64,15 @@ def test_a_summary_at_one_confidence_names_it_once_in_its_heading(tmp_path: Path
     for layout in (md, narrow):
         assert "(99% CI)" in layout
         assert not any("% CI " in row for row in _summary_rows(layout).values())
+
+
+def test_each_interval_of_a_mixed_round_table_names_its_confidence(tmp_path: Path) -> None:
+    """The Rounds section's table too ("ratio (CI)" over bare "[0.199, 0.208]" in the demo)."""
+    _, md = _record(tmp_path, _mixed)
+    details = md[md.index("# Details") :]
+    rows = [ln for ln in details.splitlines() if ln.startswith("| round 1 |")]
+    assert len(rows) == 2, details[:3000]
+    fast = next(r for r in rows if "| fast |" in r)
+    unsure = next(r for r in rows if "| unsure |" in r)
+    assert re.search(r"(\[|&#91;)99% CI [\d.]+, [\d.]+", fast), fast
+    assert re.search(r"(\[|&#91;)99\.8% CI [\d.]+, [\d.]+", unsure), unsure
