@@ -258,7 +258,7 @@ def ci_cell(comparison: Any, heading: str) -> str:
     """A comparison's interval in a column headed `heading` (from `ci_heading`): bare
     under a heading that names its confidence, "99.8% CI 0.731–0.755" under a bare "CI"."""
     c = comparison
-    labelled = heading != f"{confidence_text(interval_confidence(c))} CI"
+    labelled = bool(ci_label(c, heading))
     return ci_text(c.ci_low, c.ci_high, interval_confidence(c) if labelled else None)
 
 
