@@ -48,6 +48,19 @@ def _keep_compiled_code() -> None:
 
 _keep_compiled_code()
 
+
+def _one_thread_per_worker() -> None:
+    """The suite's parallelism is its xdist workers, one process each, more of them than
+    cores (many tests wait on subprocesses, Slurm or a pid file). torch's own thread pool
+    on top of that oversubscribes the cores, and its OpenMP threads spin while they wait
+    for work: four workers on 2 cores spent 223 s of CPU in the torch tests, against 116 s
+    for two. A test that is about threads sets them itself (monkeypatch), as a person's
+    environment would."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+_one_thread_per_worker()
+
 GIT_ID = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
     "GIT_COMMITTER_EMAIL": "t@t",
@@ -82,7 +95,19 @@ def make_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first: with two workers the run then ends on short tests instead of
-    one worker finishing a minute-long test alone (the sort is stable, so every worker
-    collects the same order, as xdist requires)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Order the tests for xdist's work stealing, which hands each worker one contiguous
+    share of this list and lets an idle worker take the far end of another's queue:
+
+    - the Slurm tests first, together: they wait on the one-node cluster (a time limit
+      is a minute at least) and so share one worker, never holding more jobs at once
+      than the node has CPUs, while the others compute;
+    - then every share begins with its part of the slow tests (dealt in turn), so that
+      no worker is left at the end with a minute-long test alone.
+
+    The order depends only on the collection and the worker count, so every worker
+    collects the same list, as xdist requires."""
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    slurm = [item for item in items if item.get_closest_marker("slurm") is not None]
+    rest = [item for item in items if item.get_closest_marker("slurm") is None]
+    rest.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
+    items[:] = slurm + [item for share in range(workers) for item in rest[share::workers]]

@@ -207,6 +207,14 @@ def _pending(app: Any) -> bool:
     )
     if owed:
         return True
+    # A widget's own request reaches the screen only when that widget next goes idle: until
+    # then the screen owes nothing and equal frames show the old layout (four workers on 2
+    # cores saw 05b-round-running's live table cut after its third row, its legend missing).
+    if any(
+        w._layout_required or w._repaint_required or w._scroll_required
+        for w in screen.walk_children(with_self=False)
+    ):
+        return True
     # and the tables of the screens beneath: a modal's picture holds them (a loaded run saw
     # 12-error at 80x24 with the round's table not laid out). Only their tables: a screen
     # beneath keeps repaint flags it is not asked to clear, which would never settle.
