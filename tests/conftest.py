@@ -93,16 +93,28 @@ def make_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., 
     return make
 
 
+def _xdist_shares(total: int, workers: int) -> list[int]:
+    """The sizes of the parts xdist's work stealing first hands its workers, in order
+    (xdist/scheduler/worksteal.py: each idle worker gets what is left over the workers
+    left)."""
+    sizes = []
+    for left in range(workers, 0, -1):
+        sizes.append((total - sum(sizes)) // left)
+    return sizes
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order the tests for xdist's work stealing, which hands each worker one contiguous
-    share of this list and lets an idle worker take the far end of another's queue:
+    """Order the tests for xdist's work stealing, which first hands each worker one part
+    of this list, in order, and then lets an idle worker take the far end of another's
+    queue:
 
-    - the Slurm tests first, together: they wait on the one-node cluster (a time limit
-      is a minute at least) and so share one worker, never holding more jobs at once
-      than the node has CPUs, while the others compute;
-    - then every share begins with its part of the slow tests (dealt in turn), so that
-      no worker is left at the end with a minute-long test alone.
+    - the Slurm tests first, together: in a whole run they fall in the first part, so they
+      wait on the one-node cluster (a time limit is a minute at least) in one worker while
+      the others compute (the `slurm` fixture also holds a lock, so that they never run
+      two at once however they are spread);
+    - then the slow tests are dealt out in turn, so that every part starts with its share
+      of them and no worker is left at the end with a minute-long test alone.
 
     The order depends only on the collection and the worker count, so every worker
     collects the same list, as xdist requires."""
@@ -110,4 +122,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     slurm = [item for item in items if item.get_closest_marker("slurm") is not None]
     rest = [item for item in items if item.get_closest_marker("slurm") is None]
     rest.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
-    items[:] = slurm + [item for share in range(workers) for item in rest[share::workers]]
+    sizes = _xdist_shares(len(items), workers)
+    parts: list[list[pytest.Item]] = [[] for _ in sizes]
+    parts[0].extend(slurm)
+    turn = 0
+    for item in rest:  # in turn, to every part that has room left
+        for _ in range(workers):
+            if len(parts[turn % workers]) < sizes[turn % workers]:
+                break
+            turn += 1
+        else:  # none has (more Slurm tests than the first part holds): the last takes it
+            turn = workers - 1
+        parts[turn % workers].append(item)
+        turn += 1
+    items[:] = [item for part in parts for item in part]

@@ -4,12 +4,14 @@ baseline and two variants, and the one-node Slurm cluster .ci/run starts
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +43,21 @@ def slurm_unavailable() -> str | None:
     return None
 
 
+# Held by the Slurm test that runs: one at a time, on whichever workers they land (a
+# selection of only Slurm tests, or work stealing, can spread them over several), so the
+# one-node cluster never holds another test's job beside a test's own.
+SLURM_TESTS_LOCK = Path(tempfile.gettempdir()) / "gpuopt-slurm-tests.lock"
+
+
 @pytest.fixture
-def slurm(monkeypatch: pytest.MonkeyPatch) -> None:
+def slurm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     why = slurm_unavailable()
     if why:
         pytest.skip(why)
     monkeypatch.setenv("SLURM_CONF", os.environ.get("SLURM_CONF") or str(SLURM_DIR / "slurm.conf"))
+    with SLURM_TESTS_LOCK.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes, or the worker dies
+        yield
 
 
 def gpuopt(ledger: Path, *args: str) -> int:
