@@ -149,6 +149,9 @@ def test_the_suites_size_and_time_are_the_recorded_runs() -> None:
     assert int(wall) == suite["wall_s"], (wall, suite["wall_s"], RERUN)
     assert (int(cpus), int(workers)) == (suite["cpus"], suite["workers"])
     assert suite.get("failed", 0) == 0 and suite["exit"] == 0, f"the recorded suite failed: {RERUN}"
+    # the CPU time beside the wall time: what says how far a wall time is from its floor
+    (cpu_s,) = _one(r"# the whole suite \([^)]*? s on \d+ cores at rest, ([\d,]+) CPU-seconds")
+    assert int(cpu_s.replace(",", "")) == suite["cpu_s"], (cpu_s, suite.get("cpu_s"), RERUN)
 
 
 def test_the_keys_the_app_section_names_are_bound() -> None:
