@@ -6,9 +6,9 @@ import itertools
 import math
 import random
 import statistics
+from typing import Any
 
 import pytest
-from scipy import stats as sps
 
 from measure import stats as S
 from measure.stats import (
@@ -114,8 +114,17 @@ def test_hand_computed_small_case() -> None:
     assert est == 3.0
 
 
+@pytest.fixture(scope="module")
+def sps() -> Any:
+    """scipy.stats, imported by the tests that use it: at the module's head, every worker
+    paid its two seconds of import while collecting."""
+    from scipy import stats
+
+    return stats
+
+
 @pytest.mark.parametrize("n", [6, 7, 10, 16, 25, 40, 50])
-def test_signed_rank_interval_ends_match_scipy_exact(n: int) -> None:
+def test_signed_rank_interval_ends_match_scipy_exact(n: int, sps: Any) -> None:
     rng = random.Random(100 + n)
     d = [rng.gauss(0.03, 0.05) for _ in range(n)]
     iv = S.signed_rank_interval(d, 0.95)
@@ -131,7 +140,7 @@ def test_signed_rank_interval_ends_match_scipy_exact(n: int) -> None:
     assert p(hi + EPS) <= 0.05 < p(hi - EPS)
 
 
-def test_signed_rank_interval_normal_approximation_beyond_exact() -> None:
+def test_signed_rank_interval_normal_approximation_beyond_exact(sps: Any) -> None:
     n = 80
     rng = random.Random(5)
     d = [rng.gauss(0.0, 0.05) for _ in range(n)]
@@ -148,7 +157,7 @@ def test_signed_rank_interval_normal_approximation_beyond_exact() -> None:
 
 
 @pytest.mark.parametrize(("m", "n"), [(5, 5), (8, 8), (10, 12), (30, 30)])
-def test_shift_interval_ends_match_scipy_mann_whitney(m: int, n: int) -> None:
+def test_shift_interval_ends_match_scipy_mann_whitney(m: int, n: int, sps: Any) -> None:
     rng = random.Random(m * 100 + n)
     x = [rng.gauss(0.0, 0.05) for _ in range(m)]
     y = [rng.gauss(0.02, 0.05) for _ in range(n)]
