@@ -10,7 +10,7 @@ takes the passed/failed/skipped counts from pytest's last line. Run it on a mach
 Also recorded: the CPU time the run used (pytest, its workers and every process they
 waited for), and how fast this machine runs Python (`python_probe_ms`: a fixed loop, best
 of five, before and after the run). Wall time on N cores cannot go below the CPU time
-over N. The same suite took 404 s on one 2-core VM and 862 s on another: these figures
+over N. The same suite took 404 s on one 2-core VM and 847 s on another: these figures
 say which kind of machine a wall time came from, and how far a run is from its floor.
 """
 
@@ -33,7 +33,7 @@ def counts(last_line: str) -> dict[str, int]:
     return {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|errors?)", last_line)}
 
 
-def python_probe_ms() -> float:
+def python_probe_ms() -> int:
     """A fixed pure-Python loop, in ms (best of five): how fast this machine runs Python.
     A shared VM's speed wanders (183-308 ms within a minute on one), so it is taken
     before and after the suite."""
