@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from measure import orphans, runner
+from measure import gc_control, orphans, runner
 from measure.errors import WorkFailed
 from measure.runner import RunResult
 
@@ -215,6 +215,7 @@ class PreloadedPython:
             "out": str(out),
             "err": str(err),
         }
+        pause = gc_control.Pause()  # no garbage collection on the run's clock
         started_us = time.time_ns() // 1000
         t0 = time.perf_counter()
         try:
@@ -224,7 +225,7 @@ class PreloadedPython:
             if not isinstance(pid, int):
                 raise PreloadError(f"the preloaded interpreter said {started!r}, not a pid")
             try:
-                done, t_end, timed_out = self._wait(pid, t0 + timeout_s, on_start)
+                done, t_end, timed_out = self._wait(pid, t0 + timeout_s, on_start, pause)
             except BaseException:
                 runner._kill_group(pid, signal.SIGKILL)
                 raise
@@ -235,6 +236,8 @@ class PreloadedPython:
             self._broken = type(exc).__name__
             orphans.sweep(orphans.RUN_VAR, run_mark, everywhere=True)
             raise
+        finally:
+            pause.end()
         if not self.subreaper:  # the server could not collect them: they went elsewhere
             orphans.sweep(orphans.RUN_VAR, run_mark, everywhere=True)
         ended_us = time.time_ns() // 1000
@@ -273,7 +276,11 @@ class PreloadedPython:
                 return answer
 
     def _wait(
-        self, pid: int, deadline: float, on_start: Callable[[int], None] | None
+        self,
+        pid: int,
+        deadline: float,
+        on_start: Callable[[int], None] | None,
+        pause: gc_control.Pause,
     ) -> tuple[dict[str, Any], float, bool]:
         """(the server's exit answer, when the child ended, whether it timed out)."""
 
@@ -292,12 +299,14 @@ class PreloadedPython:
                     if ours(answer):
                         return answer, t_end if t_end is not None else time.perf_counter(), False
                 now = time.perf_counter()
+                pause.expire(now)
                 if now >= deadline:
                     break
                 fds = [self._lines.fd] + ([pidfd] if pidfd is not None and t_end is None else [])
                 r = _ready(fds, min(deadline - now, 1.0))
                 if pidfd is not None and pidfd in r:
                     t_end = time.perf_counter()
+                    pause.end()
                 if self._lines.fd in r and not self._lines.fill(0):
                     raise PreloadError("the preloaded interpreter exited during a run")
             runner._kill_group(pid, signal.SIGTERM)

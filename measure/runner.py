@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from measure import orphans
+from measure import gc_control, orphans
 from measure.peak_rss import counter_slack_kib, own_peak_kib
 from measure.redact import Redactor
 from measure.vocabulary import RunStatus
@@ -385,6 +385,7 @@ def run_command(
     err_r, err_w = os.pipe()
     write_ends = [out_w, err_w]
     forked_by = orphans.boot_tick()
+    pause = gc_control.Pause()  # no garbage collection on the run's clock
     started_us = time.time_ns() // 1000
     t0 = time.perf_counter()
     try:
@@ -405,6 +406,7 @@ def run_command(
         )
     except OSError as exc:
         now = time.perf_counter()
+        pause.end()
         for fd in (out_r, err_r, *write_ends):
             os.close(fd)
         return RunResult(
@@ -466,6 +468,7 @@ def run_command(
         open_fds = set(fds)
         while t_end is None:
             now = time.perf_counter()
+            pause.expire(now)
             if now >= deadline:
                 timed_out = True
                 break
@@ -489,6 +492,7 @@ def run_command(
                     open_fds.discard(fd)
             if pidfd is None and t_end is None and exited():
                 t_end = time.perf_counter()
+        pause.end()  # the clock has stopped: a collection due may run
         if timed_out:
             _kill_group(pid, signal.SIGTERM)
             grace_end = time.perf_counter() + KILL_GRACE_S
@@ -528,6 +532,7 @@ def run_command(
         orphans.sweep(orphans.RUN_VAR, run_mark, group=pid)
         raise
     finally:
+        pause.end()
         orphans.unwatch_group(pid)
         close_write_ends()
         os.close(out_r)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from measure import sequential, stats
+from measure import gc_control, sequential, stats
 from measure.fingerprint import collect
 from measure.git import GitError, take_snapshot, unpin_on_failure
 from measure.schedule import pace_eta_s
@@ -679,20 +679,21 @@ def _record(
                 if rec.exit_code != 0:
                     raise ConductError(f"the setup command failed (exit {rec.exit_code})")
             try:
-                got = measure(
-                    executor,
-                    make_run,
-                    tree,
-                    names,
-                    runs=runs,
-                    warmup=warmup,
-                    max_runs=max_runs,
-                    threshold=threshold,
-                    higher=higher,
-                    budget_s=budget_s,
-                    progress=progress,
-                    stopped=lambda: stop is not None and stop.is_set(),
-                )
+                with gc_control.frozen_heap():  # full collections walk the runs' own
+                    got = measure(
+                        executor,
+                        make_run,
+                        tree,
+                        names,
+                        runs=runs,
+                        warmup=warmup,
+                        max_runs=max_runs,
+                        threshold=threshold,
+                        higher=higher,
+                        budget_s=budget_s,
+                        progress=progress,
+                        stopped=lambda: stop is not None and stop.is_set(),
+                    )
             finally:
                 if hooks.cleanup:
                     say(progress, Progress("cleanup", f"cleanup: {hooks.cleanup}"))

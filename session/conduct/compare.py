@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from measure import schedule, sequential
+from measure import gc_control, schedule, sequential
 from measure.runner import run_command, run_hook, shell_cost_s
 from measure.stats import paired_log_ratios
 from measure.vocabulary import RunStatus, Verdict
@@ -268,45 +268,46 @@ def compare(
     blocks = 0
     hook(setup, "setup")
     try:
-        for _ in range(warmup):
-            for i in rng.sample(order, len(order)):
-                res = once(i)
-                if res.status is not RunStatus.OK:
-                    raise ConductError(
-                        f"{commands[i]}: its warm-up run failed ({res.error or res.status}); "
-                        "the command is broken, not noisy"
-                    )
-        while blocks < max_blocks and not (stop is not None and stop.is_set()):
-            blocks += 1
-            for i in rng.sample(order, len(order)):  # a fresh order, as schedule.block_order
-                res = once(i)
-                records.append((i, blocks, res))
-                if res.status is RunStatus.OK and res.value is not None:
-                    per_block[i][blocks] = res.value
-                    stats_of[i].times.append(res.value)
-                    if res.user_s is not None:
-                        stats_of[i].user.append(res.user_s)
-                    if res.sys_s is not None:
-                        stats_of[i].system.append(res.sys_s)
-                    rss = getattr(res, "peak_rss_bytes", None)
-                    if rss is not None:
-                        stats_of[i].memory.append(rss)
-                stats_of[i].exit_codes.append(res.exit_code)
-            if progress is not None:
-                progress(blocks, max_blocks)
-            # The verdicts are read at the looks only, so only there are they computed: the
-            # Walsh averages of every block cost more than a run of a short command.
-            if blocks >= min_blocks and design.is_look(blocks):
-                _, decided = _relations(commands, per_block, threshold, design)
-                if decided:
-                    stop_why = schedule.STOP_DECIDED
+        with gc_control.frozen_heap():  # full collections walk the comparison's own
+            for _ in range(warmup):
+                for i in rng.sample(order, len(order)):
+                    res = once(i)
+                    if res.status is not RunStatus.OK:
+                        raise ConductError(
+                            f"{commands[i]}: its warm-up run failed ({res.error or res.status}); "
+                            "the command is broken, not noisy"
+                        )
+            while blocks < max_blocks and not (stop is not None and stop.is_set()):
+                blocks += 1
+                for i in rng.sample(order, len(order)):  # a fresh order, as schedule.block_order
+                    res = once(i)
+                    records.append((i, blocks, res))
+                    if res.status is RunStatus.OK and res.value is not None:
+                        per_block[i][blocks] = res.value
+                        stats_of[i].times.append(res.value)
+                        if res.user_s is not None:
+                            stats_of[i].user.append(res.user_s)
+                        if res.sys_s is not None:
+                            stats_of[i].system.append(res.sys_s)
+                        rss = getattr(res, "peak_rss_bytes", None)
+                        if rss is not None:
+                            stats_of[i].memory.append(rss)
+                    stats_of[i].exit_codes.append(res.exit_code)
+                if progress is not None:
+                    progress(blocks, max_blocks)
+                # The verdicts are read at the looks only, so only there are they computed: the
+                # Walsh averages of every block cost more than a run of a short command.
+                if blocks >= min_blocks and design.is_look(blocks):
+                    _, decided = _relations(commands, per_block, threshold, design)
+                    if decided:
+                        stop_why = schedule.STOP_DECIDED
+                        break
+                if blocks >= max_blocks:
+                    stop_why = "block limit reached"
                     break
-            if blocks >= max_blocks:
-                stop_why = "block limit reached"
-                break
-            if schedule.budget_spent(blocks, time.monotonic() - t0, budget_s):
-                stop_why = schedule.STOP_BUDGET
-                break
+                if schedule.budget_spent(blocks, time.monotonic() - t0, budget_s):
+                    stop_why = schedule.STOP_BUDGET
+                    break
     finally:
         hook(cleanup, "cleanup")
     if not all(s.times for s in stats_of):

@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from measure import stats
+from measure import gc_control, stats
 from measure.git import GitError
 from measure.runner import run_hook
 from measure.worktrees import Worktrees
@@ -301,8 +301,9 @@ def run_round(
                     )
                 rnd.summary["shell"], shell_words = executor.shell_facts(plan.trees[BASELINE_ARM])
                 loop.notes.extend(shell_words)
-                loop.warm_up()
-                loop.blocks()
+                with gc_control.frozen_heap():  # full collections walk the round's own
+                    loop.warm_up()
+                    loop.blocks()
             finally:
                 if hooks.cleanup:
                     for arm in plan.arms:
