@@ -18,10 +18,11 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from session.api import make_monitor
 from tui.telemetry_view import View
+from tui.widgets.footer import SteadyFooter
 
 RATES = (0.25, 0.5, 1.0, 2.0, 5.0)  # seconds between samples and pictures
 PROCESS_EVERY_S = 2.0  # the compute-process list is a slower NVML call: read less often
@@ -72,7 +73,7 @@ class TelemetryApp(App[None]):
         yield Static("", id="tm-gpus")
         yield DataTable(id="tm-procs", cursor_type="row", zebra_stripes=True)
         yield Static("", id="tm-note")
-        yield Footer(compact=True)
+        yield SteadyFooter(compact=True)
 
     def on_mount(self) -> None:
         t = self.query_one("#tm-procs", DataTable)

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from session.api import GpuoptError, Session, picker_guidance
 from session.read_model import session_rows
@@ -19,6 +19,7 @@ from tui.screens.modals import ConfirmModal, ErrorModal, FormModal, HelpModal
 from tui.screens.review import ReviewScreen
 from tui.screens.session import SessionScreen
 from tui.screens.session_manage import deleted_words
+from tui.widgets.footer import SteadyFooter
 from tui.widgets.form import Field
 from tui.widgets.glossary import glossary
 from tui.widgets.palette import PaletteCommand, ScreenCommands
@@ -199,7 +200,7 @@ class PickerScreen(Screen[None]):
         yield Static(self._guidance(), classes="guidance")
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Static("", id="empty", classes="guidance")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         app: Any = self.app

@@ -11,10 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from session.api import OP_HEAD, TENSOR_HEAD, fact_lines, op_rows, roofline_lines, tensor_rows
 from tui.display import plain
+from tui.widgets.footer import SteadyFooter
 from tui.widgets.roofline import RooflineChart
 
 
@@ -47,7 +48,7 @@ class ProfileScreen(Screen[None]):
                 yield DataTable(id="profile-tensors", zebra_stripes=True, cursor_type="row")
             with Vertical(id="profile-chart"):
                 yield RooflineChart(self.profiles, id="profile-roofline")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.fill()

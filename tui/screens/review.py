@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 
 from session import models as m
 from session.api import CHOICE_DESCRIPTIONS as CHOICE_WORDS
@@ -46,6 +46,7 @@ from session.verdicts import ci_cell, ci_heading, verdict_for
 from tui.display import LIMIT, cell, home_short, plain, shown
 from tui.screens.session import SessionScreen
 from tui.widgets.bisections import bisections_view
+from tui.widgets.footer import SteadyFooter
 
 SORT_KEYS = ("created_at", "title", "repo", "rounds", "variants")
 
@@ -88,7 +89,7 @@ class ReviewScreen(Screen[None]):
                     classes="guidance",
                 )
                 yield DataTable(id="review-rejected", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield SteadyFooter()
 
     @property
     def ledger(self) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import ContentSwitcher, Footer, Static
+from textual.widgets import ContentSwitcher, Static
 
 from session import models as m
 from session.api import LedgerError
@@ -23,6 +23,7 @@ from tui.screens.session_engine import EngineDone, EngineProgress, EngineWork, E
 from tui.screens.session_forms import SessionForms, residual_choice
 from tui.screens.session_keys import SESSION_BINDINGS
 from tui.screens.session_panes import PaneRequests
+from tui.widgets.footer import SteadyFooter
 from tui.widgets.palette import ScreenCommands
 from tui.widgets.rail import StepRail
 from tui.widgets.telemetry import TelemetryPanel
@@ -63,7 +64,7 @@ class SessionScreen(KeyActions, PaneRequests):
                     yield pane(self.context)
             with Vertical(id="telemetry-box"):
                 yield TelemetryPanel(id="telemetry")
-        yield Footer(compact=True)  # the most important keys; the palette has the rest
+        yield SteadyFooter(compact=True)  # the most important keys; the palette has the rest
 
     def on_mount(self) -> None:
         self.context.ledger = self.ledger

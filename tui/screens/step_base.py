@@ -64,6 +64,17 @@ class StepPane(VerticalScroll):
         self._building = False
         self._focus_pending = False
 
+    def watch_has_focus(self, _has_focus: bool) -> None:
+        # The pane's focus restyles the pane alone (its :focus background). Textual's own
+        # watcher matched the CSS of every widget below it again (214 on the Preflight
+        # step), twice per step change. No rule styles a widget by a pane's focus
+        # (tests/tui/test_pane_focus_styles.py holds that), so the body's lines, drawn
+        # over the pane's background, need only be drawn again.
+        self.app.stylesheet.update_nodes([self], animate=True)
+        for widget in self.walk_children():
+            widget.notify_style_update()
+            widget.refresh()
+
     def compose(self) -> ComposeResult:
         # Only the words: the body is mounted the first time the step is shown, so the
         # first frame holds one step's widgets, not eight.
