@@ -51,6 +51,11 @@ def build_export(ledger: Ledger, session: m.Session) -> dict[str, Any]:
     return gather(ledger, session).dump()
 
 
+# The record's keys whose values map variable names to values: a workload's --env and a
+# fingerprint's variables.
+VARIABLE_MAPPINGS = frozenset({"env", "variables"})
+
+
 def without_secrets(data: SessionExport | dict[str, Any]) -> dict[str, Any]:
     """The record's dump with every secret replaced by `<redacted …>`: token shapes
     anywhere, and the values of secret-looking variables, of the contract's --env (a
@@ -58,12 +63,14 @@ def without_secrets(data: SessionExport | dict[str, Any]) -> dict[str, Any]:
     plain = data.dump() if isinstance(data, SessionExport) else data
     found: dict[str, str] = {}
 
-    def collect(value: Any) -> None:
+    def collect(value: Any, variables: bool = False) -> None:
+        # Only a mapping of variables names a secret: other mappings of the record are
+        # keyed by what the user named (a workload "api-token-bench" maps to its metric).
         if isinstance(value, dict):
             for k, v in value.items():
-                if isinstance(k, str) and isinstance(v, str) and is_secret(k, v):
+                if variables and isinstance(k, str) and isinstance(v, str) and is_secret(k, v):
                     found.setdefault(k, v)
-                collect(v)
+                collect(v, k in VARIABLE_MAPPINGS)
         elif isinstance(value, list):
             for v in value:
                 collect(v)
