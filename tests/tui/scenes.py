@@ -185,10 +185,18 @@ async def _settled(pilot: Any, timeout_s: float = 20.0) -> None:
     while same < 2 and time.monotonic() < deadline:
         await pilot.pause()
         await pilot.wait_for_scheduled_animations()
-        frame = pilot.app.export_screenshot()
+        frame = _frame(pilot.app)
         same = same + 1 if frame == last and not _pending(pilot.app) else 0
         last = frame
         await pilot.pause(0.02)
+
+
+def _frame(app: Any) -> tuple[tuple[Any, ...], ...]:
+    """The screen as the picture draws it (what export_screenshot prints, the screens
+    behind a dialog included), as its cells' text and styles: the SVG a frame was
+    compared as cost four times as much to make."""
+    update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    return tuple(tuple(segment for strip in line for segment in strip) for line in update.strips)
 
 
 def _pending(app: Any) -> bool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,9 +19,22 @@ from tui.app import GpuoptApp
 
 
 def sample_ledger(path: Path, upto: m.StepName = m.StepName.RECORD) -> Path:
-    with Ledger.open(path) as ledger:
-        build_sample(ledger, upto)
+    """A ledger file holding the sample session up to `upto`: a copy of one built once
+    per process (creating a ledger and its rows was a tenth of a short app test)."""
+    built = _built.get(upto)
+    if built is None or not built.exists():
+        built = Path(tempfile.mkdtemp(prefix="gpuopt-sample-")) / f"{upto.value}.db"
+        atexit.register(shutil.rmtree, built.parent, True)
+        with Ledger.open(built) as ledger:
+            build_sample(ledger, upto)
+        # closed: the last connection folded its write-ahead log into the file
+        assert not Path(f"{built}-wal").exists(), "the sample ledger was left with a WAL"
+        _built[upto] = built
+    shutil.copyfile(built, path)
     return path
+
+
+_built: dict[m.StepName, Path] = {}
 
 
 def steady_app(path: Path, **kw: Any) -> GpuoptApp:
