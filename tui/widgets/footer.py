@@ -50,7 +50,7 @@ class SteadyFooter(Footer):
         if not self.is_attached:
             return
         shown = self._shown()
-        if shown == self._composed and self._bindings_ready:
+        if shown == self._composed:
             return
         self._composed = shown
         await super().recompose()
