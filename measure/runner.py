@@ -26,13 +26,12 @@ import re
 import select
 import shlex
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from measure import gc_control, orphans
+from measure import gc_control, orphans, spawn
 from measure.peak_rss import counter_slack_kib, own_peak_kib
 from measure.redact import Redactor
 from measure.vocabulary import RunStatus
@@ -293,6 +292,11 @@ def _direct_argv(
     return tuple(words)
 
 
+@functools.lru_cache(maxsize=256)  # a round splits the same command at every run
+def _words(command: str) -> tuple[str, ...]:
+    return tuple(shlex.split(command))
+
+
 @functools.lru_cache(maxsize=256)
 def _which(program: str, path: str | None) -> str | None:
     import shutil
@@ -369,7 +373,7 @@ def run_command(
         direct = direct_argv(command, cwd, full_env.get("PATH"), launcher)
         program = direct if direct is not None else ["bash", "-c", command]
     else:
-        program = shlex.split(command) if shell is None else [shell, "-c", command]
+        program = list(_words(command)) if shell is None else [shell, "-c", command]
     argv = [*shlex.split(launcher), *program] if launcher else program
     # The program found once, not by an execve per PATH entry each run (argv[0] unchanged).
     executable = _which(argv[0], full_env.get("PATH")) if "/" not in argv[0] else None
@@ -384,26 +388,22 @@ def run_command(
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     write_ends = [out_w, err_w]
+    # Made ready before the clock starts: the figure holds the start, not our preparation.
+    start = spawn.Start(
+        argv,
+        executable=executable,
+        cwd=str(cwd),
+        env=full_env,
+        stdin=_devnull(),
+        stdout=out_w,
+        stderr=err_w,
+    )
     forked_by = orphans.boot_tick()
     pause = gc_control.Pause()  # no garbage collection on the run's clock
     started_us = time.time_ns() // 1000
     t0 = time.perf_counter()
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=str(cwd),
-            env=full_env,
-            stdin=_devnull(),
-            stdout=out_w,
-            stderr=err_w,
-            # A process group of its own (a timeout kills the group), not a session: where
-            # the kernel groups scheduling by session (autogroup), a new session per run
-            # made a scheduling group per run, and on a loaded machine its start waited
-            # (2.6 ms against 0.9 ms, median, at load 12 on 2 cores).
-            process_group=0,
-            close_fds=True,
-            executable=executable,
-        )
+        pid = start.now()
     except OSError as exc:
         now = time.perf_counter()
         pause.end()
@@ -424,8 +424,7 @@ def run_command(
             error=_one_line(Redactor(full_env)(f"could not start the command: {exc}")),
         )
 
-    pid = proc.pid
-    # The floor: our mark once the child has exec'd (Popen returns only then). The child's
+    # The floor: our mark once the child has exec'd (spawn returns only then). The child's
     # figure starts from our high-water mark at its exec; our later growth is not in it, so
     # a second read after the end only raised the floor, and could read lower (a fresh-clone
     # CI run saw `true` read 711 MB, the pytest worker's size, when only that was read).
@@ -544,7 +543,6 @@ def run_command(
         t_end = time.perf_counter()
     assert wait_status is not None
     exit_code = os.waitstatus_to_exitcode(wait_status)
-    proc.returncode = exit_code  # reaped here: Popen must not wait for it again
     wall_s = t_end - t0
     user_s = rusage.ru_utime if rusage is not None else None
     sys_s = rusage.ru_stime if rusage is not None else None

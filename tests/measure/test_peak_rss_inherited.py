@@ -76,20 +76,20 @@ def test_our_mark_at_the_fork_is_the_floor_though_it_reads_lower_after_the_end(
     end, our own mark can say less than that: a fresh-clone CI run saw `true` read 711 MB,
     the pytest worker's size, where no figure is right. Modelled here: our mark reads
     high while the child lives (a zombie too) and low once it is reaped."""
-    from measure import runner
+    from measure import runner, spawn
 
     pids: list[int] = []
 
-    class Recorded(subprocess.Popen):  # type: ignore[type-arg]
-        def __init__(self, *a: object, **kw: object) -> None:
-            super().__init__(*a, **kw)  # type: ignore[arg-type]
-            pids.append(self.pid)
+    class Recorded(spawn.Start):
+        def now(self) -> int:
+            pids.append(super().now())
+            return pids[-1]
 
     def mark_that_falls() -> int:
         alive = bool(pids) and Path(f"/proc/{pids[-1]}").exists()
         return 64 * 1024 * 1024 if alive else 1  # KiB: 64 GiB while it lives, then 1 KiB
 
-    monkeypatch.setattr(runner.subprocess, "Popen", Recorded)
+    monkeypatch.setattr(spawn, "Start", Recorded)
     monkeypatch.setattr(runner, "own_peak_kib", mark_that_falls)
     result = runner.run_command("true", tmp_path)
     assert pids and result.status == "ok"
