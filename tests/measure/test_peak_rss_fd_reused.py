@@ -31,7 +31,9 @@ def test_a_status_descriptor_taken_over_by_another_process_file_is_not_read_as_o
         os.dup2(other, fd)  # what a double close elsewhere followed by an open does
         os.close(other)
         ours = _fresh_hwm_kib()
-        assert peak_rss.own_peak_kib() >= ours
+        assert (peak_rss._status_hwm_kib() or 0) >= ours  # the file itself, read again
+        # the cheap read (getrusage) gives the kernel's batched count, within the slack
+        assert peak_rss.own_peak_kib() >= ours - peak_rss.counter_slack_kib()
     finally:
         small.communicate(b"")
 
@@ -45,4 +47,5 @@ def test_a_status_descriptor_taken_over_by_a_plain_file_is_not_read_as_ours(tmp_
     other = os.open(fake, os.O_RDONLY)
     os.dup2(other, fd)
     os.close(other)
-    assert peak_rss.own_peak_kib() >= _fresh_hwm_kib()
+    assert (peak_rss._status_hwm_kib() or 0) >= _fresh_hwm_kib()  # the file itself
+    assert peak_rss.own_peak_kib() >= _fresh_hwm_kib() - peak_rss.counter_slack_kib()
