@@ -262,14 +262,42 @@ def _children() -> list[int]:
     third of the sweep, paid at the end of every run (tests/measure/test_orphans.py holds
     a run started in a worker thread to this)."""
     me = os.getpid()
-    tids = {me, threading.get_native_id()}
     try:
-        out: list[int] = []
-        for tid in tids:
+        out = [int(p) for p in _main_thread_children(me).split()]
+        tid = threading.get_native_id()
+        if tid != me:
             out.extend(int(p) for p in _read(f"/proc/{me}/task/{tid}/children").split())
         return out
     except OSError:  # no /proc/.../children in this kernel: read every process's parent
         return [p for p in _all_pids() if (st := _stat(p)) is not None and st[1] == me]
+
+
+# The main thread's children file stays open and is read again from its start (a pread):
+# opening it was most of what the sweep after every run cost. Only the main thread's: it
+# lives as long as the process, where another thread's id can pass to a new thread.
+_main_children: tuple[int, int, int, int] | None = None  # (pid, fd, st_dev, st_ino)
+
+
+def _main_thread_children(me: int) -> bytes:
+    global _main_children
+    with _lock:
+        kept = _main_children
+        if kept is not None and kept[0] == me:
+            st = os.fstat(kept[1])
+            if (st.st_dev, st.st_ino) == kept[2:]:
+                return _pread_all(kept[1])
+            # the number was closed by other code and now names another file: not ours
+        fd = os.open(f"/proc/{me}/task/{me}/children", os.O_RDONLY | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        _main_children = (me, fd, st.st_dev, st.st_ino)
+        return _pread_all(fd)
+
+
+def _pread_all(fd: int) -> bytes:
+    chunks = [os.pread(fd, 65536, 0)]
+    while len(chunks[-1]) == 65536:
+        chunks.append(os.pread(fd, 65536, 65536 * len(chunks)))
+    return b"".join(chunks)
 
 
 def _handed_up_unmarked(pid: int, group: int) -> bool:

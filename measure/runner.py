@@ -397,6 +397,7 @@ def run_command(
         stdin=_devnull(),
         stdout=out_w,
         stderr=err_w,
+        vary=orphans.RUN_VAR,
     )
     forked_by = orphans.boot_tick()
     pause = gc_control.Pause()  # no garbage collection on the run's clock

@@ -25,6 +25,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -78,9 +79,46 @@ def _encode(text: str) -> bytes:
     return text.encode(_FS_ENCODING, _FS_ERRORS)
 
 
+class _Actions:
+    """A posix_spawn_file_actions_t, given back to glibc when dropped."""
+
+    def __init__(self, glibc: _Glibc) -> None:
+        self.glibc = glibc
+        self.buf = ctypes.create_string_buffer(256)
+        self.made = glibc.fa_init(self.buf) == 0
+
+    def __del__(self) -> None:
+        if self.made:
+            self.glibc.fa_destroy(self.buf)
+
+
+class _Kept(threading.local):
+    """What one thread made for earlier starts, made again only when it differs: a run's
+    file actions (its pipes get the same numbers run after run) and the C arrays of its
+    words and environment (the same but for the run's mark). Building them cost a fresh
+    run about 45 µs, more than the Popen they replace."""
+
+    def __init__(self) -> None:
+        self.actions: dict[tuple[int, int, int, bytes], _Actions] = {}
+        self.words: dict[bytes, Any] = {}
+        self.env: dict[bytes, tuple[Any, int]] = {}  # the rest -> (array, the slot that varies)
+
+
+_kept = _Kept()
+_KEEP = 8  # of each kind, per thread
+
+
+def _keep(table: dict[Any, Any], key: Any, value: Any) -> None:
+    while len(table) >= _KEEP:
+        del table[next(iter(table))]  # the oldest
+    table[key] = value
+
+
 class Start:
     """One process to start, made ready (encoded, its file actions set) before `now()`
-    starts it: a run's clock then holds the start itself, not gpuopt's preparation."""
+    starts it: a run's clock then holds the start itself, not gpuopt's preparation.
+    `vary`: the one variable whose value changes from run to run (the run's mark). Start
+    one before making the next in the same thread: they share what is kept."""
 
     def __init__(
         self,
@@ -92,6 +130,7 @@ class Start:
         stdin: int,
         stdout: int,
         stderr: int,
+        vary: str | None = None,
     ) -> None:
         self.popen_args = (argv, executable, cwd, env, stdin, stdout, stderr)
         self.program = executable if executable is not None else argv[0]
@@ -103,35 +142,48 @@ class Start:
         # Encoded in one piece and split at the NULs: C loops, not two calls per variable.
         # A NUL inside a word or variable would split it once more: Popen refuses that.
         try:
-            words = "\0".join(argv).encode(_FS_ENCODING, _FS_ERRORS).split(b"\0")
-            entries = "\0".join(map("=".join, env.items())).encode(_FS_ENCODING, _FS_ERRORS)
+            joined = "\0".join(argv).encode(_FS_ENCODING, _FS_ERRORS)
+            varying = env.get(vary) if vary is not None else None
+            rest = env if varying is None else {k: v for k, v in env.items() if k != vary}
+            entries = "\0".join(map("=".join, rest.items())).encode(_FS_ENCODING, _FS_ERRORS)
+            last = [] if varying is None else [_encode(f"{vary}={varying}")]
             path, where = _encode(self.program), _encode(cwd)
         except UnicodeEncodeError:
             return
-        env_list = entries.split(b"\0") if env else []
-        if (
-            len(words) != len(argv)
-            or len(env_list) != len(env)
-            or "=" in "".join(env)
-            or "" in env
-            or b"\0" in path + where
-        ):
+        if any(b"\0" in b for b in (path, where, *last)):
             return
-        actions = ctypes.create_string_buffer(256)
-        if glibc.fa_init(actions) != 0:
-            return
-        ok = (
-            glibc.fa_dup2(actions, stdin, 0) == 0
-            and glibc.fa_dup2(actions, stdout, 1) == 0
-            and glibc.fa_dup2(actions, stderr, 2) == 0
-            and glibc.fa_chdir(actions, where) == 0
-            and glibc.fa_closefrom(actions, 3) == 0
-        )
-        if not ok:
-            glibc.fa_destroy(actions)
-            return
-        c_argv = (ctypes.c_char_p * (len(words) + 1))(*words, None)
-        c_env = (ctypes.c_char_p * (len(env_list) + 1))(*env_list, None)
+        c_argv = _kept.words.get(joined)
+        if c_argv is None:
+            words = joined.split(b"\0")
+            if len(words) != len(argv):
+                return
+            c_argv = (ctypes.c_char_p * (len(words) + 1))(*words, None)
+            _keep(_kept.words, joined, c_argv)
+        found = _kept.env.get(entries)
+        if found is None:
+            env_list = entries.split(b"\0") if rest else []
+            if len(env_list) != len(rest) or "=" in "".join(rest) or "" in rest:
+                return
+            c_env = (ctypes.c_char_p * (len(env_list) + 2))(*env_list, None, None)
+            found = (c_env, len(env_list))
+            _keep(_kept.env, entries, found)
+        c_env, slot = found
+        c_env[slot] = last[0] if last else None  # ctypes keeps the bytes alive with it
+        key = (stdin, stdout, stderr, where)
+        actions = _kept.actions.get(key)
+        if actions is None:
+            actions = _Actions(glibc)
+            ok = (
+                actions.made
+                and glibc.fa_dup2(actions.buf, stdin, 0) == 0
+                and glibc.fa_dup2(actions.buf, stdout, 1) == 0
+                and glibc.fa_dup2(actions.buf, stderr, 2) == 0
+                and glibc.fa_chdir(actions.buf, where) == 0
+                and glibc.fa_closefrom(actions.buf, 3) == 0
+            )
+            if not ok:
+                return
+            _keep(_kept.actions, key, actions)
         self._ready = (glibc, path, actions, c_argv, c_env)
 
     def now(self) -> int:
@@ -142,19 +194,12 @@ class Start:
             return _popen(*self.popen_args)
         glibc, path, actions, c_argv, c_env = ready
         pid = ctypes.c_int(0)
-        try:
-            err = glibc.spawn(ctypes.byref(pid), path, actions, glibc.attr, c_argv, c_env)
-        finally:
-            glibc.fa_destroy(actions)
+        err = glibc.spawn(ctypes.byref(pid), path, actions.buf, glibc.attr, c_argv, c_env)
         if err != 0:
             # As Popen names it: the directory when that is what is missing, else the program.
             missing_dir = err in (2, 20) and not os.path.isdir(self.cwd)  # ENOENT, ENOTDIR
             raise OSError(err, os.strerror(err), self.cwd if missing_dir else self.program)
         return pid.value
-
-    def __del__(self) -> None:  # made ready, never started
-        if self._ready is not None:
-            self._ready[0].fa_destroy(self._ready[2])
 
 
 def spawn(

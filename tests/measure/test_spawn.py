@@ -166,3 +166,31 @@ def test_what_popen_refuses_is_refused(
             _start("glibc", argv, tmp_path, env, out=sink)
     finally:
         os.close(sink)
+
+
+@pytest.mark.skipif(not spawn.fast(), reason="no glibc posix_spawn actions here")
+def test_what_is_kept_between_starts_never_leaks_into_the_next(tmp_path: Path) -> None:
+    """The C arrays and file actions are kept between starts and remade when they differ:
+    each child still sees its own environment, mark, words, directory and output."""
+    other = tmp_path / "other"
+    other.mkdir()
+    cases = [
+        (tmp_path, {"A": "1", "MARK": "m1"}, ["one"]),
+        (tmp_path, {"A": "1", "MARK": "m2"}, ["one"]),  # the mark alone differs
+        (other, {"A": "1", "MARK": "m3"}, ["two", "words"]),
+        (tmp_path, {"A": "2"}, ["one"]),  # no mark at all
+        (tmp_path, {"A": "1", "MARK": "m5"}, ["one"]),  # back to a kept one
+    ]
+    for cwd, env, words in cases:
+        r, w = os.pipe()
+        try:
+            pid = spawn.Start(
+                [sys.executable, "-c", PROBE, *words], executable=None, cwd=str(cwd),
+                env=env, stdin=w, stdout=w, stderr=w, vary="MARK",
+            ).now()  # fmt: skip
+        finally:
+            os.close(w)
+        with os.fdopen(r, "rb") as f:
+            seen = json.loads(f.read())
+        os.wait4(pid, 0)
+        assert (seen["cwd"], seen["env"], seen["argv"]) == (str(cwd), env, words)
