@@ -103,6 +103,36 @@ def _xdist_shares(total: int, workers: int) -> list[int]:
     return sizes
 
 
+def _module_setup(item: pytest.Item) -> str | None:
+    """The module of a test that takes a module-scoped fixture (None for any other test).
+    Such tests go to one worker, one after another, so that the fixture is made once: dealt
+    out one by one, the four tests of the profile flow made its torch profile four times."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = getattr(info, "name2fixturedefs", None) or {}
+    if any(d.scope == "module" for found in defs.values() for d in found):
+        return str(item.nodeid).split("::", 1)[0]
+    return None
+
+
+def _units(items: list[pytest.Item]) -> list[list[pytest.Item]]:
+    """The tests in units that must not be parted: those sharing a module fixture together
+    (slow ones first, at the place of the first), every other test alone."""
+    units: list[list[pytest.Item]] = []
+    shared: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        module = _module_setup(item)
+        if module is None:
+            units.append([item])
+        elif module in shared:
+            shared[module].append(item)
+        else:
+            shared[module] = [item]
+            units.append(shared[module])
+    for unit in units:
+        unit.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
+    return units
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Order the tests for xdist's work stealing, which first hands each worker one part
@@ -114,25 +144,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
       the others compute (the `slurm` fixture also holds a lock, so that they never run
       two at once however they are spread);
     - then the slow tests are dealt out in turn, so that every part starts with its share
-      of them and no worker is left at the end with a minute-long test alone.
+      of them and no worker is left at the end with a minute-long test alone;
+    - the tests of a module that share a module-scoped fixture are dealt as one (`_units`),
+      so that one worker makes it once.
 
     The order depends only on the collection and the worker count, so every worker
     collects the same list, as xdist requires."""
     workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     slurm = [item for item in items if item.get_closest_marker("slurm") is not None]
-    rest = [item for item in items if item.get_closest_marker("slurm") is None]
-    rest.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
+    units = _units([item for item in items if item.get_closest_marker("slurm") is None])
+    units.sort(key=lambda unit: unit[0].get_closest_marker("slow") is None)  # stable
     sizes = _xdist_shares(len(items), workers)
     parts: list[list[pytest.Item]] = [[] for _ in sizes]
     parts[0].extend(slurm)
+
+    def room(part: int) -> int:
+        return sizes[part] - len(parts[part])
+
     turn = 0
-    for item in rest:  # in turn, to every part that has room left
+    for unit in units:  # in turn, to every part that has room left for the whole unit
         for _ in range(workers):
-            if len(parts[turn % workers]) < sizes[turn % workers]:
+            if room(turn % workers) >= len(unit):
                 break
             turn += 1
-        else:  # none has (more Slurm tests than the first part holds): the last takes it
-            turn = workers - 1
-        parts[turn % workers].append(item)
+        else:  # none has (a late unit, or more Slurm tests than a part): spread it out
+            for item in unit:
+                turn = max(range(workers), key=room)
+                parts[turn].append(item)
+            continue
+        parts[turn % workers].extend(unit)
         turn += 1
     items[:] = [item for part in parts for item in part]

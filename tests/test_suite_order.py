@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import runpy
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -54,8 +55,15 @@ def test_the_parts_are_the_ones_xdist_hands_out(total: int, workers: int) -> Non
 
 
 class _Item:
-    def __init__(self, name: str, *marks: str) -> None:
+    def __init__(self, name: str, *marks: str, module_fixture: str = "") -> None:
         self.name, self.marks = name, set(marks)
+        self.nodeid = f"{module_fixture or 'tests/test_' + name}.py::{name}"
+        scope = "module" if module_fixture else "function"
+        defs = {
+            "fixture": [SimpleNamespace(scope=scope)],
+            "tmp_path": [SimpleNamespace(scope="function")],
+        }
+        self._fixtureinfo = SimpleNamespace(name2fixturedefs=defs)
 
     def get_closest_marker(self, mark: str) -> object | None:
         return mark if mark in self.marks else None
@@ -94,3 +102,25 @@ def test_every_worker_gets_the_same_order(monkeypatch: pytest.MonkeyPatch) -> No
     order(one)
     order(two)
     assert [i.name for i in one] == [i.name for i in two]
+
+
+def test_the_tests_of_a_module_fixture_run_together_in_one_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Dealt one by one, each of four workers made the profile flow's torch profile."""
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "4")
+    items = _suite()
+    shared = [_Item(f"shared{i}", "slow", module_fixture="tests/m") for i in range(4)]
+    shared.append(_Item("shared_fast", module_fixture="tests/m"))
+    for n, item in enumerate(shared):
+        items.insert(20 + 30 * n, item)  # apart in the collection
+    order(items)
+    where = [n for n, i in enumerate(items) if i.name.startswith("shared")]
+    assert where == list(range(where[0], where[0] + 5)), where  # together, one after another
+    assert [items[n].name for n in where] == [*(f"shared{i}" for i in range(4)), "shared_fast"]
+    cuts = [0]
+    for size in shares(len(items), 4):
+        cuts.append(cuts[-1] + size)
+    part = next(k for k in range(4) if cuts[k] <= where[0] < cuts[k + 1])
+    assert cuts[part] <= where[-1] < cuts[part + 1]  # in one worker's part
+    assert len(items) == len({i.name for i in items}) == 350
