@@ -68,9 +68,11 @@ class Made:
 
 
 @pytest.fixture
-def made(tmp_path: Path) -> Made:
+def made(tmp_path: Path, capsys: Any) -> Made:
     """A session with a recorded baseline and two variants (`tried` and `kept`, the second
-    with a keep disposition), each pinned under refs/gpuopt/snapshots/."""
+    with a keep disposition), each pinned under refs/gpuopt/snapshots/. Made through the
+    CLI in this process: four interpreters started per test were most of this module's
+    time, and the commands that need their own process (signals, a terminal) start one."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -78,14 +80,15 @@ def made(tmp_path: Path) -> Made:
     git(repo, "add", "-A")
     git(repo, "-c", "user.email=me@example.com", "-c", "user.name=me", "commit", "-qm", "one")
     db = tmp_path / "ledger.db"
-    made = gpuopt("--ledger", str(db), "new", "--repo", str(repo), "--title", "softmax",
-                  "--workload", "w=true")  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    sid = made.stdout.strip()
+    code, out, err = cli(capsys, "--ledger", str(db), "new", "--repo", str(repo), "--title",
+                         "softmax", "--workload", "w=true")  # fmt: skip
+    assert code == 0, err
+    sid = out.strip()
     # the baseline's own verdict does not matter here (`true` may look drifting): its row
     # and its snapshot ref do
-    baseline = gpuopt("--ledger", str(db), "baseline", sid, "--runs", "2", "--threshold", "0.5")
-    assert baseline.returncode in (0, 1), baseline.stderr
+    code, _, err = cli(capsys, "--ledger", str(db), "baseline", sid, "--runs", "2",
+                       "--threshold", "0.5")  # fmt: skip
+    assert code in (0, 1), err
     steps = []
     for name, text in (("tried", "x = 2\n"), ("kept", "x = 3\n")):
         git(repo, "checkout", "-qb", name, "master" if name == "tried" else "tried")
@@ -94,8 +97,8 @@ def made(tmp_path: Path) -> Made:
         steps.append(["variant", "add", sid, "--name", name, "--ref", name])
     git(repo, "checkout", "-q", "master")
     for step in steps:
-        done = gpuopt("--ledger", str(db), *step)
-        assert done.returncode == 0, (step, done.stderr)
+        code, _, err = cli(capsys, "--ledger", str(db), *step)
+        assert code == 0, (step, err)
     with Ledger.open(db) as ledger:
         assert ledger.latest_baseline(sid) is not None
         kept = ledger.variant(sid, "kept")
