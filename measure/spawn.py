@@ -8,7 +8,7 @@ almost nothing. glibc's `posix_spawn` does the same work in C, with the same
 inherited descriptors (Python 3.11 has no such actions), so glibc is called through ctypes
 with `posix_spawn_file_actions_addchdir_np` (glibc 2.29) and `addclosefrom_np` (2.34); no
 library offers these. Where they are missing, or for anything unusual (a descriptor below
-3, a NUL or `=` where it may not be), `spawn` uses Popen itself: the child is the same.
+3, a NUL or `=` where it may not be), `Start` uses Popen itself: the child is the same.
 
 The child gets what `Popen(argv, executable=, cwd=, env=, stdin=, stdout=, stderr=,
 process_group=0, close_fds=True)` gives it: its own process group, the directory, exactly
@@ -71,7 +71,7 @@ _GLIBC = _load()
 
 
 def fast() -> bool:
-    """Does `spawn` start processes through glibc here (not through Popen)?"""
+    """Does `Start` start processes through glibc here (not through Popen)?"""
     return _GLIBC is not None
 
 
@@ -200,22 +200,6 @@ class Start:
             missing_dir = err in (2, 20) and not os.path.isdir(self.cwd)  # ENOENT, ENOTDIR
             raise OSError(err, os.strerror(err), self.cwd if missing_dir else self.program)
         return pid.value
-
-
-def spawn(
-    argv: Sequence[str],
-    *,
-    executable: str | None,
-    cwd: str,
-    env: Mapping[str, str],
-    stdin: int,
-    stdout: int,
-    stderr: int,
-) -> int:
-    """Start the process at once; its pid (`Start` says the rest)."""
-    return Start(
-        argv, executable=executable, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr
-    ).now()
 
 
 def _popen(

@@ -44,7 +44,7 @@ def _start(how: str, argv: list[str], cwd: Path, env: dict[str, str], **kw: Any)
     try:
         args = dict(executable=kw.get("executable"), cwd=str(cwd), env=env, stdin=null)
         if how == "glibc":
-            return spawn.spawn(argv, stdout=kw["out"], stderr=kw["out"], **args)  # type: ignore[arg-type]
+            return spawn.Start(argv, stdout=kw["out"], stderr=kw["out"], **args).now()  # type: ignore[arg-type]
         return spawn._popen(argv, stdout=kw["out"], stderr=kw["out"], **args)  # type: ignore[arg-type]
     finally:
         os.close(null)
