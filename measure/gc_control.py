@@ -28,24 +28,29 @@ LONGEST_PAUSE_S = 1.0
 
 _lock = threading.Lock()
 _frozen = 0  # loops inside frozen_heap()
+_program_froze = False  # the heap was frozen before the outermost loop began
 _paused: dict[int, float] = {}  # a pause's token -> when it began (perf_counter)
 _was_enabled = True  # the collector's state before the first pause of those open
 
 
 @contextmanager
 def frozen_heap() -> Iterator[None]:
-    """The objects alive now kept out of collections until the outermost loop ends."""
-    global _frozen
+    """The objects alive now kept out of collections until the outermost loop ends. A heap
+    the program had frozen itself stays frozen: gc.unfreeze() gives back every frozen
+    object, the program's too (a test suite freezing between tests paid a walk of the whole
+    heap after each in-process round)."""
+    global _frozen, _program_froze
     with _lock:
         _frozen += 1
         if _frozen == 1:
+            _program_froze = gc.get_freeze_count() > 0
             gc.freeze()
     try:
         yield
     finally:
         with _lock:
             _frozen -= 1
-            if _frozen == 0:
+            if _frozen == 0 and not _program_froze:
                 gc.unfreeze()
 
 

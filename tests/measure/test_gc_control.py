@@ -96,3 +96,12 @@ def test_a_measuring_loop_freezes_what_existed_before_it_and_gives_it_back() -> 
             assert gc.get_freeze_count() == frozen
         assert gc.get_freeze_count() == frozen
     assert gc.get_freeze_count() == 0
+
+
+def test_a_heap_the_program_froze_stays_frozen_after_a_loop() -> None:
+    gc.unfreeze()
+    gc.freeze()  # the program's own, before any loop
+    before = gc.get_freeze_count()
+    with gc_control.frozen_heap():
+        assert gc.get_freeze_count() >= before
+    assert gc.get_freeze_count() >= before > 0
