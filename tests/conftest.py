@@ -180,9 +180,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _freeze_what_lives_on() -> None:
     """Collect a finished test's garbage, then move what is still alive (imported modules:
     torch, textual, pydantic's schemas; the caches and fixtures that outlive a test) out
-    of the cyclic collector's reach (gc.freeze). A pytest worker holds a million such
-    objects, and each full collection walked them all: 155 ms a collection, a fifth to a
-    third of a worker's CPU in the TUI and torch tests (measured with gc.callbacks). Each
+    of the cyclic collector's reach (gc.freeze). A pytest worker holds 240,000 such
+    objects once torch and the app are imported, and each full collection walked them all:
+    155 ms a collection, a fifth to a third of a worker's CPU in the TUI and torch tests
+    (measured with gc.callbacks). Each
     collection now walks one test's objects. What a frozen object later drops is still
     freed by its reference count; only a reference cycle made before a freeze and broken
     after it stays (a module fixture's, at most once per module)."""
