@@ -30,5 +30,5 @@ def test_garbage_is_collected_before_the_freeze_and_what_lives_is_frozen() -> No
     freeze()
     assert gone() is None  # collected, not frozen
     assert gc.get_freeze_count() > 0 and kept.me is kept
-    freeze()  # nothing new since: a second freeze finds nothing to collect
+    freeze()  # again with nothing new: what was frozen stays frozen
     assert gc.get_freeze_count() > 0
