@@ -2,7 +2,8 @@
 
 It drives an `Executor` (session.conduct.executor) and keeps the paired estimates: it
 judges and stores the comparisons at the planned looks and a few times a second between
-(FRESH_BLOCKS says when; every block reports progress); it may stop only at the planned looks
+(FRESH_BLOCKS says when); it reports progress after each of those blocks, and otherwise
+at most PROGRESS_EVERY_S apart; it may stop only at the planned looks
 of the sequential design (measure.sequential), at the block limit, or when the budget or
 a stop request ends it. Nothing here starts a process itself, so a scripted executor
 tests the round's logic.
@@ -11,6 +12,7 @@ tests the round's logic.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -34,6 +36,10 @@ COMMIT_EVERY_S = 0.25  # whole blocks are committed at most this far apart
 # view shows first), at every planned look, at the block limit and with each commit (at
 # most COMMIT_EVERY_S apart); between, the progress shows the last ones judged.
 FRESH_BLOCKS = 10
+# Between those, progress is reported at most this far apart (and after the last block):
+# ten a second is more than a person reads, where a block of `true` takes 2 ms and
+# reporting each one (the ETA, the event, the line the CLI writes) was a thirtieth of a run.
+PROGRESS_EVERY_S = 0.1
 Key = tuple[str, str]  # (arm, workload)
 _NO_VALUE = (m.RunStatus.FAILED, m.RunStatus.TIMEOUT, m.RunStatus.NO_METRIC)
 
@@ -85,7 +91,8 @@ class RoundState:
 
 @dataclass
 class Plan:
-    """What one round measures, and how."""
+    """What one round measures, and how. Fixed once made: what is derived from it is
+    worked out once (asked for at every run and block, it was part of each run's cost)."""
 
     session: m.Session
     rnd: m.Round
@@ -98,23 +105,23 @@ class Plan:
     max_blocks: int
     budget_s: float | None = None
 
-    @property
+    @functools.cached_property
     def names(self) -> list[str]:
         return [w.name for w in self.session.contract.workloads]
 
-    @property
+    @functools.cached_property
     def arms(self) -> list[str]:
         return [BASELINE_ARM, *(v.id for v in self.variants)]
 
-    @property
+    @functools.cached_property
     def label(self) -> dict[str, str]:
         return {BASELINE_ARM: BASELINE_ARM, **{v.id: v.name for v in self.variants}}
 
-    @property
+    @functools.cached_property
     def higher(self) -> bool:
         return self.session.contract.metric.direction is m.Direction.HIGHER
 
-    @property
+    @functools.cached_property
     def harnessed(self) -> set[str]:
         """Torch workloads: an arm that cannot give a value is dropped early."""
         return {
@@ -158,6 +165,8 @@ class RoundLoop:
         self.t0 = time.monotonic()
         self.overhead = 0.0
         self._committed = self.t0  # when whole blocks were last committed
+        self._said = -float("inf")  # when progress was last reported
+        self._unsaid: tuple[int, list[Key], float] | None = None  # a block not reported yet
         self.stale = False
         self._judged_at = 0  # `completed` when the comparisons were last judged
         self._waiting: list[Key] = []  # as last judged
@@ -210,6 +219,9 @@ class RoundLoop:
             self.stop_why = self._after_block(block)
             if self.stop_why is not None:
                 break
+        if self._unsaid is not None:  # stopped from outside: the last block is reported
+            self._say(*self._unsaid)
+            self._unsaid = None
         return self.stop_why
 
     def _block(self, block: int) -> bool:
@@ -332,8 +344,18 @@ class RoundLoop:
             self._committed = now
         self.stale = not due  # blocks whose comparisons no commit holds yet
         elapsed = now - self.t0
-        self._say(block, waiting, elapsed)
-        return self._stop_after(block, live_keys, waiting, elapsed)
+        stop_why = self._stop_after(block, live_keys, waiting, elapsed)
+        if (
+            due
+            or self.completed <= FRESH_BLOCKS
+            or stop_why is not None
+            or (now - self._said >= PROGRESS_EVERY_S)
+        ):
+            self._said, self._unsaid = now, None
+            self._say(block, waiting, elapsed)
+        else:
+            self._unsaid = (block, waiting, elapsed)
+        return stop_why
 
     def _live_keys(self) -> list[Key]:
         """The keys that can still get values (as update() gives them), without judging."""

@@ -16,7 +16,13 @@ from measure import sequential
 from session import models as m
 from session.conduct import BASELINE_ARM
 from session.conduct.common import Progress
-from session.conduct.loop import COMMIT_EVERY_S, FRESH_BLOCKS, Plan, RoundLoop
+from session.conduct.loop import (
+    COMMIT_EVERY_S,
+    FRESH_BLOCKS,
+    PROGRESS_EVERY_S,
+    Plan,
+    RoundLoop,
+)
 
 
 class HeldExecutor(ScriptedExecutor):
@@ -72,8 +78,38 @@ def test_statistics_are_judged_at_looks_and_commits_not_at_every_block(
     assert len(judged) <= bound, (len(judged), bound)
     assert len(judged) < max_blocks  # judged after every block, it was exactly max_blocks
     assert len(copies) == len(judged)  # the progress copies the comparisons once a judgement
-    # and still reports every block, with the comparison as last judged
+    # progress: each of the first blocks, every look, the last block, and between them at
+    # most one report per PROGRESS_EVERY_S (blocks of a scripted executor take microseconds:
+    # reported one by one, the report was a thirtieth of a run of `true`)
     rounds = [p for p in seen if p.phase == "round"]
-    assert [p.block for p in rounds] == list(range(1, max_blocks + 1))
+    said = [p.block for p in rounds]
+    assert said == sorted(set(said))  # in order, each once
+    assert set(range(1, FRESH_BLOCKS + 1)) | set(design.looks) | {max_blocks} <= set(said)
+    extra = len(said) - len(set(range(1, FRESH_BLOCKS + 1)) | set(design.looks) | {max_blocks})
+    assert extra <= elapsed / PROGRESS_EVERY_S + 1, (extra, elapsed)
     assert all(len(p.comparisons) == 1 for p in rounds)
     assert rounds[-1].comparisons[0].n == max_blocks  # the limit is judged
+
+
+def test_a_round_stopped_between_reports_still_reports_its_last_block(tmp_path: Path) -> None:
+    """Progress comes at most PROGRESS_EVERY_S apart; a stop from outside in between still
+    leaves the last completed block reported, not an older one."""
+    min_blocks, max_blocks, stop_at = 10, 300, 57  # 57: neither a fresh block nor a look
+    seen: list[Progress] = []
+    with Ledger.open(tmp_path / "ledger.db") as ledger:
+        session, baseline, chosen = records(ledger)
+        rnd = m.Round(session_id=session.id, baseline_id=baseline.id,
+                      variant_ids=[chosen[0].id], min_blocks=min_blocks,
+                      max_blocks=max_blocks)  # fmt: skip
+        ledger.put(rnd)
+        trees = {BASELINE_ARM: Path("/nonexistent"), chosen[0].id: Path("/nonexistent")}
+        plan = Plan(session, rnd, baseline, chosen, trees, 1, 0.02, min_blocks, max_blocks)
+        assert stop_at not in sequential.Design.plan(min_blocks, max_blocks).looks
+        ex = HeldExecutor(ledger, _noisy(1.0, 0.3, 5))
+        loop = RoundLoop(ledger, ex, plan, progress=seen.append)
+        loop.stopped = lambda: loop.completed >= stop_at
+        loop.warm_up()
+        assert loop.blocks() is None  # stopped from outside
+    rounds = [p for p in seen if p.phase == "round"]
+    assert loop.completed == stop_at and rounds[-1].block == stop_at
+    assert len(rounds) < stop_at  # not every block: the reports were spaced
