@@ -226,15 +226,21 @@ def _pending(app: Any) -> bool:
     # and the tables of the screens beneath: a modal's picture holds them (a loaded run saw
     # 12-error at 80x24 with the round's table not laid out). Only their tables: a screen
     # beneath keeps repaint flags it is not asked to clear, which would never settle.
-    # A table whose rows are counted but not yet given their height owes its layout too,
-    # with no flag set anywhere (two hogs beside the suite saw 04-hypotheses at 80x24 with
-    # its three rows in a table 0 lines high: the form drawn where the table goes).
+    # A shown table whose rows are counted but not yet given their height owes its layout
+    # too, with no flag set anywhere (two hogs beside the suite saw 04-hypotheses at 80x24
+    # with its three rows in a table 0 lines high: the form drawn where the table goes;
+    # eight workers on 2 cores saw it again with the table not yet given a width either).
+    # Tables in hidden panes stay zero-sized for good: they owe nothing.
     return any(
-        t._require_update_dimensions
-        or (t.display and t.row_count and t.size.width and not t.size.height)
+        t._require_update_dimensions or (t.row_count and not t.size.height and _shown(t))
         for s in app.screen_stack
         for t in s.query(DataTable)
     )
+
+
+def _shown(widget: Any) -> bool:
+    """Neither the widget nor any container above it is hidden (display: none)."""
+    return all(getattr(node, "display", True) for node in widget.ancestors_with_self)
 
 
 async def _body_built(pilot: Any, timeout_s: float = 10.0) -> None:
