@@ -63,6 +63,7 @@ class StepPane(VerticalScroll):
         self.built_body = False
         self._building = False
         self._focus_pending = False
+        self._drawn_width = -1  # the pane's width when its body was last drawn
 
     def watch_has_focus(self, _has_focus: bool) -> None:
         # The pane's focus restyles the pane alone (its :focus background). Textual's own
@@ -118,8 +119,12 @@ class StepPane(VerticalScroll):
         else:
             # a hint may name a stored variant: its text is shown, never read
             nxt.update(Text.assemble(("Next: ", "bold"), plain(hint, 1000)) if hint else "")
-        self.refresh_body(view)
+        self._draw(view)
         self.refresh_bindings()
+
+    def _draw(self, view: SessionView | None) -> None:
+        self._drawn_width = self.size.width
+        self.refresh_body(view)
 
     def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
         """Hide the keys that would write while the ledger is read-only."""
@@ -168,8 +173,17 @@ class StepPane(VerticalScroll):
         return max(self.content_size.width - self.styles.scrollbar_size_vertical, 0)
 
     def on_resize(self) -> None:
-        if self.view is not None and self.display and self.built_body:
-            self.refresh_body(self.view)
+        # Bodies are drawn to the width (nothing is sized by the height): a resize that
+        # keeps it, such as the pane's first size arriving after the body was drawn to it,
+        # draws nothing again. A redraw clears and refills the tables, zero lines high
+        # until their rows are measured again.
+        if (
+            self.view is not None
+            and self.display
+            and self.built_body
+            and self.size.width != self._drawn_width
+        ):
+            self._draw(self.view)
 
     def next_hint(self, view: SessionView | None) -> str:
         return ""
