@@ -177,6 +177,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = [item for part in parts for item in part]
 
 
+@pytest.fixture
+def no_measuring_loop_elsewhere() -> None:
+    """Wait until no other thread of this worker is inside a measuring loop
+    (measure.gc_control.frozen_heap), for the tests that count frozen objects: an earlier
+    app test's engine thread may still be ending its round after the app closed (a
+    six-worker suite ran such a test while one was, so its loop nested in that one)."""
+    import time
+
+    timeout_s = 60.0
+    from measure import gc_control
+
+    end = time.monotonic() + timeout_s
+    while gc_control._frozen and time.monotonic() < end:
+        time.sleep(0.01)
+    assert gc_control._frozen == 0, "another thread stayed inside a measuring loop"
+
+
 def _freeze_what_lives_on() -> None:
     """Collect a finished test's garbage, then move what is still alive (imported modules:
     torch, textual, pydantic's schemas; the caches and fixtures that outlive a test) out

@@ -9,6 +9,8 @@ import gc
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ledger import Ledger
 from measure.monitor import RunObservation
 from measure.runner import run_command
@@ -30,6 +32,7 @@ class Watching:
         return RunObservation(trust=m.Trust.CLEAN, reasons=[])
 
 
+@pytest.mark.usefixtures("no_measuring_loop_elsewhere")
 def test_baseline_and_round_run_on_a_frozen_heap_with_the_collector_off(
     tmp_path: Path, make_repo: Any
 ) -> None:
@@ -52,6 +55,7 @@ def test_baseline_and_round_run_on_a_frozen_heap_with_the_collector_off(
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
+@pytest.mark.usefixtures("no_measuring_loop_elsewhere")
 def test_compare_runs_on_a_frozen_heap(tmp_path: Path) -> None:
     gc.unfreeze()  # the suite's own freeze (tests/conftest.py): what is frozen below is ours
     frozen: list[int] = []
