@@ -1,7 +1,7 @@
 """The whole suite's size and wall time here: the figures the README's Development section
 gives, recorded in docs/measured.json ("suite") with `--record`.
 
-    .venv/bin/python -m tests.benchmarks.suite_time [--workers 6] [--record]
+    .venv/bin/python -m tests.benchmarks.suite_time [--workers 4] [--record]
 
 Runs `python -m pytest -n WORKERS -q` from the repository root, as the README says to, and
 takes the passed/failed/skipped counts from pytest's last line. Run it on a machine at rest
@@ -48,7 +48,7 @@ def children_cpu_s() -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workers", type=int, default=6, help="pytest-xdist workers (6)")
+    p.add_argument("--workers", type=int, default=4, help="pytest-xdist workers (4)")
     p.add_argument("--record", action="store_true", help="write the result to docs/measured.json")
     args = p.parse_args()
     argv = [sys.executable, "-m", "pytest", "-n", str(args.workers), "-q", "-p", "no:cacheprovider"]
