@@ -36,6 +36,19 @@ class HeldExecutor(ScriptedExecutor):
         return run
 
 
+def _noisy_round(
+    ledger: Ledger, min_blocks: int, max_blocks: int, seen: list[Progress]
+) -> RoundLoop:
+    """A round of one variant against the baseline on a scripted A/A with much noise."""
+    session, baseline, chosen = records(ledger)
+    rnd = m.Round(session_id=session.id, baseline_id=baseline.id, variant_ids=[chosen[0].id],
+                  min_blocks=min_blocks, max_blocks=max_blocks)  # fmt: skip
+    ledger.put(rnd)
+    trees = {BASELINE_ARM: Path("/nonexistent"), chosen[0].id: Path("/nonexistent")}
+    plan = Plan(session, rnd, baseline, chosen, trees, 1, 0.02, min_blocks, max_blocks)
+    return RoundLoop(ledger, HeldExecutor(ledger, _noisy(1.0, 0.3, 5)), plan, progress=seen.append)
+
+
 def test_statistics_are_judged_at_looks_and_commits_not_at_every_block(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -57,16 +70,8 @@ def test_statistics_are_judged_at_looks_and_commits_not_at_every_block(
     min_blocks, max_blocks = 10, 300
     seen: list[Progress] = []
     with Ledger.open(tmp_path / "ledger.db") as ledger:
-        session, baseline, chosen = records(ledger)
-        rnd = m.Round(session_id=session.id, baseline_id=baseline.id,
-                      variant_ids=[chosen[0].id], min_blocks=min_blocks,
-                      max_blocks=max_blocks)  # fmt: skip
-        ledger.put(rnd)
-        trees = {BASELINE_ARM: Path("/nonexistent"), chosen[0].id: Path("/nonexistent")}
-        plan = Plan(session, rnd, baseline, chosen, trees, 1, 0.02, min_blocks, max_blocks)
         # A/A with much noise: no look decides, every block of the limit is run
-        ex = HeldExecutor(ledger, _noisy(1.0, 0.3, 5))
-        loop = RoundLoop(ledger, ex, plan, progress=seen.append)
+        loop = _noisy_round(ledger, min_blocks, max_blocks, seen)
         t0 = time.monotonic()
         loop.warm_up()
         stop_why = loop.blocks()
@@ -97,16 +102,8 @@ def test_a_round_stopped_between_reports_still_reports_its_last_block(tmp_path: 
     min_blocks, max_blocks, stop_at = 10, 300, 57  # 57: neither a fresh block nor a look
     seen: list[Progress] = []
     with Ledger.open(tmp_path / "ledger.db") as ledger:
-        session, baseline, chosen = records(ledger)
-        rnd = m.Round(session_id=session.id, baseline_id=baseline.id,
-                      variant_ids=[chosen[0].id], min_blocks=min_blocks,
-                      max_blocks=max_blocks)  # fmt: skip
-        ledger.put(rnd)
-        trees = {BASELINE_ARM: Path("/nonexistent"), chosen[0].id: Path("/nonexistent")}
-        plan = Plan(session, rnd, baseline, chosen, trees, 1, 0.02, min_blocks, max_blocks)
         assert stop_at not in sequential.Design.plan(min_blocks, max_blocks).looks
-        ex = HeldExecutor(ledger, _noisy(1.0, 0.3, 5))
-        loop = RoundLoop(ledger, ex, plan, progress=seen.append)
+        loop = _noisy_round(ledger, min_blocks, max_blocks, seen)
         loop.stopped = lambda: loop.completed >= stop_at
         loop.warm_up()
         assert loop.blocks() is None  # stopped from outside
