@@ -180,15 +180,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def no_measuring_loop_elsewhere() -> None:
     """Wait until no other thread of this worker is inside a measuring loop
-    (measure.gc_control.frozen_heap), for the tests that count frozen objects: an earlier
-    app test's engine thread may still be ending its round after the app closed (a
-    six-worker suite ran such a test while one was, so its loop nested in that one)."""
+    (measure.gc_control.frozen_heap), for the tests that count frozen objects: a loop of
+    another thread still ending (an earlier app test's engine thread, say) would nest
+    theirs in it. A six-worker suite failed one of them once; the cause is not confirmed."""
     import time
 
-    timeout_s = 60.0
     from measure import gc_control
 
-    end = time.monotonic() + timeout_s
+    end = time.monotonic() + 60.0
     while gc_control._frozen and time.monotonic() < end:
         time.sleep(0.01)
     assert gc_control._frozen == 0, "another thread stayed inside a measuring loop"

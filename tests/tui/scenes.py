@@ -228,9 +228,10 @@ def _pending(app: Any) -> bool:
     # beneath keeps repaint flags it is not asked to clear, which would never settle.
     # A shown table whose rows are counted but not yet given their height owes its layout
     # too, with no flag set anywhere (two hogs beside the suite saw 04-hypotheses at 80x24
-    # with its three rows in a table 0 lines high: the form drawn where the table goes;
-    # eight workers on 2 cores saw it again with the table not yet given a width either).
-    # Tables in hidden panes stay zero-sized for good: they owe nothing.
+    # with its three rows in a table 0 lines high: the form drawn where the table goes).
+    # Asked without a width too: a table not laid out at all owes the same. Tables in
+    # hidden panes stay zero-sized for good: they owe nothing. (Six and eight workers on
+    # 2 cores still pictured 04-hypotheses so; see the README's Development section.)
     return any(
         t._require_update_dimensions or (t.row_count and not t.size.height and _shown(t))
         for s in app.screen_stack
