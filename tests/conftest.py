@@ -178,11 +178,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture
-def no_measuring_loop_elsewhere() -> None:
-    """Wait until no other thread of this worker is inside a measuring loop
-    (measure.gc_control.frozen_heap), for the tests that count frozen objects: a loop of
-    another thread still ending (an earlier app test's engine thread, say) would nest
-    theirs in it. A six-worker suite failed one of them once; the cause is not confirmed."""
+def unfrozen_heap() -> None:
+    """For the tests that count frozen objects: the suite's own freeze given back
+    (_freeze_what_lives_on), once no other thread of this worker is inside a measuring
+    loop (measure.gc_control.frozen_heap). A loop of another thread still ending (an
+    earlier app test's engine thread, say) would nest theirs in it; a six-worker suite
+    failed one of them once, the cause not confirmed."""
+    import gc
     import time
 
     from measure import gc_control
@@ -191,6 +193,7 @@ def no_measuring_loop_elsewhere() -> None:
     while gc_control._frozen and time.monotonic() < end:
         time.sleep(0.01)
     assert gc_control._frozen == 0, "another thread stayed inside a measuring loop"
+    gc.unfreeze()
 
 
 def _freeze_what_lives_on() -> None:
@@ -199,10 +202,10 @@ def _freeze_what_lives_on() -> None:
     of the cyclic collector's reach (gc.freeze). A pytest worker holds 240,000 such
     objects once torch and the app are imported, and each full collection walked them all:
     155 ms a collection, a fifth to a third of a worker's CPU in the TUI and torch tests
-    (measured with gc.callbacks). Each
-    collection now walks one test's objects. What a frozen object later drops is still
-    freed by its reference count; only a reference cycle made before a freeze and broken
-    after it stays (a module fixture's, at most once per module)."""
+    (measured with gc.callbacks). Each collection now walks one test's objects. What a
+    frozen object later drops is still freed by its reference count; only a reference
+    cycle made before a freeze and broken after it stays (a module fixture's, at most once
+    per module)."""
     import gc
 
     gc.collect()

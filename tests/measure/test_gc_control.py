@@ -86,9 +86,8 @@ def test_a_collector_turned_off_by_the_program_stays_off() -> None:
     gc.enable()
 
 
-@pytest.mark.usefixtures("no_measuring_loop_elsewhere")
+@pytest.mark.usefixtures("unfrozen_heap")
 def test_a_measuring_loop_freezes_what_existed_before_it_and_gives_it_back() -> None:
-    gc.unfreeze()  # the suite's own freeze (tests/conftest.py): what is frozen below is ours
     before = gc.get_freeze_count()
     with gc_control.frozen_heap():
         frozen = gc.get_freeze_count()
@@ -99,9 +98,8 @@ def test_a_measuring_loop_freezes_what_existed_before_it_and_gives_it_back() -> 
     assert gc.get_freeze_count() == 0
 
 
-@pytest.mark.usefixtures("no_measuring_loop_elsewhere")
+@pytest.mark.usefixtures("unfrozen_heap")
 def test_a_heap_the_program_froze_stays_frozen_after_a_loop() -> None:
-    gc.unfreeze()
     gc.freeze()  # the program's own, before any loop
     before = gc.get_freeze_count()
     with gc_control.frozen_heap():

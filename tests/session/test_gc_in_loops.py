@@ -32,11 +32,10 @@ class Watching:
         return RunObservation(trust=m.Trust.CLEAN, reasons=[])
 
 
-@pytest.mark.usefixtures("no_measuring_loop_elsewhere")
+@pytest.mark.usefixtures("unfrozen_heap")
 def test_baseline_and_round_run_on_a_frozen_heap_with_the_collector_off(
     tmp_path: Path, make_repo: Any
 ) -> None:
-    gc.unfreeze()  # the suite's own freeze (tests/conftest.py): what is frozen below is ours
     assert gc.isenabled() and gc.get_freeze_count() == 0
     repo = make_repo()
     with Ledger.open(tmp_path / "ledger.db") as ledger:
@@ -55,9 +54,8 @@ def test_baseline_and_round_run_on_a_frozen_heap_with_the_collector_off(
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
-@pytest.mark.usefixtures("no_measuring_loop_elsewhere")
+@pytest.mark.usefixtures("unfrozen_heap")
 def test_compare_runs_on_a_frozen_heap(tmp_path: Path) -> None:
-    gc.unfreeze()  # the suite's own freeze (tests/conftest.py): what is frozen below is ours
     frozen: list[int] = []
 
     def runner(*args: Any, **kw: Any) -> Any:
