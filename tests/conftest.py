@@ -182,8 +182,8 @@ def unfrozen_heap() -> None:
     """For the tests that count frozen objects: the suite's own freeze given back
     (_freeze_what_lives_on), once no other thread of this worker is inside a measuring
     loop (measure.gc_control.frozen_heap). A loop of another thread still ending (an
-    earlier app test's engine thread, say) would nest theirs in it; a six-worker suite
-    failed one of them once, the cause not confirmed."""
+    earlier app test's engine thread, say) would nest theirs in it. The tests still read
+    counts against margins: a frozen temporary freed meanwhile lowers the count."""
     import gc
     import time
 

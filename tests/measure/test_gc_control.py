@@ -86,22 +86,45 @@ def test_a_collector_turned_off_by_the_program_stays_off() -> None:
     gc.enable()
 
 
+# The counts below are read against margins of many objects, never for equality: freezing
+# also takes the temporaries alive at that moment (another thread's, say), and one freed by
+# its reference count leaves the frozen set, so the count can fall by a few between two
+# reads with nothing given back (a four-worker suite saw 687,137 after 687,169).
+CHUNK = 20_000  # objects: far beyond what temporaries dying can take off a count
+
+
 @pytest.mark.usefixtures("unfrozen_heap")
 def test_a_measuring_loop_freezes_what_existed_before_it_and_gives_it_back() -> None:
-    before = gc.get_freeze_count()
+    existing = [[] for _ in range(CHUNK)]
     with gc_control.frozen_heap():
         frozen = gc.get_freeze_count()
-        assert frozen > before
+        assert frozen >= CHUNK  # what existed before the loop
+        made_inside = [[] for _ in range(CHUNK)]
         with gc_control.frozen_heap():  # nested (a round inside the app's job): one freeze
-            assert gc.get_freeze_count() == frozen
-        assert gc.get_freeze_count() == frozen
-    assert gc.get_freeze_count() == 0
+            assert gc.get_freeze_count() < frozen + CHUNK  # what the loop made stays out
+        assert gc.get_freeze_count() < frozen + CHUNK
+    assert gc.get_freeze_count() == 0  # all given back
+    assert existing and made_inside
 
 
 @pytest.mark.usefixtures("unfrozen_heap")
 def test_a_heap_the_program_froze_stays_frozen_after_a_loop() -> None:
+    programs = [[] for _ in range(CHUNK)]
     gc.freeze()  # the program's own, before any loop
-    before = gc.get_freeze_count()
     with gc_control.frozen_heap():
-        assert gc.get_freeze_count() >= before
-    assert gc.get_freeze_count() >= before > 0
+        assert gc.get_freeze_count() >= CHUNK
+    assert gc.get_freeze_count() >= CHUNK  # not given back: an unfreeze leaves none
+    assert programs
+
+
+@pytest.mark.usefixtures("unfrozen_heap")
+def test_a_freed_frozen_object_leaves_the_count_without_any_unfreeze() -> None:
+    # Why the tests above compare against margins: the count is not a fixed quantity.
+    temporary = [[] for _ in range(100)]
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        del temporary
+        assert gc.get_freeze_count() <= before - 100
+    finally:
+        gc.unfreeze()
