@@ -3,19 +3,54 @@
 `make_monitor(sink, session_id)` gives the engine's `RunMonitor`; `judge` is the verdict;
 `Sample` carries the ledger's telemetry columns. Nothing here imports textual, session or
 ledger.
+
+The names are loaded on first use: the ledger needs only the sample's columns
+(`backend`), and every command line opens a ledger; the monitor brings the sampler, NVML
+and psutil, which only measuring commands use.
 """
 
-from measure.telemetry.backend import (
-    COLUMNS,
-    BackendUnavailable,
-    Counters,
-    DeviceInfo,
-    GpuBackend,
-    Sample,
-    decode_reasons,
-)
-from measure.telemetry.monitor import TelemetryMonitor, make_monitor
-from measure.telemetry.trust import Trust, judge
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from measure.telemetry.backend import (
+        COLUMNS,
+        BackendUnavailable,
+        Counters,
+        DeviceInfo,
+        GpuBackend,
+        Sample,
+        decode_reasons,
+    )
+    from measure.telemetry.monitor import TelemetryMonitor, make_monitor
+    from measure.telemetry.trust import Trust, judge
+
+_WHERE = {
+    "COLUMNS": "measure.telemetry.backend",
+    "BackendUnavailable": "measure.telemetry.backend",
+    "Counters": "measure.telemetry.backend",
+    "DeviceInfo": "measure.telemetry.backend",
+    "GpuBackend": "measure.telemetry.backend",
+    "Sample": "measure.telemetry.backend",
+    "decode_reasons": "measure.telemetry.backend",
+    "TelemetryMonitor": "measure.telemetry.monitor",
+    "make_monitor": "measure.telemetry.monitor",
+    "Trust": "measure.telemetry.trust",
+    "judge": "measure.telemetry.trust",
+}
+
+
+def __getattr__(name: str) -> object:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "COLUMNS",

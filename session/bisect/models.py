@@ -38,7 +38,9 @@ class Status(StrEnum):
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # Validators built on first use, as session.models' are: every command line imports
+    # these (the ledger's store does), and building five at import took it 10 ms or more.
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 class Judged(Model):
