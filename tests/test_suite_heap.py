@@ -21,6 +21,11 @@ def test_a_test_starts_on_a_frozen_heap() -> None:
     assert gc.get_freeze_count() > 10_000  # pytest, its plugins and the imports at least
 
 
+def test_young_objects_are_collected_in_larger_batches() -> None:
+    young = runpy.run_path(str(Path(__file__).parent / "conftest.py"))["YOUNG_COLLECTION"]
+    assert gc.get_threshold()[0] == young > 700  # Python's default: 700
+
+
 def test_garbage_is_collected_before_the_freeze_and_what_lives_is_frozen() -> None:
     gc.unfreeze()
     dropped = _Node()
