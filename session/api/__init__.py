@@ -15,8 +15,9 @@ same things (a test holds them equal); "x as y" is owned as `x`, named here `y`.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
+
+from measure.lazy_names import loader
 
 if TYPE_CHECKING:
     from session.api.door import (
@@ -408,17 +409,11 @@ _WHERE: dict[str, tuple[str, str]] = {
 }
 
 
+_load = loader(__name__, _WHERE)
+
+
 def __getattr__(name: str) -> object:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, owned_as = where
-    # the import statement's own machinery, not importlib.import_module: `python -X
-    # importtime` then lists the owner (tests/cli/test_cli_dispatch.py reads it)
-    __import__(module)
-    value = getattr(sys.modules[module], owned_as)
-    globals()[name] = value
-    return value
+    return _load(name)
 
 
 def __dir__() -> list[str]:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from measure.lazy_names import loader
+
 if TYPE_CHECKING:
     from session.conduct.baseline import (
         DEFAULT_MAX_RUNS,
@@ -97,15 +99,11 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+_load = loader(__name__, _WHERE)
 
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
+
+def __getattr__(name: str) -> object:
+    return _load(name)
 
 
 __all__ = [
