@@ -409,11 +409,7 @@ _WHERE: dict[str, tuple[str, str]] = {
 }
 
 
-_load = loader(__name__, _WHERE)
-
-
-def __getattr__(name: str) -> object:
-    return _load(name)
+__getattr__ = loader(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

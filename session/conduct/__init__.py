@@ -99,11 +99,7 @@ _WHERE = {
 }
 
 
-_load = loader(__name__, _WHERE)
-
-
-def __getattr__(name: str) -> object:
-    return _load(name)
+__getattr__ = loader(__name__, _WHERE)
 
 
 __all__ = [

@@ -1,7 +1,8 @@
 """A step's body is drawn to the pane's width: a resize that keeps the width (the pane's
 first size arriving after the body was drawn to it, a height change) draws nothing again.
 Redrawn, a table was cleared and refilled, and until its rows were measured again it was
-zero lines high: a loaded suite pictured 04-hypotheses so, the form where the table goes."""
+zero lines high. (A loaded suite once pictured 04-hypotheses with its table so; skipping
+this redraw did not end that, whose cause is not known.)"""
 
 from __future__ import annotations
 
