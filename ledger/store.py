@@ -7,6 +7,7 @@ model. Every write is one BEGIN IMMEDIATE transaction; group several with `ledge
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,6 +49,19 @@ def _hypothesis_text(h: m.Hypothesis) -> str:
         [h.symptom, h.mechanism, h.preconditions, h.predicted_effect, h.predicted_evidence,
          h.falsifier, h.confounders, h.reopen_when]
     )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def _upsert_sql(name: str, key: tuple[str, ...], columns: tuple[str, ...]) -> str:
+    """An upsert, not INSERT OR REPLACE: the row keeps its rowid (the full-text index
+    points at it) and no child row ever sees its parent deleted."""
+    marks = ", ".join("?" * len(columns))
+    updates = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
+    updates += ", version = version + 1"
+    return (
+        f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({marks}) "
+        f"ON CONFLICT({', '.join(key)}) DO UPDATE SET {updates}"
+    )
 
 
 TABLES: dict[type[BaseModel], _Table] = {
@@ -395,6 +409,11 @@ class Ledger:
 
     def put(self, *items: BaseModel) -> None:
         """Insert or replace entities, all in one transaction."""
+        # A stretch of items of one table is one kept statement executed many times: a
+        # round's commit holds hundreds of runs, and making the statement anew for each
+        # was a third of what storing one cost (200 runs: 6.0 ms, now 3.9 ms on this VM).
+        batch: list[tuple[Any, ...]] = []
+        sql = ""
         with self.write():
             for item in items:
                 table = TABLES.get(type(item))
@@ -402,17 +421,14 @@ class Ledger:
                     raise TypeError(f"{type(item).__name__} is not stored as a row of its own")
                 row = table.columns(item)
                 row["data"] = item.model_dump_json()
-                cols = ", ".join(row)
-                marks = ", ".join("?" * len(row))
-                updates = ", ".join(f"{c} = excluded.{c}" for c in row if c not in table.key)
-                updates += ", version = version + 1"
-                # An upsert, not INSERT OR REPLACE: the row keeps its rowid (the full-text
-                # index points at it) and no child row ever sees its parent deleted.
-                self._c.conn.execute(
-                    f"INSERT INTO {table.name} ({cols}) VALUES ({marks}) "
-                    f"ON CONFLICT({', '.join(table.key)}) DO UPDATE SET {updates}",
-                    tuple(row.values()),
-                )
+                item_sql = _upsert_sql(table.name, table.key, tuple(row))
+                if item_sql != sql and batch:
+                    self._c.conn.executemany(sql, batch)
+                    batch = []
+                sql = item_sql
+                batch.append(tuple(row.values()))
+            if batch:
+                self._c.conn.executemany(sql, batch)
 
     @staticmethod
     def _validated(cls: type[T], table: str, rowid: int, data: Any) -> T:

@@ -217,3 +217,23 @@ def test_variant_by_name_id_or_prefix(ledger: Ledger) -> None:
         ledger.variant("s1", "abc")
     with pytest.raises(LedgerError, match="no variant"):
         ledger.variant("s1", "zzz")
+
+
+def test_one_put_of_mixed_rows_stores_each_in_order_and_counts_each_version(
+    ledger: Ledger,
+) -> None:
+    """put() sends a stretch of rows of one table as one statement executed many times:
+    a parent before its children still lands first (foreign keys), a row given twice in
+    one call is one row at version 2, and a failing row takes the whole call with it."""
+    s = _session()
+    idea = m.Hypothesis(session_id=s.id, title="fuse")
+    runs = [m.Run(session_id=s.id, arm="baseline", workload="w", block=b) for b in range(3)]
+    ledger.put(s, runs[0], runs[1], idea, runs[2], idea, runs[0])
+    conn = ledger.db.conn
+    versions = dict(conn.execute("SELECT id, version FROM runs").fetchall())
+    assert versions == {runs[0].id: 2, runs[1].id: 1, runs[2].id: 1}
+    assert conn.execute("SELECT version FROM hypotheses").fetchall() == [(2,)]
+    orphan = m.Run(session_id="nobody", arm="baseline", workload="w", block=9)
+    with pytest.raises(sqlite3.IntegrityError):
+        ledger.put(runs[1], orphan)
+    assert dict(conn.execute("SELECT id, version FROM runs").fetchall()) == versions
