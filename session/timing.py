@@ -154,13 +154,15 @@ def _split_by_faults(runs: Sequence[m.Run], values: list[float]) -> stats.ModeSp
     hi_f = statistics.median(faults[i] for i in by.high)
     if hi_f - lo_f < FAULTS_APART:
         return None
-    groups = stats.ModeSplit(by.low, by.high, (0.0, 0.0), (0.0, 0.0), by.gap)
+    groups = stats.ModeSplit(by.low, by.high, (0.0, 0.0), (0.0, 0.0), by.gap, by.between)
     auc = stats.separation(groups, values)
     lo_v = [values[i] for i in by.low]
     hi_v = [values[i] for i in by.high]
     if auc is None or auc < 0.9 or statistics.median(hi_v) < 1.1 * statistics.median(lo_v):
         return None
-    return stats.ModeSplit(by.low, by.high, (min(lo_v), max(lo_v)), (min(hi_v), max(hi_v)), by.gap)
+    return stats.ModeSplit(
+        by.low, by.high, (min(lo_v), max(lo_v)), (min(hi_v), max(hi_v)), by.gap, by.between
+    )
 
 
 def _apart(split: stats.ModeSplit, values: list[float | None], name: str) -> bool:
@@ -188,7 +190,10 @@ def bimodal_flag(runs: Sequence[m.Run]) -> dict[str, Any] | None:
             follows[name] = round(auc, 3)
     lo, hi = split.low_range, split.high_range
     modes = f"{lo[0]:.3g}–{lo[1]:.3g} and {hi[0]:.3g}–{hi[1]:.3g}"
-    words = f"values split into two modes ({modes}, {len(split.low)}+{len(split.high)} runs)"
+    between = f", {len(split.between)} between" if split.between else ""
+    words = (
+        f"values split into two modes ({modes}, {len(split.low)}+{len(split.high)} runs{between})"
+    )
     if any(k.startswith("page faults") or k == "peak RSS" for k in follows):
         why = (
             f" that follow {', '.join(follows)}: the allocator returns memory to the OS "
