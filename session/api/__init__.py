@@ -264,6 +264,7 @@ if TYPE_CHECKING:
         scenario_names,
     )
     from session.timing import (
+        ALLOCATOR_ENV,
         TORCH_KINDS,
         apply_env,
         error_tail,
@@ -396,7 +397,8 @@ _OWNERS: dict[str, str] = {
         "scenario_names"
     ),
     "session.timing": (
-        "TORCH_KINDS, apply_env, error_tail, metric_label, metric_legend, metric_text, metric_texts"
+        "ALLOCATOR_ENV, TORCH_KINDS, apply_env, error_tail, metric_label, metric_legend, "
+        "metric_text, metric_texts"
     ),
     "session.torch_checks": "HARNESS_CHECK",
     "session.variants": "VariantWarning, VariantWarningKind, add_variant, variant_warnings",
@@ -417,6 +419,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ALLOCATOR_ENV",
     "AREA_DESCRIPTIONS",
     "BOTTLENECKS",
     "CHECKLIST",

@@ -53,6 +53,17 @@ def test_the_demo_contract_validates_in_both_forms() -> None:
     assert harness.workloads[0].env["OMP_NUM_THREADS"] == "1"
 
 
+def test_the_demos_torch_workload_keeps_its_freed_memory() -> None:
+    """Without the allocator settings a bimodal arm is advised to take, glibc gave the naive
+    softmax's temporaries back on some processes' every call, and a round read the no-op
+    control 1.35x SLOWER (2026-12-07): the demo takes its own advice."""
+    from session.timing import ALLOCATOR_ADVICE, ALLOCATOR_ENV
+
+    env = demo_contract("kernelbench").workloads[0].env
+    assert ALLOCATOR_ENV.items() <= env.items()
+    assert all(f"{name}={value}" in ALLOCATOR_ADVICE for name, value in ALLOCATOR_ENV.items())
+
+
 def test_demo_without_a_terminal_says_to_add_no_tui(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "tui", "--ledger", str(tmp_path / "l.db"), "demo",

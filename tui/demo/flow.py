@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from session import models as m
+from session.api import ALLOCATOR_ENV, run_flow, undecided
 from session.api import DEMO_HYPOTHESES as HYPOTHESES
-from session.api import run_flow, undecided
 from tui.demo.settings import DEMO_TITLE
 
 __all__ = ["HYPOTHESES", "demo_contract", "demo_session", "run_flow", "undecided"]
@@ -33,9 +33,13 @@ def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
         # The harness's own statistic and the contract's band, as for every session: on a
         # noisy machine the baseline says so and the round goes on at the band it supports.
         # Runs fork from an interpreter that imported torch once (GPUOPT_PRELOAD): 0.3 s
-        # a run instead of 2.9 s here, and for tensors this small the same times.
-        env = {**THREAD_ENV, "GPUOPT_TORCH_MIN_TIME": "0.3", "GPUOPT_TORCH_WARMUP": "3",
-               "GPUOPT_PRELOAD": "1"}  # fmt: skip
+        # a run instead of 2.9 s here, and for tensors this small the same times. The
+        # allocator keeps freed blocks (ALLOCATOR_ENV, the advice a bimodal arm is given):
+        # without it glibc gave the naive softmax's 512 KiB temporaries back and faulted
+        # them in again on some processes' every call (7-65 faults a call, against 0.07),
+        # and one round read the no-op control 1.35x SLOWER (6 runs at 0.38 ms, 12 at 0.69).
+        env = {**THREAD_ENV, **ALLOCATOR_ENV, "GPUOPT_TORCH_MIN_TIME": "0.3",
+               "GPUOPT_TORCH_WARMUP": "3", "GPUOPT_PRELOAD": "1"}  # fmt: skip
         workload = m.Workload(
             name="softmax",
             kind=m.WorkloadKind.KERNELBENCH,
