@@ -521,16 +521,18 @@ def mode_split(
     widest = max(range(k, n - k + 1), key=lambda j: logs[j] - logs[j - 1])
     found = score(widest, widest)
     cut: tuple[int, int] | None = (widest, widest) if found and found >= ratio else None
-    if cut is None and n >= 20:
+    # The fewest values between that leave a clear gap: each value moved out of a mode
+    # only widens the gap and narrows the mode, so the most allowed would always score best.
+    for between in range(1, int(max_between * n) + 1) if cut is None and n >= 20 else ():
         clear = [
-            (s, lo_end, hi_start)
-            for lo_end in range(k, n - k + 1)
-            for hi_start in range(lo_end + 1, min(lo_end + int(max_between * n), n - k) + 1)
-            if (s := score(lo_end, hi_start)) is not None and s >= 2 * ratio
+            (s, lo_end)
+            for lo_end in range(k, n - k - between + 1)
+            if (s := score(lo_end, lo_end + between)) is not None and s >= 2 * ratio
         ]
         if clear:
-            found, *cut_at = max(clear)
-            cut = (cut_at[0], cut_at[1])
+            found, lo_end = max(clear)
+            cut = (lo_end, lo_end + between)
+            break
     if cut is None or found is None:
         return None
     lo, mid, hi = order[: cut[0]], order[cut[0] : cut[1]], order[cut[1] :]

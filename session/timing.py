@@ -213,6 +213,7 @@ def bimodal_flag(runs: Sequence[m.Run]) -> dict[str, Any] | None:
     return {
         "modes": [list(lo), list(hi)],
         "runs": [len(split.low), len(split.high)],
+        "between": len(split.between),  # runs in neither mode (a process changed speed)
         "follows": follows,
         "medians": [
             statistics.median(float(usable[i].value or 0) for i in split.low),

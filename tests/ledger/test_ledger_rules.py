@@ -236,4 +236,8 @@ def test_one_put_of_mixed_rows_stores_each_in_order_and_counts_each_version(
     orphan = m.Run(session_id="nobody", arm="baseline", workload="w", block=9)
     with pytest.raises(sqlite3.IntegrityError):
         ledger.put(runs[1], orphan)
+    later = m.Hypothesis(session_id=s.id, title="tile")
+    with pytest.raises(sqlite3.IntegrityError):  # after a stretch of another table ran
+        ledger.put(later, idea, orphan)
     assert dict(conn.execute("SELECT id, version FROM runs").fetchall()) == versions
+    assert conn.execute("SELECT id, version FROM hypotheses").fetchall() == [(idea.id, 2)]

@@ -174,8 +174,21 @@ def test_two_modes_with_a_few_runs_between_them_are_split() -> None:
         for v in DEMO_CONTROL_MS
     ]
     flag = timing.bimodal_flag(runs)
-    assert flag is not None and flag["runs"] == [6, 12]
+    assert flag is not None and flag["runs"] == [6, 12] and flag["between"] == 2
     assert "2 between" in flag["text"] and "0.378–0.397 and 0.68–0.703" in flag["text"]
+
+
+def test_only_the_runs_in_the_gap_are_left_between() -> None:
+    """The fewest values between that leave a clear gap, not as many as allowed: one run
+    in the gap leaves every other run in its mode."""
+    one_between = [690.5 if v == 534.05 else v for v in DEMO_CONTROL_MS]
+    split = stats.mode_split(one_between)
+    assert split is not None
+    assert (len(split.low), len(split.high), len(split.between)) == (6, 13, 1)
+    assert split.low_range == (377.692, 396.732)
+    three_between = [*DEMO_CONTROL_MS[:-1], 600.0]  # more than a tenth of 20: no split
+    assert stats.mode_split(three_between) is None
+    assert stats.mode_split(DEMO_CONTROL_MS[:19]) is None  # under 20 values: the gap empty
 
 
 def test_one_mode_is_not_split_however_its_middle_is_left_out() -> None:
