@@ -36,7 +36,7 @@ def demo_contract(kind: str = "auto", python: str | None = None) -> m.Contract:
         # a run instead of 2.9 s here, and for tensors this small the same times. The
         # allocator keeps freed blocks (ALLOCATOR_ENV, the advice a bimodal arm is given):
         # without it glibc gave the naive softmax's 512 KiB temporaries back and faulted
-        # them in again on some processes' every call (7-65 faults a call, against 0.07),
+        # them in again on some processes' every call (7-65 faults a call, against under 1),
         # and one round read the no-op control 1.35x SLOWER (6 runs at 0.38 ms, 12 at 0.69).
         env = {**THREAD_ENV, **ALLOCATOR_ENV, "GPUOPT_TORCH_MIN_TIME": "0.3",
                "GPUOPT_TORCH_WARMUP": "3", "GPUOPT_PRELOAD": "1"}  # fmt: skip
