@@ -35,11 +35,11 @@ ALLOCATOR_ENV = {
     "MALLOC_MMAP_THRESHOLD_": "33554432",  # blocks up to 32 MiB (glibc's ceiling) from the heap
     "MALLOC_TRIM_THRESHOLD_": "68719476736",  # never trim the heap back
 }
+_ADVISED = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_")  # in the advice's order
 ALLOCATOR_ADVICE = (
-    "set MALLOC_TRIM_THRESHOLD_/MALLOC_MMAP_THRESHOLD_ on the workload "
-    "(gpuopt new --env NAME=MALLOC_TRIM_THRESHOLD_=68719476736 "
-    "--env NAME=MALLOC_MMAP_THRESHOLD_=33554432; MALLOC_MMAP_MAX_=0 for blocks over 32 MiB), "
-    "or more warm-up calls (GPUOPT_TORCH_WARMUP)"
+    f"set {'/'.join(_ADVISED)} on the workload (gpuopt new "
+    + " ".join(f"--env NAME={name}={ALLOCATOR_ENV[name]}" for name in _ADVISED)
+    + "; MALLOC_MMAP_MAX_=0 for blocks over 32 MiB), or more warm-up calls (GPUOPT_TORCH_WARMUP)"
 )
 
 
