@@ -126,15 +126,18 @@ def _owner_alive(owner: str) -> bool:
 def become_subreaper() -> bool:
     """Make this process the subreaper of its descendants (once); whether it is."""
     global _subreaper
+    if _subreaper is not None:  # settled once: asked three times a run, without the lock
+        return _subreaper
     with _lock:
         if _subreaper is None:
-            _subreaper = False
+            became = False  # set once settled: it is read without the lock
             if sys.platform.startswith("linux"):
                 try:
                     libc = ctypes.CDLL(None, use_errno=True)
-                    _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+                    became = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
                 except (OSError, AttributeError):
-                    _subreaper = False
+                    became = False
+            _subreaper = became
         return _subreaper
 
 

@@ -102,6 +102,9 @@ class _Kept(threading.local):
         self.actions: dict[tuple[int, int, int, bytes], _Actions] = {}
         self.words: dict[bytes, Any] = {}
         self.env: dict[bytes, tuple[Any, int]] = {}  # the rest -> (array, the slot that varies)
+        # The same, found by the variables themselves: comparing two dicts whose strings
+        # are the same objects (a round's runs) costs less than joining and encoding them.
+        self.env_seen: list[tuple[dict[str, str], tuple[Any, int]]] = []
 
 
 _kept = _Kept()
@@ -141,11 +144,16 @@ class Start:
             return
         # Encoded in one piece and split at the NULs: C loops, not two calls per variable.
         # A NUL inside a word or variable would split it once more: Popen refuses that.
+        rest = dict(env)
+        varying = rest.pop(vary, None) if vary is not None else None
+        found = next((made for seen, made in _kept.env_seen if seen == rest), None)
         try:
             joined = "\0".join(argv).encode(_FS_ENCODING, _FS_ERRORS)
-            varying = env.get(vary) if vary is not None else None
-            rest = env if varying is None else {k: v for k, v in env.items() if k != vary}
-            entries = "\0".join(map("=".join, rest.items())).encode(_FS_ENCODING, _FS_ERRORS)
+            entries = (
+                b""
+                if found is not None
+                else "\0".join(map("=".join, rest.items())).encode(_FS_ENCODING, _FS_ERRORS)
+            )
             last = [] if varying is None else [_encode(f"{vary}={varying}")]
             path, where = _encode(self.program), _encode(cwd)
         except UnicodeEncodeError:
@@ -159,14 +167,18 @@ class Start:
                 return
             c_argv = (ctypes.c_char_p * (len(words) + 1))(*words, None)
             _keep(_kept.words, joined, c_argv)
-        found = _kept.env.get(entries)
         if found is None:
-            env_list = entries.split(b"\0") if rest else []
-            if len(env_list) != len(rest) or "=" in "".join(rest) or "" in rest:
-                return
-            c_env = (ctypes.c_char_p * (len(env_list) + 2))(*env_list, None, None)
-            found = (c_env, len(env_list))
-            _keep(_kept.env, entries, found)
+            found = _kept.env.get(entries)
+            if found is None:
+                env_list = entries.split(b"\0") if rest else []
+                if len(env_list) != len(rest) or "=" in "".join(rest) or "" in rest:
+                    return
+                c_env = (ctypes.c_char_p * (len(env_list) + 2))(*env_list, None, None)
+                found = (c_env, len(env_list))
+                _keep(_kept.env, entries, found)
+            if len(_kept.env_seen) >= _KEEP:
+                del _kept.env_seen[0]  # the oldest
+            _kept.env_seen.append((rest, found))
         c_env, slot = found
         c_env[slot] = last[0] if last else None  # ctypes keeps the bytes alive with it
         key = (stdin, stdout, stderr, where)

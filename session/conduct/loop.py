@@ -204,21 +204,24 @@ class RoundLoop:
         """Run blocks until the round stops; the reason (None when stopped from outside)."""
         p = self.plan
         block = 0
-        while block < p.max_blocks and not self.stopped():
-            block += 1
-            done = self._block(block)
-            if self.stopped() and not done:
-                break
-            if not done:
-                self.skipped.append(block)
-                self.notes.append(
-                    f"block {block}: untrusted runs in {MAX_ATTEMPTS} attempts; left out"
-                )
-            else:
-                self.completed += 1
-            self.stop_why = self._after_block(block)
-            if self.stop_why is not None:
-                break
+        try:
+            while block < p.max_blocks and not self.stopped():
+                block += 1
+                done = self._block(block)
+                if self.stopped() and not done:
+                    break
+                if not done:
+                    self.skipped.append(block)
+                    self.notes.append(
+                        f"block {block}: untrusted runs in {MAX_ATTEMPTS} attempts; left out"
+                    )
+                else:
+                    self.completed += 1
+                self.stop_why = self._after_block(block)
+                if self.stop_why is not None:
+                    break
+        finally:
+            p.rnd.blocks = self.completed
         if self._unsaid is not None:  # stopped from outside: the last block is reported
             self._say(*self._unsaid)
             self._unsaid = None
@@ -325,7 +328,6 @@ class RoundLoop:
     def _after_block(self, block: int) -> str | None:
         p = self.plan
         now = time.monotonic()
-        p.rnd.blocks = self.completed
         # Whole blocks only, at most COMMIT_EVERY_S apart and at every look: a commit
         # (synchronous=FULL, so an fsync) per block of a short command cost more than its
         # runs. What no commit took yet is stored when the round ends or stops.
@@ -340,6 +342,9 @@ class RoundLoop:
         else:  # between looks: no stop can come of a verdict, only of no live comparison
             live_keys, waiting = self._live_keys(), self._waiting
         if due:
+            # The round's count is set where it is stored (and when the blocks end): an
+            # assignment is a validation, paid at every block of a short command.
+            p.rnd.blocks = self.completed
             self.executor.flush(p.rnd, *self.comparisons.values())
             self._committed = now
         self.stale = not due  # blocks whose comparisons no commit holds yet

@@ -182,15 +182,26 @@ def test_what_is_kept_between_starts_never_leaks_into_the_next(tmp_path: Path) -
         (tmp_path, {"A": "1", "MARK": "m5"}, ["one"]),  # back to a kept one
     ]
     for cwd, env, words in cases:
-        r, w = os.pipe()
-        try:
-            pid = spawn.Start(
-                [sys.executable, "-c", PROBE, *words], executable=None, cwd=str(cwd),
-                env=env, stdin=w, stdout=w, stderr=w, vary="MARK",
-            ).now()  # fmt: skip
-        finally:
-            os.close(w)
-        with os.fdopen(r, "rb") as f:
-            seen = json.loads(f.read())
-        os.wait4(pid, 0)
-        assert (seen["cwd"], seen["env"], seen["argv"]) == (str(cwd), env, words)
+        assert _kept_start(cwd, env, words) == (str(cwd), env, words)
+    # One dict changed in place between starts: a kept environment is found by its
+    # variables, never by the object, so each start sees the variables as they are then.
+    shared = {"A": "1", "MARK": "m6"}
+    for change in ({}, {"A": "3"}, {"B": "x"}, {"MARK": "m7"}):
+        shared.update(change)
+        assert _kept_start(tmp_path, shared, ["one"]) == (str(tmp_path), shared, ["one"])
+
+
+def _kept_start(cwd: Path, env: dict[str, str], words: list[str]) -> tuple[str, Any, Any]:
+    """What a child started by Start (MARK varying) saw: its directory, env and words."""
+    r, w = os.pipe()
+    try:
+        pid = spawn.Start(
+            [sys.executable, "-c", PROBE, *words], executable=None, cwd=str(cwd),
+            env=env, stdin=w, stdout=w, stderr=w, vary="MARK",
+        ).now()  # fmt: skip
+    finally:
+        os.close(w)
+    with os.fdopen(r, "rb") as f:
+        seen = json.loads(f.read())
+    os.wait4(pid, 0)
+    return seen["cwd"], seen["env"], seen["argv"]
