@@ -388,6 +388,15 @@ def run_command(
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     write_ends = [out_w, err_w]
+    fds = {out_r: out, err_r: err}
+    poller = select.poll()  # the pipes watched from before the clock starts
+    for fd in fds:
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+
+    def close_write_ends() -> None:
+        while write_ends:
+            os.close(write_ends.pop())
+
     # Made ready before the clock starts: the figure holds the start, not our preparation.
     start = spawn.Start(
         argv,
@@ -431,18 +440,9 @@ def run_command(
     # CI run saw `true` read 711 MB, the pytest worker's size, when only that was read).
     floor = own_peak_kib()
     orphans.watch_group(pid, forked_by)  # if gpuopt dies during the run, the guard ends it
-    fds = {out_r: out, err_r: err}
     pidfd = _pidfd(pid)
-
-    def close_write_ends() -> None:
-        while write_ends:
-            os.close(write_ends.pop())
-
     if pidfd is None:
         close_write_ends()  # no exit to wait on: the pipes' hang-up and a 5 ms poll say it
-    poller = select.poll()
-    for fd in fds:
-        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
     if pidfd is not None:
         poller.register(pidfd, select.POLLIN)
 
@@ -512,8 +512,9 @@ def run_command(
             wait_ms = (drain_end - time.perf_counter()) * 1000
             if wait_ms <= 0:
                 break
-            for fd, _ev in poller.poll(math.ceil(wait_ms)):
-                chunk = os.read(fd, 65536)
+            for fd, ev in poller.poll(math.ceil(wait_ms)):
+                # A hang-up with nothing to read is the end (no read to be told so)
+                chunk = os.read(fd, 65536) if ev & select.POLLIN else b""
                 if chunk:
                     fds[fd].add(chunk)
                 else:
