@@ -18,6 +18,7 @@ from session.errors import GateRefusal
 from session.ledger_port import LedgerLike
 from session.profile.base import newest_profiles
 from session.timing import metric_legend
+from session.verdicts import two_modes
 from session.view import SessionView
 
 __all__ = [
@@ -364,6 +365,9 @@ def _trusted(facts: VariantFacts) -> list[str]:
     )
     if bad:
         return [f"untrusted runs in the comparison: {', '.join(bad)}; re-run the round"]
+    modes = [words for c in facts.comparisons if (words := two_modes(c, facts.round))]
+    if modes:
+        return modes
     if facts.round is not None and facts.round.baseline_reproduced is False:
         return [
             f"round {facts.round.number} did not reproduce the baseline: its verdicts are untrusted"

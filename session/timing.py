@@ -237,7 +237,7 @@ def bimodal_flags(
         if flag is not None:
             name = (label or {}).get(arm, arm)
             text = f"{name}/{workload}: {flag['text']}"
-            out.append({**flag, "arm": name, "workload": workload, "text": text})
+            out.append({**flag, "arm": name, "arm_id": arm, "workload": workload, "text": text})
     return out
 
 

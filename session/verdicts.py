@@ -31,6 +31,8 @@ can show FASTER for a variant whose correctness check failed:
 - ``of_round(rows, round)``: of one arm's checks or audits, the ones a round rests on (the
   latest per workload made by the time it ended), once each: a later round checks again.
 - ``round_untrusted(round) -> str``: why a round's verdicts are untrusted ("" if trusted).
+- ``two_modes(comparison, round) -> str``: why one comparison is untrusted because its
+  variant's or the baseline's runs fell into two modes in that round ("" if not).
 - ``times_text(ratio)``: "4.85× faster" / "1.20× slower" / "no change" (within 0.5%; a ratio below 1
   is better: the statistics invert it for higher-is-better metrics);
   ``times_ci_text(low, high)``: the interval in the same words, "4.71–4.99× faster".
@@ -83,6 +85,7 @@ __all__ = [
     "table_legend",
     "times_ci_text",
     "times_text",
+    "two_modes",
     "verdict_for",
 ]
 
@@ -184,7 +187,7 @@ def shown_verdict(
             or "check failed"
         )
         correct = False
-    why = [round_untrusted(round)] if round is not None else []
+    why = [round_untrusted(round), two_modes(comparison, round)] if round is not None else []
     if comparison.untrusted_runs:
         why.append(f"{comparison.untrusted_runs} run(s) quarantined")
     why = [w for w in why if w]
@@ -323,6 +326,31 @@ def round_untrusted(rnd: m.Round) -> str:
     if rnd.status is not m.RoundStatus.RUNNING and rnd.blocks < rnd.min_blocks:
         why.append(f"{rnd.blocks} of at least {rnd.min_blocks} blocks")
     return "; ".join(why)
+
+
+def two_modes(comparison: Any, rnd: m.Round | None) -> str:
+    """Why the comparison cannot be trusted when its variant's or the baseline's runs of
+    its workload fell into two modes in its round (the round's `timing_flags`), in words;
+    "" otherwise. Which mode each process lands in (the allocator, the kernel) is no
+    property of the code: the ratio would compare mixtures (a no-op read SLOWER 1.35× so)."""
+    if rnd is None:
+        return ""
+    names = rnd.summary.get("arms") or {}
+    baseline = "baseline"
+    said = []
+    for arm in (comparison.variant_id, baseline):
+        name = names.get(arm, arm)
+        for flag in rnd.summary.get("timing_flags") or ():
+            flagged = flag.get("arm_id", "") == arm or (
+                "arm_id" not in flag and flag.get("arm") == name  # flags stored without ids
+            )
+            if flagged and flag.get("workload") == comparison.workload:
+                who = "the baseline's" if arm == baseline else f"{name}'s"
+                said.append(f"{who} runs on {comparison.workload} fell into two modes")
+                break
+    if not said:
+        return ""
+    return " and ".join(said) + " (the round's notes give the cause): fix it and run again"
 
 
 def _relevant_checks(
