@@ -158,21 +158,24 @@ class Start:
             path, where = _encode(self.program), _encode(cwd)
         except UnicodeEncodeError:
             return
-        if any(b"\0" in b for b in (path, where, *last)):
+        # What Popen refuses (a NUL anywhere, an '=' or nothing as a name) is refused before
+        # a kept array is looked up by its bytes: "A=1\0B=2" as one variable encodes as A
+        # and B do, and would start with theirs.
+        if any(b"\0" in b for b in (path, where, *last)) or any("\0" in w for w in argv):
+            return
+        if found is None and (
+            "" in rest or any("=" in k or "\0" in k or "\0" in v for k, v in rest.items())
+        ):
             return
         c_argv = _kept.words.get(joined)
         if c_argv is None:
             words = joined.split(b"\0")
-            if len(words) != len(argv):
-                return
             c_argv = (ctypes.c_char_p * (len(words) + 1))(*words, None)
             _keep(_kept.words, joined, c_argv)
         if found is None:
             found = _kept.env.get(entries)
             if found is None:
                 env_list = entries.split(b"\0") if rest else []
-                if len(env_list) != len(rest) or "=" in "".join(rest) or "" in rest:
-                    return
                 c_env = (ctypes.c_char_p * (len(env_list) + 2))(*env_list, None, None)
                 found = (c_env, len(env_list))
                 _keep(_kept.env, entries, found)

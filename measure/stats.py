@@ -491,6 +491,7 @@ def mode_split(
     min_gap: float = 0.15,
     ratio: float = 1.5,
     max_between: float = 0.1,
+    min_distinct: int = 1,
 ) -> ModeSplit | None:
     """Two modes, or None: the widest gap between sorted log values must leave at least
     `min_share` of the values (and 2) on each side, be at least `min_gap` in log (×1.16),
@@ -502,7 +503,10 @@ def mode_split(
     a median of many calls, and a process that changed speed among its calls lands between.
     The demo's no-op control had 6 runs at 0.38-0.40 ms, 12 at 0.68-0.70 and 2 between
     (a gap 11 times its modes' spread); it read SLOWER, and the gap test that wanted the
-    gap empty flagged nothing."""
+    gap empty flagged nothing.
+
+    `min_distinct`: the fewest different values each mode must hold. A figure of a few
+    steps (a count, a rounded time) has no spread inside a group to hold a gap against."""
     idx = [i for i, v in enumerate(values) if _usable(v) and v > 0]
     n = len(idx)
     k = max(2, math.ceil(min_share * n))
@@ -536,6 +540,8 @@ def mode_split(
     if cut is None or found is None:
         return None
     lo, mid, hi = order[: cut[0]], order[cut[0] : cut[1]], order[cut[1] :]
+    if min(len({values[i] for i in lo}), len({values[i] for i in hi})) < min_distinct:
+        return None
     return ModeSplit(
         low=tuple(sorted(lo)),
         high=tuple(sorted(hi)),

@@ -139,6 +139,12 @@ def _covariates(runs: Sequence[m.Run]) -> dict[str, list[float | None]]:
 FAULTS_APART = 64  # page faults per call (256 KiB of 4 KiB pages) that tell two modes apart
 
 
+# Each mode of a flag holds this many different values at least: a metric of a few steps
+# (a count, a rounded time) split 12/8 between 5 and 6 is not two modes of a process, and a
+# flag makes the arm's comparisons untrusted (session.verdicts.two_modes).
+DISTINCT_IN_A_MODE = 3
+
+
 def _split_by_faults(runs: Sequence[m.Run], values: list[float]) -> stats.ModeSplit | None:
     """Two modes named by their cause: the runs' page faults per call fall into two groups
     (FAULTS_APART or more between them) and every faulting run is the slower (AUC ≥ 0.9).
@@ -180,7 +186,9 @@ def bimodal_flag(runs: Sequence[m.Run]) -> dict[str, Any] | None:
     """A flag for one arm's replicate values, or None when they form one mode."""
     usable = [r for r in runs if r.status is m.RunStatus.OK and r.value is not None]
     values = [float(r.value) for r in usable]  # type: ignore[arg-type]
-    split = stats.mode_split(values) or _split_by_faults(usable, values)
+    split = stats.mode_split(values, min_distinct=DISTINCT_IN_A_MODE) or _split_by_faults(
+        usable, values
+    )
     if split is None:
         return None
     follows: dict[str, float] = {}

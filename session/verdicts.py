@@ -345,8 +345,8 @@ def two_modes(comparison: Any, rnd: m.Round | None) -> str:
                 "arm_id" not in flag and flag.get("arm") == name  # flags stored without ids
             )
             if flagged and flag.get("workload") == comparison.workload:
-                who = "the baseline's" if arm == baseline else f"{name}'s"
-                said.append(f"{who} runs on {comparison.workload} fell into two modes")
+                who = "the baseline" if arm == baseline else (flag.get("arm") or name)
+                said.append(f"the runs of {who} on {comparison.workload} fell into two modes")
                 break
     if not said:
         return ""

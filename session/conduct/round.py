@@ -359,6 +359,9 @@ def _close_failed(
             "interrupted" if interrupted else loop.stop_why,
             error="" if interrupted else one_line(exc),
         )
+        if interrupted:  # its verdicts stand when it ran its minimum: so do their flags
+            runs = ledger.list(m.Run, round_id=rnd.id)
+            _flag_modes(rnd, runs, loop.plan.label, rnd.summary["notes"])
     except Exception:
         rnd.summary = {"stop_reason": "error", "error": one_line(exc)}
     put_closing(ledger, rnd)
@@ -518,6 +521,14 @@ def _timing_facts(
             + ", ".join(unsteady)
             + ": raise GPUOPT_TORCH_WARMUP_MAX or GPUOPT_TORCH_WARMUP_MAX_S"
         )
+    _flag_modes(rnd, runs, label, notes)
+
+
+def _flag_modes(
+    rnd: m.Round, runs: Sequence[m.Run], label: dict[str, str], notes: list[str]
+) -> None:
+    """The arms whose runs fell into two modes, in the round's summary and notes: their
+    comparisons are untrusted (session.verdicts.two_modes)."""
     flags = timing.bimodal_flags(runs, label)
     if flags:
         rnd.summary["timing_flags"] = flags

@@ -67,6 +67,8 @@ class SummaryRow(Row):
     workload: str
     round: int | None = None
     round_trusted: bool = True
+    # the verdict's own trust: its round's, and its runs' (quarantined, in two modes)
+    trusted: bool = True
     verdict: str = ""  # the shown verdict's text ("BROKEN (NaN 0→80) · untrusted")
     verdict_word: str = ""
     ratio: float | None = None
@@ -711,6 +713,7 @@ def _summary(
             if c is not None:
                 row.verdict = c.shown
                 row.verdict_word = c.verdict
+                row.trusted = c.trusted
                 row.ratio, row.ci_low, row.ci_high = c.ratio, c.ci_low, c.ci_high
                 row.ci_confidence = c.ci_confidence
                 if c.verdict != m.Verdict.BROKEN.value:  # a broken variant's speed is moot

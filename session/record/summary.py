@@ -110,7 +110,7 @@ def _narrow_table(rows: list[SummaryRow]) -> list[str]:
         [
             [
                 r.variant + (f" · {r.workload}" if several else ""),
-                (r.verdict_word or "not measured") + ("" if r.round_trusted else " (untrusted)"),
+                (r.verdict_word or "not measured") + ("" if r.trusted else " (untrusted)"),
                 _ratio(r, heading),
                 _short_decision(r.disposition),
             ]

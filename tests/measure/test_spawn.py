@@ -205,3 +205,30 @@ def _kept_start(cwd: Path, env: dict[str, str], words: list[str]) -> tuple[str, 
         seen = json.loads(f.read())
     os.wait4(pid, 0)
     return seen["cwd"], seen["env"], seen["argv"]
+
+
+@pytest.mark.skipif(not spawn.fast(), reason="no glibc posix_spawn actions here")
+@pytest.mark.parametrize(
+    "kept, refused",
+    [
+        (({"A": "1", "B": "2"}, ["/bin/true"]), ({"A": "1\0B=2"}, ["/bin/true"])),
+        (({"A": "1="}, ["/bin/true"]), ({"A=1": ""}, ["/bin/true"])),
+        (({}, ["/bin/true", "a", "b"]), ({}, ["/bin/true", "a\0b"])),
+    ],
+)
+def test_what_popen_refuses_is_refused_after_what_it_would_look_like(
+    tmp_path: Path,
+    kept: tuple[dict[str, str], list[str]],
+    refused: tuple[dict[str, str], list[str]],
+) -> None:
+    """Kept arrays are found by their encoded bytes: a NUL or an '=' where none may be
+    gives the same bytes as a valid start made before it. It is still refused, not
+    started with the earlier one's variables or words."""
+    sink = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        pid = _start("glibc", kept[1], tmp_path, kept[0], out=sink)
+        os.wait4(pid, 0)
+        with pytest.raises(ValueError):
+            _start("glibc", refused[1], tmp_path, refused[0], out=sink)
+    finally:
+        os.close(sink)

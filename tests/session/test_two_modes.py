@@ -69,7 +69,7 @@ def test_a_variant_that_ran_in_two_modes_has_an_untrusted_verdict_and_says_why()
     rnd = _round([_flag("same", "t", "v1")])
     shown = shown_verdict(_comparison("v1"), round=rnd)
     assert shown.word == "SLOWER" and not shown.trusted
-    assert "same's runs on t fell into two modes" in shown.untrusted_why
+    assert "the runs of same on t fell into two modes" in shown.untrusted_why
     assert shown.text.endswith("· untrusted")
     # the other variant, and the flagged arm's other workload, are not touched
     assert shown_verdict(_comparison("v2", verdict=m.Verdict.FASTER), round=rnd).trusted
@@ -80,7 +80,7 @@ def test_a_baseline_in_two_modes_makes_every_comparison_of_its_workload_untruste
     rnd = _round([_flag("baseline", "t", "baseline")])
     for variant, verdict in (("v1", m.Verdict.SAME), ("v2", m.Verdict.FASTER)):
         shown = shown_verdict(_comparison(variant, verdict=verdict), round=rnd)
-        assert not shown.trusted and "the baseline's runs on t fell into two modes" in (
+        assert not shown.trusted and "the runs of the baseline on t fell into two modes" in (
             shown.untrusted_why
         )
     assert shown_verdict(_comparison("v2", workload="u"), round=rnd).trusted
@@ -117,26 +117,25 @@ def test_keep_default_is_refused_for_a_variant_that_ran_in_two_modes(tmp_path) -
     assert "fell into two modes" in info.value.reason
 
 
-def test_a_round_whose_variant_runs_in_two_modes_stores_an_untrusted_verdict(
-    tmp_path, make_repo, monkeypatch
-) -> None:
-    """End to end, real processes: the variant prints 1.0 or 1.7 by turns, process by
-    process (a counter outside the tree), as an allocator's modes would split its runs."""
+def _two_mode_round(tmp_path, make_repo, monkeypatch, **round_kw):  # type: ignore[no-untyped-def]
+    """A round on real processes whose variant prints 1.0 or 1.7 by turns, process by
+    process (a counter outside the tree), as an allocator's modes would split its runs:
+    the stored round, the variant and its comparison."""
     from conftest import run_git
 
     from ledger import Ledger
     from session import conduct as c
 
-    counter = tmp_path / "count"
-    monkeypatch.setenv("MODES_COUNTER", str(counter))
-    repo = make_repo(files={"v.sh": "echo 1.00$$ | cut -c1-6\n"})
+    monkeypatch.setenv("MODES_COUNTER", str(tmp_path / "count"))
+    repo = make_repo(files={"v.sh": "echo 1.00$(($$ % 89 + 10))\n"})
     metric = m.Metric(
         name="value", source=m.MetricSource.REGEX, pattern=r"(?P<value>[0-9.]+)", unit=""
     )
     contract = m.Contract(metric=metric, workloads=[m.Workload(name="read", command="sh v.sh")])
     two = (
         'n=$(cat "$MODES_COUNTER" 2>/dev/null || echo 0); echo $((n + 1)) > "$MODES_COUNTER"\n'
-        "if [ $((n % 2)) = 0 ]; then echo 1.00$$ | cut -c1-6; else echo 1.70$$ | cut -c1-6; fi\n"
+        "if [ $((n % 2)) = 0 ]; then echo 1.00$(($$ % 89 + 10)); "
+        "else echo 1.70$(($$ % 89 + 10)); fi\n"
     )
     (repo / "v.sh").write_text(two)
     patch = tmp_path / "two.diff"
@@ -147,9 +146,109 @@ def test_a_round_whose_variant_runs_in_two_modes_stores_an_untrusted_verdict(
         ledger.put(session)
         c.record_baseline(ledger, session, runs=8, warmup=0)
         variant = c.add_variant(ledger, session, "modes", patch=patch)
-        rnd = c.run_round(ledger, session, min_blocks=20, max_blocks=20, seed=3)
+        try:
+            c.run_round(ledger, session, seed=3, **round_kw)
+        except KeyboardInterrupt:
+            pass
+        (rnd,) = ledger.list(m.Round, session_id=session.id)
         (comp,) = ledger.list(m.Comparison, round_id=rnd.id)
+    return rnd, variant, comp
+
+
+def test_a_round_whose_variant_runs_in_two_modes_stores_an_untrusted_verdict(
+    tmp_path, make_repo, monkeypatch
+) -> None:
+    rnd, variant, comp = _two_mode_round(
+        tmp_path, make_repo, monkeypatch, min_blocks=20, max_blocks=20
+    )
     flags = rnd.summary.get("timing_flags") or []
     assert [(f["arm_id"], f["workload"]) for f in flags] == [(variant.id, "read")], flags
     shown = shown_verdict(comp, round=rnd)
-    assert not shown.trusted and "modes's runs on read fell into two modes" in shown.untrusted_why
+    assert not shown.trusted and "the runs of modes on read fell into two modes" in (
+        shown.untrusted_why
+    )
+
+
+class _StopAfter:
+    """A monitor that says nothing of the runs and stops the round (Ctrl+C) after `n`."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.finished = n, 0
+
+    def run_started(self, run_id: str, pid: int | None) -> None:
+        pass
+
+    def run_finished(self, run_id: str):  # type: ignore[no-untyped-def]
+        from measure.monitor import RunObservation
+
+        self.finished += 1
+        if self.finished == self.n:
+            raise KeyboardInterrupt
+        return RunObservation(trust=m.Trust.CLEAN, reasons=[])
+
+
+def test_a_round_interrupted_after_its_minimum_still_flags_its_modes(
+    tmp_path, make_repo, monkeypatch
+) -> None:
+    """Stopped after its minimum of blocks, a round's verdicts stand (the gates allow a
+    keep from it): its arms' modes are judged as a finished round's are."""
+    rnd, variant, comp = _two_mode_round(
+        tmp_path, make_repo, monkeypatch, min_blocks=20, max_blocks=40, monitor=_StopAfter(46)
+    )
+    assert rnd.status is m.RoundStatus.INTERRUPTED and rnd.blocks >= rnd.min_blocks
+    flags = rnd.summary.get("timing_flags") or []
+    assert [(f["arm_id"], f["workload"]) for f in flags] == [(variant.id, "read")], flags
+    assert any("two modes" in note for note in rnd.summary["notes"])
+    assert not shown_verdict(comp, round=rnd).trusted
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[5.0] * 12 + [6.0] * 8, [12.0] * 10 + [14.0] * 10, [0.0012] * 14 + [0.0014] * 6],
+)
+def test_a_metric_of_a_few_steps_is_not_two_modes(values: list[float]) -> None:
+    """A count or a rounded figure takes a few values only: no spread inside either group
+    to hold a gap against, so no flag (a flag makes the comparisons untrusted)."""
+    runs = [
+        m.Run(session_id="s", arm="v1", workload="t", block=i + 1, value=v)
+        for i, v in enumerate(values)
+    ]
+    assert timing.bimodal_flag(runs) is None
+    # measured figures, with a spread inside each group, still split
+    for i, run in enumerate(runs):
+        run.value = (5.0 if i < 12 else 8.0) * (1 + 0.004 * (i % 5))
+    assert timing.bimodal_flag(runs) is not None
+
+
+def test_the_record_says_a_two_mode_verdict_is_untrusted_in_each_table_and_the_json(
+    tmp_path,
+) -> None:
+    """The file's table, the Record step's narrow one (80 columns) and the JSON all read
+    the comparison's own trust; the narrow table read the round's alone before."""
+    from test_record_fix_tester import _baseline, _record, _round, _session, _variant
+
+    from session.record import to_markdown
+
+    def build(ledger):  # type: ignore[no-untyped-def]
+        s = _session(ledger)
+        b = _baseline(ledger, s)
+        split, calm = _variant(ledger, s, "split", 2), _variant(ledger, s, "calm", 3)
+        r = _round(ledger, s, b, 1, [split, calm])
+        workload = ledger.list(m.Comparison, round_id=r.id)[0].workload
+        r.summary = {"arms": {"baseline": "baseline", split.id: "split", calm.id: "calm"},
+                     "timing_flags": [_flag("split", workload, split.id)]}  # fmt: skip
+        ledger.put(r)
+        return s
+
+    x, md = _record(tmp_path, build)
+    narrow = to_markdown(x, fit=80)
+    assert "| variant | verdict | ratio (" in narrow  # the Record step's narrow table
+    assert "| variant | workload | verdict |" in md  # the file's
+    for layout in (md, narrow):
+        head = layout[: layout.index("# Details")]
+        (split_row,) = [ln for ln in head.splitlines() if ln.startswith("| split")]
+        (calm_row,) = [ln for ln in head.splitlines() if ln.startswith("| calm")]
+        assert "untrusted" in split_row and "untrusted" not in calm_row, (split_row, calm_row)
+    rows = {r.variant: r for r in x.summary.rows}
+    assert (rows["split"].trusted, rows["calm"].trusted) == (False, True)
+    assert rows["split"].round_trusted  # the round itself is fine: its other verdict stands

@@ -95,3 +95,29 @@ async def test_the_untrusted_round_hint_names_the_keys_as_remapped(tmp_path: Pat
         )
         assert hint == f"Next: {words}", hint  # the session layer's sentence, whole
     ledger.close()
+
+
+@pytest.mark.asyncio
+async def test_a_variant_whose_runs_fell_into_two_modes_says_so_under_trust(
+    tmp_path: Path,
+) -> None:
+    """Its verdict is untrusted (session.verdicts.two_modes): the detail says why, beside
+    "no run quarantined or failed", which stays true."""
+    ledger = sample(tmp_path / "l.db")
+    rnd = ledger.list(m.Round)[-1]
+    comp = ledger.list(m.Comparison, round_id=rnd.id)[0]
+    name = next(v.name for v in ledger.list(m.Variant) if v.id == comp.variant_id)
+    rnd.summary = {
+        **rnd.summary,
+        "timing_flags": [{"arm": name, "arm_id": comp.variant_id, "workload": comp.workload,
+                          "text": f"{name}/{comp.workload}: values split into two modes"}],
+    }  # fmt: skip
+    ledger.put(rnd)
+    app = PaneApp(ResultsPane, ledger)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await built(pilot, app.pane)
+        detail = Console(record=True, width=200)
+        detail.print(app.pane.query_one("#results-detail", Static).content)
+        shown = detail.export_text()
+    assert f"the runs of {name} on {comp.workload} fell into two modes" in shown, shown
+    ledger.close()

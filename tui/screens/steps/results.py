@@ -22,7 +22,7 @@ from session.api import (
     untrusted_round,
 )
 from session.read_model import SessionView, residual_suggestion
-from session.verdicts import error_headline, of_round, round_untrusted
+from session.verdicts import error_headline, of_round, round_untrusted, two_modes
 from tui.display import plain
 from tui.screens.pane_messages import AskResidual
 from tui.screens.step_base import StepPane
@@ -177,6 +177,9 @@ def results_detail(
                 )
         else:
             parts.append(Text("  trust: no run quarantined or failed", style="dim"))
+        for cmp in cmps:  # runs in two modes: the verdict is untrusted (the words say why)
+            if words := two_modes(cmp, rnd):
+                parts.append(Text(f"  trust {plain(cmp.workload)}: {plain(words)}", style="yellow"))
         res = view.residual_of(v.id)
         got = residual_suggestion(ledger, view, v)
         sug = got[0] if got else None
