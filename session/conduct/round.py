@@ -359,11 +359,14 @@ def _close_failed(
             "interrupted" if interrupted else loop.stop_why,
             error="" if interrupted else one_line(exc),
         )
-        if interrupted:  # its verdicts stand when it ran its minimum: so do their flags
-            runs = ledger.list(m.Run, round_id=rnd.id)
-            _flag_modes(rnd, runs, loop.plan.label, rnd.summary["notes"])
     except Exception:
         rnd.summary = {"stop_reason": "error", "error": one_line(exc)}
+    if interrupted:  # its verdicts stand when it ran its minimum: so do their flags
+        try:
+            runs = ledger.list(m.Run, round_id=rnd.id)
+            _flag_modes(rnd, runs, loop.plan.label, rnd.summary.setdefault("notes", []))
+        except Exception:
+            pass  # closed without its flags rather than not closed
     put_closing(ledger, rnd)
 
 
