@@ -17,18 +17,13 @@ from method_factory import (
     make_variant,
     open_ledger,
 )
+from test_gates import GOOD_DEFAULT  # a default the other gates let through
 
 from session import models as m
 from session import timing
 from session.dispositions import dispose
 from session.gates import GateRefusal
 from session.verdicts import shown_verdict
-
-GOOD_DEFAULT = dict(
-    optimization_class="C2",
-    guards=["last dimension <= 4096"],
-    fallback="the unfused path",
-)
 
 
 def _flag(arm: str, workload: str, arm_id: str | None = None) -> dict[str, object]:
