@@ -1,30 +1,44 @@
-"""A process that opens a ledger for writing on cue (run by path from the ledger tests).
+"""A process that opens ledgers for writing on cue (run by path from the ledger tests).
 
-    python ledger_opener.py LEDGER
+    python ledger_opener.py GATE
 
-Imports everything, prints `ready`, waits for a line on stdin, opens LEDGER (creating it
-when it is not there yet), and prints `opened` or `failed: REASON`.
+Imports everything, then for each line on stdin: prints `ready` before it is read, waits
+until the file GATE is unlocked (the test holds it locked until every opener has its
+line, then lets them all go at once), opens the ledger the line names (creating it when
+it is not there yet), and prints `opened` or `failed: REASON`. One process serves every
+trial of a test: the import is paid once, and each opening is still a fresh connection
+to a fresh path.
 """
 
 from __future__ import annotations
 
+import fcntl
 import sys
 
 from ledger import Ledger
 from ledger.db import LedgerError
 
 
-def main() -> int:
-    print("ready", flush=True)
-    sys.stdin.readline()
+def open_one(path: str) -> str:
     try:
-        with Ledger.open(sys.argv[1]) as ledger:
+        with Ledger.open(path) as ledger:
             ledger.check()
     except LedgerError as exc:
-        print(f"failed: {exc}", flush=True)
-        return 1
-    print("opened", flush=True)
-    return 0
+        return f"failed: {exc}"
+    return "opened"
+
+
+def main() -> int:
+    with open(sys.argv[1], "rb") as gate:
+        while True:
+            print("ready", flush=True)
+            line = sys.stdin.readline()
+            if not line:
+                return 0
+            print("waiting", flush=True)
+            fcntl.flock(gate, fcntl.LOCK_SH)  # blocks while the test holds the gate
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            print(open_one(line.rstrip("\n")), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ waiting out the busy timeout.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -19,35 +20,50 @@ from ledger import Ledger
 ROOT = Path(__file__).resolve().parents[2]
 OPENER = Path(__file__).with_name("ledger_opener.py")
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-OPENERS, TRIALS = 6, 8  # 6 of 60 openings failed before the fix
+OPENERS, TRIALS = 6, 24  # 6 of 60 openings failed before the fix, with a fresh process each
 
 
 @pytest.mark.slow
 def test_processes_creating_one_ledger_at_once_all_open_it(tmp_path: Path) -> None:
     failures: list[str] = []
-    for trial in range(TRIALS):
-        path = tmp_path / f"new-{trial}.db"
-        procs = [
-            subprocess.Popen(
-                [sys.executable, str(OPENER), str(path)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env=ENV,
-            )
-            for _ in range(OPENERS)
-        ]
-        for proc in procs:  # all imported and waiting: the openings start together
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    gate_path = tmp_path / "gate"
+    gate_path.write_bytes(b"")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(OPENER), str(gate_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
+        for _ in range(OPENERS)
+    ]
+    try:
+        for trial in range(TRIALS):
+            path = tmp_path / f"new-{trial}.db"
+            for proc in procs:  # each waits for its path
+                assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            with gate_path.open("rb") as gate:
+                fcntl.flock(gate, fcntl.LOCK_EX)  # held until every opener waits on it
+                for proc in procs:
+                    assert proc.stdin is not None
+                    proc.stdin.write(f"{path}\n")
+                    proc.stdin.flush()
+                for proc in procs:
+                    assert proc.stdout is not None and proc.stdout.readline().strip() == "waiting"
+            # unlocked: every opener blocked in (or about to call) flock goes at once
+            for proc in procs:
+                assert proc.stdout is not None
+                said = proc.stdout.readline().strip()
+                if said != "opened":
+                    failures.append(said or f"exited {proc.poll()}")
+            assert path.exists()
+            with Ledger.open(path) as ledger:
+                assert ledger.check() == []
+    finally:
         for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        for proc in procs:
-            out, err = proc.communicate(timeout=120)
-            if proc.returncode != 0 or out.strip() != "opened":
-                failures.append(out.strip() or err.strip())
-        with Ledger.open(path) as ledger:
-            assert ledger.check() == []
+            _out, err = proc.communicate(timeout=120)  # stdin closed: each ends
+            if proc.returncode != 0:
+                failures.append(f"exit {proc.returncode}: {err.strip()[-500:]}")
     assert failures == []
