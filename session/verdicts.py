@@ -102,7 +102,8 @@ VERDICT_MEANINGS: dict[str, str] = {
     "interval shown excludes no change (1.00) but reaches into the noise band, e.g. '1.8% "
     "slower (real, below the ±2% band)'; never a win for keep as default",
     "INCONCLUSIVE": "the interval holds no change and crosses the band's edge; '+N' after "
-    "it: about N more blocks would decide it",
+    "it (or after MEASURABLE): about N more blocks would decide it, offered only where the "
+    "verdict is trusted",
     "FAILED": "the arm gave no value (its runs failed)",
     "BROKEN": "the variant's correctness check failed on that workload: its speed does not count",
 }
@@ -126,6 +127,9 @@ class ShownVerdict:
     note: str = ""  # "at float16": a precision change the contract's tolerance allowed
     caution: str = ""  # over 10× faster: have a second look (session.check_words)
     below_floor: bool = False  # FASTER than the roofline floor allows: shown INCONCLUSIVE
+    # About this many more blocks would decide it ("+N"): offered only for a trusted verdict
+    # still open. An untrusted one's words say to fix the cause and run again instead.
+    more_blocks: int | None = None
 
     @property
     def broken(self) -> bool:
@@ -196,6 +200,7 @@ def shown_verdict(
     impossible = check_words.floor_words(comparison.ratio, floor) if word == "FASTER" else ""
     if impossible:  # below what the machine can do: not a speedup, never FASTER
         word, words = Verdict.INCONCLUSIVE.value, impossible
+    still_open = word in _OPEN and not why and not impossible
     return ShownVerdict(
         word=word,
         speed=speed,
@@ -208,6 +213,7 @@ def shown_verdict(
         note=check_words.precision_note(relevant),
         caution=check_words.second_look(comparison.ratio) if word == "FASTER" else "",
         below_floor=bool(impossible),
+        more_blocks=getattr(comparison, "blocks_needed", None) if still_open else None,
     )
 
 
@@ -265,12 +271,17 @@ def ci_cell(comparison: Any, heading: str) -> str:
     return ci_text(c.ci_low, c.ci_high, interval_confidence(c) if labelled else None)
 
 
-def table_legend(comparisons: Iterable[Any]) -> list[str]:
+def table_legend(
+    comparisons: Iterable[Any], verdicts: Iterable[ShownVerdict] | None = None
+) -> list[str]:
     """The lines under a table of comparisons that say what it cannot say by itself (none
     when there is nothing to explain): why rows carry intervals at two confidences, and
-    what "+N" after INCONCLUSIVE means. A new user saw 99% and 99.8% rows side by side, and
-    "INCONCLUSIVE +1", with nothing on screen to explain either."""
+    what "+N" after a verdict means. A new user saw 99% and 99.8% rows side by side, and
+    "INCONCLUSIVE +1", with nothing on screen to explain either. `verdicts`: the rows'
+    verdicts as the table shows them (by default, each comparison's own, without its
+    round)."""
     rows = list(comparisons)
+    seen = list(verdicts) if verdicts is not None else [shown_verdict(c) for c in rows]
     out: list[str] = []
     levels = sorted({interval_confidence(c) for c in rows})
     if len(levels) > 1:
@@ -281,11 +292,8 @@ def table_legend(comparisons: Iterable[Any]) -> list[str]:
             "whether anything changed at all (MEASURABLE, else INCONCLUSIVE) on the wider "
             "one, so that a small false change stays rare"
         )
-    if any(
-        getattr(c, "verdict", None) is Verdict.INCONCLUSIVE and getattr(c, "blocks_needed", None)
-        for c in rows
-    ):
-        out.append("INCONCLUSIVE +N: about N more blocks would decide it (a longer round)")
+    if any(s.more_blocks for s in seen):
+        out.append("+N: about N more blocks would decide it (a longer round)")
     return out
 
 
@@ -298,6 +306,8 @@ def ci_legend(confidence: float) -> str:
 
 
 _DECIDED = (Verdict.FASTER, Verdict.SLOWER, Verdict.SAME, Verdict.MEASURABLE)
+# Shown words that more blocks may still move (MEASURABLE: to beyond the band, or not).
+_OPEN = (Verdict.INCONCLUSIVE.value, Verdict.MEASURABLE.value)
 
 
 def _finite(x: float | None) -> bool:

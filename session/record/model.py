@@ -546,7 +546,7 @@ def _round_row(
                 failure=shown.failure,
                 untrusted_why=shown.untrusted_why,
                 n=c.n,
-                blocks_needed=c.blocks_needed,
+                blocks_needed=shown.more_blocks,  # offered only where more blocks could help
                 untrusted_runs=c.untrusted_runs,
                 failed_runs=c.failed_runs,
                 error=c.error,

@@ -233,7 +233,7 @@ def print_round(
         verdict = Text(seen.text, style=VERDICT_STYLE.get(seen.word, "white"))
         if extra:
             verdict.append(f" ({', '.join(extra)})")
-        more = "" if c.blocks_needed is None else f"~{c.blocks_needed}"
+        more = "" if seen.more_blocks is None else f"~{seen.more_blocks}"
         table.add_row(shown(names.get(c.variant_id, c.variant_id)), shown(c.workload), str(c.n),
                       ratio, ci, verdict, more)  # fmt: skip
     console.print(table)

@@ -400,9 +400,9 @@ def comparison_table(
         style="bold",
     )
     pad = name_w + 2  # the bar and the notes sit under the workload column
-    for c in rows:
-        # the variant's own check on this workload, made for this round: one rule for all
-        shown = verdict_for(view, c, failed_checks)
+    # the variant's own check on this workload, made for this round: one rule for all
+    seen = [verdict_for(view, c, failed_checks) for c in rows]
+    for c, shown in zip(rows, seen, strict=True):
         broken = shown.broken
         out.append(f"{ellipsize(names[c.variant_id], name_w):<{name_w}}  ", style="bold")
         out.append(f"{ellipsize(workloads[c.workload], wl_w):<{wl_w}}  ")
@@ -413,9 +413,8 @@ def comparison_table(
             out.append(f" {shown.words}")
         if not shown.trusted:
             out.append(" · untrusted", style="yellow")
-        if c.verdict is m.Verdict.INCONCLUSIVE and c.blocks_needed:
-            # "+N": about N more blocks would decide it (the `?` glossary says so)
-            out.append(f" +{c.blocks_needed}", style="dim")
+        if shown.more_blocks:  # about N more blocks would decide it (the legend says so)
+            out.append(f" +{shown.more_blocks}", style="dim")
         out.append("\n")
         bar_w = max(min(width - pad - 2, 56), 15)
         out.append(" " * pad)
@@ -441,7 +440,7 @@ def comparison_table(
         f"bar: {ci_heading(rows)}, log axis · │ no change · ··· ±{threshold * 100:g}% noise",
         style="dim",
     )
-    for line in table_legend(rows):  # two confidences side by side, "+N": the session's words
+    for line in table_legend(rows, seen):  # two confidences, "+N": the session's words
         out.append("\n")
         out.append_text(_legend(line, width))
     return out
