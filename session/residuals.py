@@ -108,11 +108,20 @@ def predicts_improvement(h: m.Hypothesis | None, metric: m.Metric) -> bool:
 
 
 def _metric_movement(
-    comparisons: Sequence[m.Comparison], improve: bool, failed: Sequence[str] = ()
+    comparisons: Sequence[m.Comparison],
+    improve: bool,
+    failed: Sequence[str] = (),
+    untrusted: str = "",
 ) -> tuple[str, str]:
     """How the target metric moved. `failed`: the workloads whose correctness check failed;
     with any, the metric was not measured as a valid result (its timings are of wrong
-    results) and counts as unmoved, as a metric never measured does."""
+    results) and counts as unmoved, as a metric never measured does. `untrusted`: why a
+    verdict of these cannot be relied on (session.verdicts): unmoved too, for that reason."""
+    if untrusted and comparisons:
+        return "unmoved", (
+            f"the target metric's verdict is untrusted ({untrusted}), so it says nothing of "
+            "the prediction; run the round again before reading a residual"
+        )
     if failed and comparisons:
         return "unmoved", (
             "the target metric was not measured as a valid result: its correctness check "
@@ -262,14 +271,16 @@ def classify(
     mechanism_moved: bool | None = None,
     profiles: ProfilePair | None = None,
     failed: Sequence[str] = (),
+    untrusted: str = "",
 ) -> ResidualSuggestion:
     """The residual class for one variant, with the reasons read from the observations.
 
     The mechanism is read from the profiles of both arms (per workload summaries) when given,
     else from the audits; `mechanism_moved` is the person's override, recorded as such.
-    `failed`: the workloads whose correctness check failed (the metric is then not a valid
-    measurement, so never "moved as predicted")."""
-    metric, why_metric = _metric_movement(comparisons, improve, failed)
+    `failed`: the workloads whose correctness check failed, and `untrusted`: why a verdict
+    cannot be relied on (the metric is then not a valid measurement, so never "moved as
+    predicted")."""
+    metric, why_metric = _metric_movement(comparisons, improve, failed, untrusted)
     mech, why_mech = _mechanism_movement(
         predicted_evidence, audits, variant_id, mechanism_moved, profiles
     )
@@ -308,9 +319,13 @@ def suggest_residual_in(
     session = view.session
     h = view.hypothesis(variant.hypothesis_id) if variant.hypothesis_id else None
     if round_id:
+        rnd = view.round(round_id)
         comps = [c for c in view.comparisons.get(round_id, []) if c.variant_id == variant.id]
     else:
-        _, comps = latest_comparisons_in(view, variant)
+        rnd, comps = latest_comparisons_in(view, variant)
+    # the one rule of trust every door reads: the round's, and each comparison's own
+    shown = [shown_verdict(c, round=rnd) for c in comps]
+    untrusted = next((s.untrusted_why for s in shown if not s.trusted), "")
     audits = [a for a in view.audits if a.arm in ("baseline", variant.id)]
     profiles = (
         {w: e.summary for w, e in newest_profiles(view.evidence, "baseline").items()},
@@ -327,6 +342,7 @@ def suggest_residual_in(
         mechanism_moved=mechanism_moved,
         profiles=profiles,
         failed=failed,
+        untrusted=untrusted,
     )
 
 

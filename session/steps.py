@@ -20,7 +20,7 @@ from session.gates import (
 )
 from session.hypotheses import missing_fields
 from session.timing import metric_legend
-from session.verdicts import round_untrusted
+from session.verdicts import round_untrusted, shown_verdict
 from session.view import SessionView, load_rows
 
 S = m.StepState
@@ -158,16 +158,21 @@ def _results(view: SessionView, measured: list[m.Variant]) -> m.StepStatus:
     session = view.session
     if not measured:
         return _status(m.StepName.RESULTS, S.NOT_STARTED, "no comparison yet")
-    untrusted = {}
+    untrusted: dict[int, tuple[m.Round, str]] = {}
     for v in measured:
-        rnd, _ = latest_comparisons_in(view, v)
-        if rnd is not None and round_untrusted(rnd):
-            untrusted[rnd.number] = rnd
-    if untrusted:  # never ✓ on verdicts that cannot be relied on
-        rnd = untrusted[max(untrusted)]
-        return _status(
-            m.StepName.RESULTS, S.IN_PROGRESS, untrusted_next(session, rnd, round_untrusted(rnd))
+        rnd, comps = latest_comparisons_in(view, v)
+        if rnd is None:
+            continue
+        # the round's trust and each comparison's own (quarantined runs, two modes): the
+        # one rule every door reads (session.verdicts.shown_verdict)
+        why = next(
+            (s.untrusted_why for c in comps if not (s := shown_verdict(c, round=rnd)).trusted), ""
         )
+        if why:
+            untrusted.setdefault(rnd.number, (rnd, why))
+    if untrusted:  # never ✓ on verdicts that cannot be relied on
+        rnd, why = untrusted[max(untrusted)]
+        return _status(m.StepName.RESULTS, S.IN_PROGRESS, untrusted_next(session, rnd, why))
     confirmed = {r.variant_id for r in view.residuals if r.confirmed is not None}
     waiting = [v.name for v in measured if v.hypothesis_id and v.id not in confirmed]
     if waiting:
