@@ -130,6 +130,10 @@ class ShownVerdict:
     # About this many more blocks would decide it ("+N"): offered only for a trusted verdict
     # still open. An untrusted one's words say to fix the cause and run again instead.
     more_blocks: int | None = None
+    # The round's note on the comparison as a reviewer reads it: the stopping rule's words
+    # on an undecided one ("about N more blocks would decide; ...") only while more blocks
+    # could decide it, never beside an untrusted or BROKEN verdict.
+    note_shown: str = ""
 
     @property
     def broken(self) -> bool:
@@ -214,6 +218,9 @@ def shown_verdict(
         caution=check_words.second_look(comparison.ratio) if word == "FASTER" else "",
         below_floor=bool(impossible),
         more_blocks=getattr(comparison, "blocks_needed", None) if still_open else None,
+        note_shown=(getattr(comparison, "note", "") or "")
+        if still_open or speed.value not in _OPEN
+        else "",
     )
 
 

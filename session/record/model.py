@@ -550,7 +550,7 @@ def _round_row(
                 untrusted_runs=c.untrusted_runs,
                 failed_runs=c.failed_runs,
                 error=c.error,
-                note=c.note,
+                note=shown.note_shown,  # no "N more blocks" beside an untrusted verdict
                 trust={
                     t: n
                     for (arm, w, t), n in trust.items()

@@ -37,6 +37,7 @@ def _undecided(tmp_path: Path):  # type: ignore[no-untyped-def]
         c.verdict, c.ratio = m.Verdict.INCONCLUSIVE, 0.99
         c.ci_low, c.ci_high = 0.95, 1.03
         c.blocks_needed, c.untrusted_runs = needed, quarantined
+        c.note = f"about {needed} more blocks would decide; the smallest effect is 3.1%"
         ledger.put(c)
     return ledger, load_view(ledger, SID), fused, same, nomax
 
@@ -82,9 +83,14 @@ def test_the_app_cli_and_record_offer_blocks_only_where_the_rule_does(
     assert f"~{WAITING}" in _line(cli, "fused"), cli
     assert f"~{QUARANTINED}" not in _line(cli, "same"), cli
     assert f"~{BROKEN}" not in _line(cli, "no-max"), cli
+    # nor in the stopping rule's note under the table (the round wrote it, trust unknown)
+    assert f"about {WAITING} more blocks would decide" in cli
+    assert f"about {QUARANTINED} more blocks" not in cli and f"about {BROKEN} more" not in cli
 
     record = record_markdown(ledger, view.session, view)  # markdown writes "~" as "\~"
     assert f"~{WAITING} more blocks)" in record
     assert f"~{QUARANTINED} more blocks)" not in record, record
     assert f"~{BROKEN} more blocks)" not in record, record
+    assert f"about {WAITING} more blocks would decide" in record
+    assert f"about {QUARANTINED} more" not in record and f"about {BROKEN} more" not in record
     ledger.close()

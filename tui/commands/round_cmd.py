@@ -27,7 +27,13 @@ from session.api import (
     run_round,
 )
 from session.api import BadInput as UsageError
-from session.verdicts import ci_heading, ci_legend, interval_confidence, shown_verdict
+from session.verdicts import (
+    ShownVerdict,
+    ci_heading,
+    ci_legend,
+    interval_confidence,
+    shown_verdict,
+)
 from tui.commands.common import open_ledger, print_json, session_of
 from tui.commands.run_opts import (
     budget_of,
@@ -61,15 +67,19 @@ def print_failures(console: Any, comparisons: list[Any], names: dict[str, str]) 
             console.print(Text(f"    {line}", style="dim"), soft_wrap=True)
 
 
-def print_undecided(console: Any, comparisons: list[Any], names: dict[str, str]) -> None:
-    """What each INCONCLUSIVE comparison would need, with the smallest effect it resolves."""
-    for c in comparisons:
+def print_undecided(
+    console: Any, comparisons: list[Any], names: dict[str, str], seen: list[ShownVerdict]
+) -> None:
+    """What each INCONCLUSIVE comparison would need, with the smallest effect it resolves,
+    where more blocks could still decide it (`seen`: the rows' verdicts as shown)."""
+    for c, verdict in zip(comparisons, seen, strict=True):
         word = c.verdict.value
-        if word not in ("INCONCLUSIVE", "MEASURABLE") or not c.note:
+        note = verdict.note_shown
+        if word not in ("INCONCLUSIVE", "MEASURABLE") or not note:
             continue  # a MEASURABLE beyond the band says what would clear it
         name = names.get(c.variant_id, c.variant_id)
         console.print(Text.assemble((word, VERDICT_STYLE[word]), " ", shown(name), "/",
-                                    shown(c.workload), ": ", shown(c.note, 2000)),
+                                    shown(c.workload), ": ", shown(note, 2000)),
                       soft_wrap=True)  # fmt: skip
 
 
@@ -218,9 +228,11 @@ def print_round(
             col, justify="right" if col in ("blocks", "ratio", "more blocks") else "left"
         )
     cautions = []
+    verdicts = []
     for c in comparisons:
         ratio, ci = ratio_cells(c, ci_col)
         seen = shown_verdict(c, corrects, rnd, (floors or {}).get(c.workload))
+        verdicts.append(seen)
         if seen.below_floor:  # the cell wraps: the whole sentence goes under the table
             cautions.append((c, "below the floor", seen.words))
         elif seen.caution:
@@ -238,7 +250,7 @@ def print_round(
                       ratio, ci, verdict, more)  # fmt: skip
     console.print(table)
     print_failures(console, comparisons, names)
-    print_undecided(console, comparisons, names)
+    print_undecided(console, comparisons, names, verdicts)
     for c, what, caution in cautions:
         console.print(Text.assemble((what, "yellow bold"), " ",
                                     shown(names.get(c.variant_id, c.variant_id)), "/",
