@@ -117,16 +117,16 @@ def _metric_movement(
     with any, the metric was not measured as a valid result (its timings are of wrong
     results) and counts as unmoved, as a metric never measured does. `untrusted`: why a
     verdict of these cannot be relied on (session.verdicts): unmoved too, for that reason."""
-    if untrusted and comparisons:
-        return "unmoved", (
-            f"the target metric's verdict is untrusted ({untrusted}), so it says nothing of "
-            "the prediction; run the round again before reading a residual"
-        )
     if failed and comparisons:
         return "unmoved", (
             "the target metric was not measured as a valid result: its correctness check "
             f"failed on {', '.join(failed)}, so its timings are of wrong results and say "
             "nothing of the prediction; make it correct, then run a round"
+        )
+    if untrusted and comparisons:  # after a failed check: a rerun would not fix that
+        return "unmoved", (
+            f"the target metric's verdict is untrusted ({untrusted}), so it says nothing of "
+            "the prediction until a round's verdict is trusted"
         )
     faster = [c.workload for c in comparisons if c.verdict is m.Verdict.FASTER]
     slower = [c.workload for c in comparisons if c.verdict is m.Verdict.SLOWER]

@@ -140,8 +140,14 @@ def _round(view: SessionView, refusal: list[str]) -> m.StepStatus:
     return _status(m.StepName.ROUND, S.NOT_STARTED, "no round run yet")
 
 
-def untrusted_next(session: m.Session, rnd: m.Round, why: str) -> str:
-    """An untrusted round's next step, in words."""
+def untrusted_next(session: m.Session, rnd: m.Round, why: str, what: str = "") -> str:
+    """An untrusted round's next step, in words; `what`: the one comparison ("fused/softmax")
+    whose own runs make it untrusted, when the round itself is not."""
+    if what:
+        redo = shlex.join(["gpuopt", "round", session.id])
+        head = f"{what} in round {rnd.number} is untrusted: {why}"
+        # the cause's words may already say what to do ("fix it and run again")
+        return head + (f" ({redo})" if "run again" in why else f"; run the round again ({redo})")
     head = f"round {rnd.number}'s verdicts are untrusted ({why}): "
     if rnd.baseline_reproduced is False:
         again = shlex.join(["gpuopt", "baseline", session.id])
@@ -158,21 +164,25 @@ def _results(view: SessionView, measured: list[m.Variant]) -> m.StepStatus:
     session = view.session
     if not measured:
         return _status(m.StepName.RESULTS, S.NOT_STARTED, "no comparison yet")
-    untrusted: dict[int, tuple[m.Round, str]] = {}
+    untrusted: dict[int, tuple[m.Round, str, str]] = {}
     for v in measured:
         rnd, comps = latest_comparisons_in(view, v)
         if rnd is None:
             continue
-        # the round's trust and each comparison's own (quarantined runs, two modes): the
-        # one rule every door reads (session.verdicts.shown_verdict)
-        why = next(
-            (s.untrusted_why for c in comps if not (s := shown_verdict(c, round=rnd)).trusted), ""
-        )
-        if why:
-            untrusted.setdefault(rnd.number, (rnd, why))
+        if round_untrusted(rnd):
+            untrusted[rnd.number] = (rnd, round_untrusted(rnd), "")
+            continue
+        # each comparison's own trust (quarantined runs, two modes): the one rule every
+        # door reads (session.verdicts.shown_verdict)
+        for c in comps:
+            shown = shown_verdict(c, round=rnd)
+            if not shown.trusted:
+                what = f"{v.name}/{c.workload}"
+                untrusted.setdefault(rnd.number, (rnd, shown.untrusted_why, what))
+                break
     if untrusted:  # never ✓ on verdicts that cannot be relied on
-        rnd, why = untrusted[max(untrusted)]
-        return _status(m.StepName.RESULTS, S.IN_PROGRESS, untrusted_next(session, rnd, why))
+        rnd, why, what = untrusted[max(untrusted)]
+        return _status(m.StepName.RESULTS, S.IN_PROGRESS, untrusted_next(session, rnd, why, what))
     confirmed = {r.variant_id for r in view.residuals if r.confirmed is not None}
     waiting = [v.name for v in measured if v.hypothesis_id and v.id not in confirmed]
     if waiting:

@@ -32,4 +32,21 @@ def test_an_untrusted_faster_is_not_read_as_the_metric_moving(tmp_path: Path) ->
     assert after.metric == "unmoved", after
     assert after.suggested is not m.ResidualClass.AS_PREDICTED
     assert "untrusted" in after.explanation and "2 run(s) quarantined" in after.explanation
-    assert "run the round again" in after.explanation, after.explanation
+    assert "until a round's verdict is trusted" in after.explanation, after.explanation
+
+
+def test_a_failed_check_is_the_reason_given_before_an_untrusted_verdict(tmp_path: Path) -> None:
+    """Running the round again fixes no failed check: a wrong variant is told to be made
+    correct first, whatever else is wrong with its verdict."""
+    with Ledger.open(tmp_path / "s.db") as ledger:
+        build_sample(ledger, upto=m.StepName.RECORD)
+        view = load_view(ledger, SID)
+        nomax = next(v for v in view.variants if v.name == "no-max")  # its check failed
+        rnd = view.rounds[-1]
+        c = next(c for c in view.comparisons[rnd.id] if c.variant_id == nomax.id)
+        c.untrusted_runs = 1
+        ledger.put(c)
+        got = suggest_residual_in(load_view(ledger, SID), nomax)
+    assert got.metric == "unmoved"
+    assert "correctness check failed" in got.explanation, got.explanation
+    assert "untrusted" not in got.explanation, got.explanation
