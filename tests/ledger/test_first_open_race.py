@@ -11,6 +11,7 @@ import fcntl
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,9 @@ def test_processes_creating_one_ledger_at_once_all_open_it(tmp_path: Path) -> No
         )
         for _ in range(OPENERS)
     ]
+    # bounds a failure only: an opener that hangs is killed, and its read then ends
+    watchdog = threading.Timer(300, lambda: [proc.kill() for proc in procs])
+    watchdog.start()
     try:
         for trial in range(TRIALS):
             path = tmp_path / f"new-{trial}.db"
@@ -62,8 +66,13 @@ def test_processes_creating_one_ledger_at_once_all_open_it(tmp_path: Path) -> No
             with Ledger.open(path) as ledger:
                 assert ledger.check() == []
     finally:
+        watchdog.cancel()
         for proc in procs:
-            _out, err = proc.communicate(timeout=120)  # stdin closed: each ends
+            try:
+                _out, err = proc.communicate(timeout=120)  # stdin closed: each ends
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _out, err = proc.communicate()
             if proc.returncode != 0:
                 failures.append(f"exit {proc.returncode}: {err.strip()[-500:]}")
     assert failures == []
