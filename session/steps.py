@@ -169,8 +169,9 @@ def _results(view: SessionView, measured: list[m.Variant]) -> m.StepStatus:
         rnd, comps = latest_comparisons_in(view, v)
         if rnd is None:
             continue
-        if round_untrusted(rnd):
-            untrusted[rnd.number] = (rnd, round_untrusted(rnd), "")
+        whole = round_untrusted(rnd)
+        if whole:
+            untrusted[rnd.number] = (rnd, whole, "")
             continue
         # each comparison's own trust (quarantined runs, two modes): the one rule every
         # door reads (session.verdicts.shown_verdict)
